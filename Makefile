@@ -1,0 +1,40 @@
+# Everything installs from the project's own files: uv is bootstrapped into .tools from PyPI,
+# then .venv is created exactly from uv.lock.
+PYTHON ?= python3
+UV_VERSION := 0.13.9
+TOOLS := .tools
+UV := $(TOOLS)/bin/uv
+export UV_PYTHON_DOWNLOADS := never
+export UV_PYTHON := $(shell command -v $(PYTHON))
+
+.PHONY: setup run test lint bench clean
+
+$(UV):
+	$(PYTHON) -m venv $(TOOLS)
+	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+
+.venv/.synced: uv.lock pyproject.toml | $(UV)
+	$(UV) sync --frozen
+	touch $@
+
+setup: .venv/.synced
+
+run: setup
+	.venv/bin/ratings run --inbox data_samples --lake lake
+
+test: setup
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .
+	.venv/bin/pytest
+
+lint: setup
+	.venv/bin/ruff check --fix .
+	.venv/bin/ruff format .
+
+bench: setup
+	.venv/bin/python benchmarks/ingest.py
+	.venv/bin/python benchmarks/replay.py
+	.venv/bin/python benchmarks/federation.py
+
+clean:
+	rm -rf .venv $(TOOLS) lake

@@ -1,0 +1,191 @@
+"""Canonical table schemas, declared once and validated at the boundaries (DESIGN §3).
+
+Every reader returns frames with exactly these columns and dtypes; every engine takes them.
+Closed sets are `pl.Enum` so that a typo is an error, not a new category.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+# --- closed sets -------------------------------------------------------------------------------
+
+RESULTS = ["1-0", "0-1", "1/2-1/2", "+-", "-+", "--", "bye"]
+"""Recorded results: the three played ones, forfeits (`+-` white wins by forfeit, `-+` black,
+`--` both forfeit) and a bye (one player, no opponent)."""
+
+STATUSES = ["finished", "aborted", "forfeit", "bye", "annulled"]
+CATEGORIES = ["classical", "rapid", "blitz", "bullet", "unlimited", "correspondence", "otb", "bots"]
+RATING_LISTS = ["standard", "rapid", "blitz"]
+TERMINATIONS = [
+    "normal",
+    "resign",
+    "timeout",
+    "abandon",
+    "abort",
+    "bot_no_move",
+    "expired",
+    "unknown",
+]
+KINDS = ["live", "otb", "correspondence", "unlimited"]
+SOURCES = ["platform", "federation", "club"]
+FORMATS = ["pgn", "csv", "trf"]
+
+Result = pl.Enum(RESULTS)
+Status = pl.Enum(STATUSES)
+Category = pl.Enum(CATEGORIES)
+RatingList = pl.Enum(RATING_LISTS)
+Termination = pl.Enum(TERMINATIONS)
+Kind = pl.Enum(KINDS)
+Source = pl.Enum(SOURCES)
+Format = pl.Enum(FORMATS)
+
+UTC_TIME = pl.Datetime("us", "UTC")
+
+# --- raw games: what every game reader returns, before classification ---------------------------
+
+RAW_GAMES_SCHEMA: dict[str, pl.DataType] = {
+    "game_id": pl.String,  # explicit id, else derived (file stem + ordinal)
+    "source_file": pl.String,
+    "source_line": pl.Int64,  # 1-based line where the record starts
+    "format": Format,
+    "tournament_id": pl.String,  # null for platform games
+    "tournament_end": pl.Date,  # TRF tag 052 or null (then the last game's date is used)
+    "round": pl.Int32,
+    "played_at": UTC_TIME,
+    "white_id": pl.String,
+    "black_id": pl.String,  # null for a bye
+    "white_name": pl.String,
+    "black_name": pl.String,
+    "white_id_from_name": pl.Boolean,  # the id is only the name (no explicit id / FIDE id)
+    "black_id_from_name": pl.Boolean,
+    "result": Result,
+    "time_control": pl.String,  # PGN TimeControl syntax, null when absent
+    "days_per_move": pl.Int32,
+    "rating_list": RatingList,  # explicit list (CSV column) or null
+    "rated": pl.Boolean,  # casual games are False
+    "kind": Kind,
+    "otb_confirmed": pl.Boolean,
+    "plies": pl.Int32,  # null when unknown (then the game counts as played)
+    "termination": Termination,
+    "white_elo": pl.Int32,  # rating tags as recorded (used for a bot's fixed rating)
+    "black_elo": pl.Int32,
+    "white_is_bot": pl.Boolean,  # PGN title BOT
+    "black_is_bot": pl.Boolean,
+    "event": pl.String,
+    "extra": pl.String,  # unknown extra CSV columns / tags, JSON-encoded provenance
+}
+
+# --- canonical games (DESIGN §3) -------------------------------------------------------------------
+
+GAMES_SCHEMA: dict[str, pl.DataType] = {
+    "game_id": pl.String,
+    "source": Source,
+    "club_id": pl.String,
+    "source_file": pl.String,
+    "source_line": pl.Int64,
+    "tournament_id": pl.String,
+    "round": pl.Int32,
+    "played_at": UTC_TIME,
+    "period": pl.String,  # YYYY-MM (tournament games: month of the tournament's end)
+    "white_id": pl.String,
+    "black_id": pl.String,
+    "white_name": pl.String,
+    "black_name": pl.String,
+    "result": Result,
+    "white_score": pl.Float64,  # 1, 0.5, 0; null for a bye
+    "time_control": pl.String,
+    "base_s": pl.Int64,
+    "increment_s": pl.Int64,
+    "estimate_s": pl.Int64,  # base + 40 x increment (RULES §1)
+    "days_per_move": pl.Int32,
+    "category": Category,  # site category (platform games)
+    "rating_list": RatingList,  # FIDE/UKD list (federation and club games)
+    "rated": pl.Boolean,
+    "status": Status,
+    "plies": pl.Int32,
+    "termination": Termination,
+    "kind": Kind,
+    "otb_confirmed": pl.Boolean,
+    "white_elo": pl.Int32,
+    "black_elo": pl.Int32,
+    "white_is_bot": pl.Boolean,
+    "black_is_bot": pl.Boolean,
+}
+
+# --- quarantine (DESIGN §4) -------------------------------------------------------------------------
+
+QUARANTINE_SCHEMA: dict[str, pl.DataType] = {
+    "source_file": pl.String,
+    "line": pl.Int64,  # 1-based line (or record number where a format has no lines)
+    "record": pl.String,  # game id, player id or other record key when known
+    "value": pl.String,  # the offending value
+    "reason": pl.String,  # a sentence a person understands
+}
+
+# --- registry and other inputs ----------------------------------------------------------------
+
+PLAYERS_SCHEMA: dict[str, pl.DataType] = {
+    "player_id": pl.String,
+    "name": pl.String,
+    "federation": pl.String,
+    "sex": pl.String,
+    "birth_year": pl.Int32,  # from birth_date (`YYYY` or `YYYY-MM-DD`)
+    "title": pl.String,
+    "fide_id": pl.String,
+    "is_bot": pl.Boolean,
+    "bot_rating": pl.Int32,
+    "email_verified": pl.Boolean,
+    "display_name": pl.String,
+}
+
+STARTING_LIST_SCHEMA: dict[str, pl.DataType] = {
+    "list": pl.String,  # e.g. fide-standard, ukd-blitz
+    "period": pl.String,  # the period after which this list is official
+    "player_id": pl.String,
+    "rating": pl.Int32,
+    "rated_games": pl.Int32,  # FIDE only (career count), null for UKD
+    "peak_rating": pl.Int32,  # FIDE only, null for UKD
+}
+
+MODERATION_SCHEMA: dict[str, pl.DataType] = {
+    "game_id": pl.String,
+    "decided_at": UTC_TIME,
+    "decision": pl.Enum(["annul"]),
+    "reason": pl.String,
+    "source_file": pl.String,
+    "source_line": pl.Int64,
+}
+
+MATCHES_SCHEMA: dict[str, pl.DataType] = {
+    "match_id": pl.String,
+    "ended_at": UTC_TIME,
+    "period": pl.String,
+    "winner_id": pl.String,
+    "loser_id": pl.String,
+    "length": pl.Int32,
+    "ranked": pl.Boolean,
+    "vs_ai": pl.Boolean,
+    "source_file": pl.String,
+    "source_line": pl.Int64,
+}
+
+
+def empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """An empty frame with the given schema (the answer of a reader that found nothing)."""
+    return pl.DataFrame(schema=schema)
+
+
+def conform(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    """Select the schema's columns in order and cast them; missing columns become nulls.
+
+    Raises `ValueError` naming the columns that are not in the schema-compatible form, so that a
+    reader bug fails loudly at the boundary instead of deep in an engine.
+    """
+    cols = []
+    for name, dtype in schema.items():
+        if name in frame.columns:
+            cols.append(pl.col(name).cast(dtype, strict=True))
+        else:
+            cols.append(pl.lit(None, dtype=dtype).alias(name))
+    return frame.select(cols)
