@@ -1,0 +1,151 @@
+"""Raw game rows from every reader → the canonical `games` table (DESIGN §3).
+
+Adds scores, status, time-control columns and the period; sends records that cannot be
+classified, and game ids seen twice, to the quarantine with a reason.
+"""
+
+from __future__ import annotations
+
+import polars as pl
+
+from rating_core.ingest.common import IngestResult
+from rating_core.schemas import GAMES_SCHEMA, QUARANTINE_SCHEMA, RAW_GAMES_SCHEMA, conform, empty
+from rating_core.timecontrol import with_time_control_columns
+
+SCORE_BY_RESULT = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5, "+-": 1.0, "-+": 0.0, "--": 0.0}
+
+
+def _quarantine_from(frame: pl.DataFrame, value: pl.Expr, reason: pl.Expr) -> pl.DataFrame:
+    """Quarantine rows for every record of `frame`, with the given value and reason."""
+    return frame.select(
+        source_file=pl.col("source_file"),
+        line=pl.col("source_line"),
+        record=pl.col("game_id"),
+        value=value.cast(pl.String),
+        reason=reason.cast(pl.String),
+    ).cast(QUARANTINE_SCHEMA)
+
+
+def _period_of(ts: pl.Expr) -> pl.Expr:
+    return ts.dt.strftime("%Y-%m")
+
+
+def canonical_games(
+    raw: pl.DataFrame,
+    source: str,
+    players: pl.DataFrame | None = None,
+    club_id: str | None = None,
+) -> IngestResult:
+    """Classify raw games of one source ("platform", "federation" or "club").
+
+    Platform games with an unknown or impossible time control are quarantined; federation and
+    club games without time information go to the standard list (counted in the notes).
+    """
+    raw = conform(raw, RAW_GAMES_SCHEMA)
+    if players is not None and players.height:
+        bots = players.filter(pl.col("is_bot").fill_null(False)).select("player_id")
+        bot_ids = bots.get_column("player_id")
+        raw = raw.with_columns(
+            white_is_bot=pl.col("white_is_bot").fill_null(False)
+            | pl.col("white_id").is_in(bot_ids.implode()),
+            black_is_bot=pl.col("black_is_bot").fill_null(False)
+            | pl.col("black_id").is_in(bot_ids.implode()),
+        )
+    games = with_time_control_columns(raw)
+    online = source == "platform"
+    error = (
+        pl.col("tc_error")
+        if online
+        else pl.when(pl.col("tc_error").str.contains("syntax")).then(pl.col("tc_error"))
+    )
+    self_game = pl.col("black_id").is_not_null() & (pl.col("white_id") == pl.col("black_id"))
+    error = (
+        pl.when(self_game)
+        .then(
+            pl.lit("a player cannot play themself ('")
+            + pl.col("white_id")
+            + pl.lit("' on both sides)")
+        )
+        .otherwise(error)
+    )
+    games = games.with_columns(_error=error)
+    bad = games.filter(pl.col("_error").is_not_null())
+    quarantine = _quarantine_from(
+        bad,
+        pl.when(self_game).then(pl.col("white_id")).otherwise(pl.col("time_control")),
+        pl.col("_error"),
+    )
+    games = games.filter(pl.col("_error").is_null())
+
+    notes: list[str] = []
+    if not online:
+        no_tc = games.filter(pl.col("time_control").is_null() & pl.col("rating_list").is_not_null())
+        if no_tc.height:
+            for file, n in no_tc.group_by("source_file").len().sort("source_file").iter_rows():
+                notes.append(f"{file}: {n} games have no time control; rated on the standard list")
+
+    result = pl.col("result").cast(pl.String)
+    status = (
+        pl.when(result.is_in(["+-", "-+", "--"]))
+        .then(pl.lit("forfeit"))
+        .when(result == "bye")
+        .then(pl.lit("bye"))
+        .when(
+            pl.lit(online)
+            & ((pl.col("plies").fill_null(2) < 2) | (pl.col("termination") == "abort"))
+        )
+        .then(pl.lit("aborted"))
+        .otherwise(pl.lit("finished"))
+    )
+    games = games.with_columns(
+        source=pl.lit(source),
+        club_id=pl.lit(club_id, dtype=pl.String),
+        white_score=result.replace_strict(SCORE_BY_RESULT, default=None, return_dtype=pl.Float64),
+        status=status,
+    )
+    if online:
+        games = games.with_columns(period=_period_of(pl.col("played_at")), rating_list=None)
+    else:
+        end = pl.coalesce(
+            pl.col("tournament_end").cast(pl.Datetime("us", "UTC")),
+            pl.col("played_at").max().over(pl.col("tournament_id")),
+        )
+        games = games.with_columns(
+            period=_period_of(end),
+            rated=pl.col("rated").fill_null(True) & (pl.col("status") == "finished"),
+            category=None,
+        )
+    games, dup_quarantine = drop_duplicate_game_ids(games)
+    return IngestResult(
+        rows=conform(games, GAMES_SCHEMA),
+        quarantine=pl.concat([quarantine, dup_quarantine]),
+        notes=tuple(notes),
+    )
+
+
+def drop_duplicate_game_ids(games: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Keep the first record of each game id (file order); quarantine the later ones."""
+    if games.is_empty():
+        return games, empty(QUARANTINE_SCHEMA)
+    games = games.with_row_index("_order")
+    first = games.group_by("game_id").agg(
+        _first_file=pl.col("source_file").sort_by("_order").first(),
+        _first_line=pl.col("source_line").sort_by("_order").first(),
+        _first_order=pl.col("_order").min(),
+    )
+    marked = games.join(first, on="game_id", how="left")
+    dups = marked.filter(pl.col("_order") != pl.col("_first_order"))
+    reason = (
+        pl.lit("game id '")
+        + pl.col("game_id")
+        + pl.lit("' appears again (first in ")
+        + pl.col("_first_file")
+        + pl.lit(" line ")
+        + pl.col("_first_line").cast(pl.String)
+        + pl.lit(")")
+    )
+    quarantine = _quarantine_from(dups, pl.col("game_id"), reason)
+    kept = marked.filter(pl.col("_order") == pl.col("_first_order")).drop(
+        ["_order", "_first_file", "_first_line", "_first_order"]
+    )
+    return kept, quarantine

@@ -1,0 +1,1 @@
+"""Readers for every input kind: each returns canonical rows plus quarantined records."""

@@ -1,0 +1,29 @@
+"""What every reader returns, and helpers to build quarantine rows (DESIGN §4)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from rating_core.schemas import QUARANTINE_SCHEMA, conform, empty
+
+
+class UnreadableFileError(Exception):
+    """A file that cannot be read at all (missing, not this format); the message names it and why."""
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """Rows that passed validation and the records that went to the quarantine, from one file."""
+
+    rows: pl.DataFrame
+    quarantine: pl.DataFrame = field(default_factory=lambda: empty(QUARANTINE_SCHEMA))
+    notes: tuple[str, ...] = ()  # facts the run summary must say (e.g. "no time control: standard")
+
+
+def quarantine_rows(records: list[dict]) -> pl.DataFrame:
+    """Quarantine frame from dicts with keys source_file, line, record, value, reason."""
+    if not records:
+        return empty(QUARANTINE_SCHEMA)
+    return conform(pl.DataFrame(records, schema=QUARANTINE_SCHEMA), QUARANTINE_SCHEMA)
