@@ -26,7 +26,11 @@ def round_half_away(value: float | int | Fraction | Decimal, digits: int = 0) ->
         sign = -1 if scaled < 0 else 1
         n = (abs(scaled) + Fraction(1, 2)).__floor__() * sign
         return int(n) if digits == 0 else n / 10**digits
-    dec = value if isinstance(value, Decimal) else Decimal(repr(value) if isinstance(value, float) else value)
+    dec = (
+        value
+        if isinstance(value, Decimal)
+        else Decimal(repr(value) if isinstance(value, float) else value)
+    )
     quantum = Decimal(1).scaleb(-digits)
     rounded = dec.quantize(quantum, rounding=ROUND_HALF_UP)  # ROUND_HALF_UP is away from zero
     return int(rounded) if digits == 0 else float(rounded)

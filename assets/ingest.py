@@ -1,0 +1,109 @@
+"""Ingest assets: read the inbox, write canonical tables and the quarantine to the lake.
+
+Thin by design: paths come from the `paths` resource, the work is `rating_core.inbox`.
+"""
+
+from __future__ import annotations
+
+import dagster as dg
+import polars as pl
+
+from pipelines.resources import PipelinePaths
+from rating_core import inbox as inbox_readers
+from rating_core.inbox import InboxBatch
+from rating_core.lake import read_table, table_partitions, write_partitioned, write_table
+
+
+def _metadata(batch: InboxBatch) -> dict[str, dg.MetadataValue]:
+    """Row counts, schema and per-file counts, shown on every materialization."""
+    schema = dg.TableSchema(
+        columns=[dg.TableColumn(name, str(dtype)) for name, dtype in batch.rows.schema.items()]
+    )
+    return {
+        "dagster/row_count": dg.MetadataValue.int(batch.rows.height),
+        "quarantined": dg.MetadataValue.int(batch.quarantine.height),
+        "dagster/column_schema": dg.MetadataValue.table_schema(schema),
+        "files": dg.MetadataValue.json(batch.files.to_dicts()),
+        "notes": dg.MetadataValue.json(list(batch.notes)),
+    }
+
+
+def _store(paths: PipelinePaths, table: str, batch: InboxBatch, partitioned: bool) -> None:
+    """Write rows, this table's quarantine and its per-file summary."""
+    lake = paths.lake_path
+    if partitioned:
+        stale = table_partitions(lake, table)  # periods that no longer have rows get emptied
+        write_partitioned(lake, table, batch.rows, partition_col="period", partitions=stale)
+    else:
+        write_table(lake, table, batch.rows)
+    quarantine = batch.quarantine.with_columns(source=pl.lit(table))
+    write_partitioned(lake, "quarantine", quarantine, partition_col="source", partitions=[table])
+    notes = pl.DataFrame({"note": list(batch.notes)}, schema={"note": pl.String})
+    for name, frame in (("ingest_summary", batch.files), ("ingest_notes", notes)):
+        tagged = frame.with_columns(asset=pl.lit(table))
+        write_partitioned(lake, name, tagged, partition_col="asset", partitions=[table])
+
+
+@dg.asset(group_name="ingest", description="The player registry players.csv.")
+def players(paths: PipelinePaths) -> dg.MaterializeResult:
+    batch = inbox_readers.ingest_players(paths.inbox_path)
+    _store(paths, "players", batch, partitioned=False)
+    return dg.MaterializeResult(metadata=_metadata(batch))
+
+
+@dg.asset(
+    group_name="ingest",
+    deps=[players],
+    description="Every chess game (platform, federation, clubs) as the canonical games table.",
+)
+def games(paths: PipelinePaths) -> dg.MaterializeResult:
+    registry = read_table(paths.lake_path, "players").collect()
+    batch = inbox_readers.ingest_games(paths.inbox_path, registry)
+    _store(paths, "games", batch, partitioned=True)
+    return dg.MaterializeResult(metadata=_metadata(batch))
+
+
+@dg.asset(group_name="ingest", description="Official starting lists federation/lists/*.csv.")
+def starting_lists(paths: PipelinePaths) -> dg.MaterializeResult:
+    batch = inbox_readers.ingest_starting_lists(paths.inbox_path)
+    _store(paths, "starting_lists", batch, partitioned=False)
+    return dg.MaterializeResult(metadata=_metadata(batch))
+
+
+@dg.asset(group_name="ingest", description="Moderation decisions platform/moderation/*.csv.")
+def moderation_decisions(paths: PipelinePaths) -> dg.MaterializeResult:
+    batch = inbox_readers.ingest_moderation(paths.inbox_path)
+    _store(paths, "moderation", batch, partitioned=False)
+    return dg.MaterializeResult(metadata=_metadata(batch))
+
+
+@dg.asset(group_name="ingest", description="Ranked backgammon matches backgammon/*.csv.")
+def backgammon_matches(paths: PipelinePaths) -> dg.MaterializeResult:
+    batch = inbox_readers.ingest_backgammon(paths.inbox_path)
+    _store(paths, "matches", batch, partitioned=True)
+    return dg.MaterializeResult(metadata=_metadata(batch))
+
+
+@dg.asset_check(asset=games, blocking=True, description="Every game id appears once.")
+def games_have_unique_ids(paths: PipelinePaths) -> dg.AssetCheckResult:
+    ids = read_table(paths.lake_path, "games").select("game_id").collect()
+    dups = ids.height - ids.get_column("game_id").n_unique()
+    return dg.AssetCheckResult(passed=dups == 0, metadata={"duplicates": dups})
+
+
+@dg.asset_check(
+    asset=games,
+    blocking=True,
+    description="Every platform game has a site category and every federation game a list.",
+)
+def games_are_classified(paths: PipelinePaths) -> dg.AssetCheckResult:
+    frame = read_table(paths.lake_path, "games").collect()
+    unclassified = frame.filter(
+        ((pl.col("source") == "platform") & pl.col("category").is_null())
+        | ((pl.col("source") != "platform") & pl.col("rating_list").is_null())
+    ).height
+    return dg.AssetCheckResult(passed=unclassified == 0, metadata={"unclassified": unclassified})
+
+
+INGEST_ASSETS = [players, games, starting_lists, moderation_decisions, backgammon_matches]
+INGEST_CHECKS = [games_have_unique_ids, games_are_classified]

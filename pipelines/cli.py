@@ -1,0 +1,115 @@
+"""The `ratings` command line (DESIGN §7): run the pipeline, read lists, the seeds' calculators.
+
+A user mistake (a missing folder, an unknown list, a malformed `--game`) ends with one sentence on
+stderr and exit status 2, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from pipelines import calculators
+from pipelines.errors import UserError
+from pipelines.output import console, err_console
+
+
+def _add_lake(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lake", default="lake", help="lake folder (default ./lake)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser of every subcommand."""
+    parser = argparse.ArgumentParser(prog="ratings", description="Rating-list pipeline.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="ingest the inbox and publish every list, period by period")
+    run.add_argument("--inbox", default="data_samples", help="inbox folder (default data_samples)")
+    _add_lake(run)
+
+    show = sub.add_parser("show", help="show a published list (or, without LIST, what exists)")
+    show.add_argument("list", nargs="?", help="list name, e.g. fide-standard or site-elo")
+    show.add_argument("--period", help="YYYY-MM (default: the latest)")
+    show.add_argument("--version", type=int, help="version number (default: the latest)")
+    show.add_argument("--top", type=int, default=20, help="rows to print (default 20)")
+    show.add_argument("--json", action="store_true", help="print JSON")
+    _add_lake(show)
+
+    diff = sub.add_parser("diff", help="show what a version changed against its parent")
+    diff.add_argument("list")
+    diff.add_argument("period")
+    diff.add_argument("--version", type=int, help="version (default: the latest)")
+    diff.add_argument("--json", action="store_true")
+    _add_lake(diff)
+
+    history = sub.add_parser("history", help="a player's values, game by game, with the causes")
+    history.add_argument("player")
+    history.add_argument("--json", action="store_true")
+    _add_lake(history)
+
+    ui = sub.add_parser("ui", help="open the Dagster web UI on this workspace")
+    ui.add_argument("--inbox", default="data_samples")
+    _add_lake(ui)
+    ui.add_argument("--port", type=int, default=3000)
+
+    calc = sub.add_parser("calc", help="the calculators of the seed pages, every step shown")
+    calculators.add_calc_parsers(calc.add_subparsers(dest="system", required=True))
+    return parser
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Materialize everything through Dagster in period order and print the summary."""
+    from pipelines.runner import run_pipeline
+    from pipelines.summary import print_summary
+
+    inbox = Path(args.inbox)
+    if not inbox.is_dir():
+        raise UserError(f"inbox folder '{inbox}' does not exist")
+    outcome = run_pipeline(inbox, Path(args.lake), console=console)
+    print_summary(outcome, console)
+    return 0 if outcome.ok else 1
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    """Start `dagster dev` on the workspace with the chosen inbox and lake."""
+    root = Path(__file__).resolve().parents[1]
+    env = {
+        **os.environ,
+        "RATINGS_INBOX": str(Path(args.inbox).resolve()),
+        "RATINGS_LAKE": str(Path(args.lake).resolve()),
+    }
+    dagster = Path(sys.executable).with_name("dagster")
+    command = [str(dagster), "dev", "-w", str(root / "workspace.yaml"), "-p", str(args.port)]
+    return subprocess.call(command, cwd=root, env=env)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `ratings` console script."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from pipelines import reading
+
+    handlers = {
+        "run": cmd_run,
+        "show": reading.cmd_show,
+        "diff": reading.cmd_diff,
+        "history": reading.cmd_history,
+        "ui": cmd_ui,
+        "calc": calculators.cmd_calc,
+    }
+    try:
+        return handlers[args.command](args)
+    except UserError as error:
+        err_console.print(f"ratings: {error}", style="red", highlight=False)
+        return 2
+    except KeyboardInterrupt:
+        err_console.print("ratings: interrupted")
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

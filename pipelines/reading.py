@@ -1,0 +1,144 @@
+"""`ratings show`, `ratings diff` and `ratings history`: read what was published, never write."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import polars as pl
+
+from pipelines.errors import UserError
+from pipelines.output import print_json, print_table
+from rating_core import publish
+from rating_core.lake import as_local_path
+
+HISTORY_ROOT = "history"
+
+
+def _lake(args: argparse.Namespace) -> Path:
+    lake = as_local_path(args.lake)
+    if not (lake / "lists").is_dir():
+        raise UserError(f"no published lists in '{lake}' (run 'ratings run' first)")
+    return lake
+
+
+def _pick(lake: Path, name: str, period: str | None, version: int | None) -> tuple[str, int]:
+    names = publish.list_names(lake)
+    if name not in names:
+        raise UserError(f"no list named '{name}'; published lists: {', '.join(names) or 'none'}")
+    periods = publish.list_periods(lake, name)
+    period = period or periods[-1]
+    if period not in periods:
+        raise UserError(
+            f"list '{name}' has no period {period}; it has {periods[0]} to {periods[-1]}"
+        )
+    latest = publish.latest_version(lake, name, period)
+    version = version or latest
+    if latest is None or version is None or not 1 <= version <= latest:
+        raise UserError(f"list '{name}' {period} has versions v1 to v{latest}, not v{version}")
+    return period, version
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Print a list (or the catalogue of lists when no name is given)."""
+    lake = _lake(args)
+    if not args.list:
+        current = publish.current_versions(lake)
+        if args.json:
+            print_json(current.to_dicts())
+            return 0
+        summary = current.group_by("list", maintain_order=True).agg(
+            first=pl.col("period").min(),
+            last=pl.col("period").max(),
+            periods=pl.len(),
+            versions=pl.col("version").sum(),
+        )
+        print_table(
+            f"Lists in {lake}",
+            ["list", "first period", "last period", "periods", "versions"],
+            summary.rows(),
+        )
+        return 0
+    period, version = _pick(lake, args.list, args.period, args.version)
+    frame = publish.read_list(lake, args.list, period, version)
+    shown = frame.drop([c for c in ("list", "period", "version") if c in frame.columns])
+    if args.json:
+        print_json(
+            {
+                "list": args.list,
+                "period": period,
+                "version": version,
+                "rows": shown.head(args.top).to_dicts(),
+            }
+        )
+        return 0
+    if "display" in shown.columns:  # provisional ratings show as "1500?"
+        shown = shown.with_columns(rating=pl.col("display")).drop("display")
+    print_table(
+        f"{args.list} {period} v{version} ({frame.height} players)",
+        shown.columns,
+        shown.head(args.top).rows(),
+    )
+    return 0
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Print the diff of a version against its parent (who changed, old, new, why)."""
+    lake = _lake(args)
+    period, version = _pick(lake, args.list, args.period, args.version)
+    manifest = publish.read_manifest(lake, args.list, period, version)
+    if version == 1:
+        raise UserError(f"{args.list} {period} v1 is the first version; there is nothing to diff")
+    diff = publish.read_diff(lake, args.list, period, version)
+    if args.json:
+        print_json({"manifest": manifest, "diff": diff.to_dicts()})
+        return 0
+    print_table(
+        f"{args.list} {period} v{version} (parent v{manifest.get('parent_version')}): "
+        f"{manifest.get('reason')}",
+        diff.columns,
+        diff.rows(),
+    )
+    return 0
+
+
+def player_history(lake: Path, player: str) -> pl.DataFrame:
+    """Every explanation row of `player` across systems, oldest first."""
+    root = lake / HISTORY_ROOT
+    frames = []
+    if root.is_dir():
+        for system in sorted(p for p in root.iterdir() if p.is_dir()):
+            files = sorted(system.glob("period=*/*.parquet"))
+            if not files:
+                continue
+            scan = pl.scan_parquet(
+                [str(f) for f in files],
+                hive_partitioning=True,
+                hive_schema={"period": pl.String},
+                missing_columns="insert",
+            )
+            rows = scan.filter(pl.col("player_id") == player).collect()
+            if rows.height:
+                frames.append(rows.with_columns(system=pl.lit(system.name)))
+    if not frames:
+        return pl.DataFrame()
+    return pl.concat(frames, how="diagonal_relaxed")
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    """Print a player's values game by game (and period by period), with the causes."""
+    lake = as_local_path(args.lake)
+    history = player_history(lake, args.player)
+    if history.is_empty():
+        raise UserError(f"no rating history for player '{args.player}' in '{lake}'")
+    sort_cols = [c for c in ("system", "period", "played_at", "game_id") if c in history.columns]
+    history = history.sort(sort_cols)
+    if args.json:
+        print_json(history.to_dicts())
+        return 0
+    for (system,), rows in history.group_by("system", maintain_order=True):
+        rows = rows.drop(
+            [c for c in rows.columns if rows.get_column(c).null_count() == rows.height]
+        )
+        print_table(f"{args.player}: {system}", rows.columns, rows.rows())
+    return 0

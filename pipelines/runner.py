@@ -1,0 +1,139 @@
+"""`ratings run`: materialize the ingest assets, then every period in order, through Dagster.
+
+Runs embedded (in-process, an ephemeral Dagster instance unless DAGSTER_HOME is set), so
+nothing needs to be started first.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import dagster as dg
+import polars as pl
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
+from assets.partitions import partition_of_period
+from pipelines.errors import UserError
+from pipelines.registry import PERIOD_ASSETS, PERIOD_CHECKS
+from pipelines.resources import PipelinePaths
+from rating_core.lake import read_table, table_partitions
+from rating_core.periods import next_period, period_range
+
+
+@dataclass
+class RunOutcome:
+    """What a run did: per-file counts, notes, periods and every publishing outcome."""
+
+    inbox: Path
+    lake: Path
+    files: pl.DataFrame
+    notes: list[str]
+    periods: list[str]
+    published: list[dict] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        """True when every step and every blocking check passed."""
+        return not self.failures
+
+
+def _instance() -> dg.DagsterInstance:
+    if os.environ.get("DAGSTER_HOME"):
+        return dg.DagsterInstance.get()
+    return dg.DagsterInstance.ephemeral()
+
+
+def _failures(result: dg.ExecuteInProcessResult) -> list[str]:
+    """One sentence per failed step or failed blocking check."""
+    messages = []
+    for event in result.all_events:
+        if event.is_step_failure:
+            error = event.step_failure_data.error
+            text = error.message.strip() if error else "failed"
+            cause = error.cause if error else None
+            while cause is not None:  # the user-facing sentence is the innermost error
+                text = cause.message.strip()
+                cause = cause.cause
+            messages.append(f"{event.step_key}: {text}")
+    for evaluation in result.get_asset_check_evaluations():
+        if not evaluation.passed and evaluation.severity == dg.AssetCheckSeverity.ERROR:
+            messages.append(
+                f"check {evaluation.check_name} on {evaluation.asset_key.to_user_string()} failed"
+            )
+    return messages
+
+
+def _published(result: dg.ExecuteInProcessResult) -> list[dict]:
+    rows = []
+    for event in result.get_asset_materialization_events():
+        metadata = event.materialization.metadata
+        if "published" in metadata:
+            rows.extend(metadata["published"].value)
+    return rows
+
+
+def data_periods(lake: Path) -> list[str]:
+    """Every period from the first with data (or after a starting list) to the last with data."""
+    found = set(table_partitions(lake, "games")) | set(table_partitions(lake, "matches"))
+    starts = read_table(lake, "starting_lists").collect()
+    if starts.height and found:
+        found |= {next_period(p) for p in starts.get_column("period").unique().to_list()}
+    if not found:
+        return []
+    return period_range(min(found), max(found))
+
+
+def run_pipeline(inbox: Path, lake: Path, console: Console | None = None) -> RunOutcome:
+    """Ingest, then publish every period in order; a blocking failure stops the run."""
+    console = console or Console()
+    resources = {"paths": PipelinePaths(inbox=str(inbox), lake=str(lake))}
+    instance = _instance()
+    with console.status("ingesting the inbox"):
+        ingest = dg.materialize(
+            [*INGEST_ASSETS, *INGEST_CHECKS],
+            resources=resources,
+            instance=instance,
+            raise_on_error=False,
+        )
+    failures = _failures(ingest)
+    if failures and not ingest.success:
+        raise UserError(failures[0])
+    files = read_table(lake, "ingest_summary", partition_col="asset").collect()
+    notes_frame = read_table(lake, "ingest_notes", partition_col="asset").collect()
+    notes = notes_frame.get_column("note").to_list() if notes_frame.height else []
+    periods = data_periods(lake)
+    outcome = RunOutcome(inbox, lake, files, notes, periods, failures=failures)
+    if not PERIOD_ASSETS or not periods:
+        return outcome
+    progress = Progress(
+        TextColumn("[bold]rating and publishing"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    )
+    with progress:
+        task = progress.add_task("", total=len(periods))
+        for period in periods:
+            progress.update(task, description=period)
+            result = dg.materialize(
+                [*PERIOD_ASSETS, *PERIOD_CHECKS],
+                resources=resources,
+                instance=instance,
+                partition_key=partition_of_period(period),
+                raise_on_error=False,
+            )
+            outcome.published.extend(_published(result))
+            period_failures = _failures(result)
+            if period_failures:
+                outcome.failures.extend(f"{period}: {m}" for m in period_failures)
+                break
+            progress.advance(task)
+    return outcome

@@ -1,0 +1,242 @@
+"""The inbox layout of DESIGN §2: find each kind's files and run the right reader on them.
+
+Each `ingest_*` function returns one combined `IngestResult` plus a per-file summary
+(`FILE_SUMMARY_SCHEMA`), so the run summary can count ingested and quarantined records per file.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from rating_core.games import canonical_games, drop_duplicate_game_ids
+from rating_core.ingest.common import IngestResult
+from rating_core.ingest.csv_games import read_federation_games, read_platform_games
+from rating_core.ingest.pgn import read_pgn
+from rating_core.ingest.registry import (
+    read_backgammon,
+    read_moderation,
+    read_players,
+    read_starting_list,
+)
+from rating_core.ingest.trf import read_trf
+from rating_core.schemas import (
+    GAMES_SCHEMA,
+    MATCHES_SCHEMA,
+    MODERATION_SCHEMA,
+    PLAYERS_SCHEMA,
+    QUARANTINE_SCHEMA,
+    RAW_GAMES_SCHEMA,
+    STARTING_LIST_SCHEMA,
+    empty,
+)
+
+FILE_SUMMARY_SCHEMA: dict[str, pl.DataType] = {
+    "kind": pl.String,
+    "source_file": pl.String,
+    "ingested": pl.Int64,
+    "quarantined": pl.Int64,
+    "notes": pl.String,
+}
+
+PGN_SUFFIXES = (".pgn", ".pgn.gz", ".pgn.zst")
+
+
+@dataclass(frozen=True)
+class InboxBatch:
+    """What one ingest step produced: rows, quarantine, per-file summary."""
+
+    rows: pl.DataFrame
+    quarantine: pl.DataFrame
+    files: pl.DataFrame
+    notes: tuple[str, ...] = ()
+
+
+def _files(folder: Path, suffixes: Iterable[str]) -> list[Path]:
+    """Files of `folder` (not recursive) whose name ends with one of `suffixes`, sorted."""
+    if not folder.is_dir():
+        return []
+    suffixes = tuple(suffixes)
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.name.lower().endswith(suffixes))
+
+
+def _relative(path: Path, inbox: Path) -> str:
+    try:
+        return path.relative_to(inbox).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _summary_row(kind: str, source_file: str, result: IngestResult) -> dict:
+    return {
+        "kind": kind,
+        "source_file": source_file,
+        "ingested": result.rows.height,
+        "quarantined": result.quarantine.height,
+        "notes": "; ".join(result.notes) or None,
+    }
+
+
+def _batch(
+    kind: str,
+    results: list[tuple[str, IngestResult]],
+    schema: dict[str, pl.DataType],
+) -> InboxBatch:
+    rows = [r.rows for _, r in results if r.rows.height]
+    quarantine = [r.quarantine for _, r in results if r.quarantine.height]
+    return InboxBatch(
+        rows=pl.concat(rows, how="vertical_relaxed") if rows else empty(schema),
+        quarantine=pl.concat(quarantine) if quarantine else empty(QUARANTINE_SCHEMA),
+        files=pl.DataFrame(
+            [_summary_row(kind, name, r) for name, r in results], schema=FILE_SUMMARY_SCHEMA
+        ),
+        notes=tuple(n for _, r in results for n in r.notes),
+    )
+
+
+def _read_game_file(path: Path, name: str) -> IngestResult:
+    lower = path.name.lower()
+    if lower.endswith(PGN_SUFFIXES):
+        return read_pgn(path, name)
+    if lower.endswith(".trf"):
+        return read_trf(path, name).games
+    return (
+        read_platform_games(path, name) if "platform" in name else read_federation_games(path, name)
+    )
+
+
+def _game_sources(inbox: Path) -> list[tuple[str, str | None, Path, list[Path]]]:
+    """(source, club_id, folder, files) for every folder holding chess games."""
+    sources: list[tuple[str, str | None, Path, list[Path]]] = [
+        ("platform", None, inbox / "platform", _files(inbox / "platform", (*PGN_SUFFIXES, ".csv"))),
+        (
+            "federation",
+            None,
+            inbox / "federation",
+            _files(inbox / "federation", (*PGN_SUFFIXES, ".csv", ".trf")),
+        ),
+    ]
+    clubs = inbox / "clubs"
+    if clubs.is_dir():
+        for club in sorted(p for p in clubs.iterdir() if p.is_dir()):
+            files = _files(club, (*PGN_SUFFIXES, ".csv", ".trf"))
+            sources.append(("club", club.name, club, files))
+    return sources
+
+
+def ingest_games(inbox: Path, players: pl.DataFrame | None = None) -> InboxBatch:
+    """Read every chess game file of the inbox into the canonical games table."""
+    inbox = Path(inbox)
+    per_file: list[tuple[str, IngestResult]] = []
+    canonical: list[pl.DataFrame] = []
+    quarantine: list[pl.DataFrame] = []
+    notes: list[str] = []
+    for source, club_id, _folder, files in _game_sources(inbox):
+        raws: list[pl.DataFrame] = []
+        for path in files:
+            name = _relative(path, inbox)
+            result = _read_game_file(path, name)
+            raws.append(result.rows)
+            quarantine.append(result.quarantine)
+            per_file.append((name, result))
+        if not raws:
+            continue
+        raw = pl.concat(raws, how="vertical_relaxed") if raws else empty(RAW_GAMES_SCHEMA)
+        done = canonical_games(raw, source, players, club_id)
+        canonical.append(done.rows)
+        quarantine.append(done.quarantine)
+        notes.extend(done.notes)
+    games = pl.concat(canonical) if canonical else empty(GAMES_SCHEMA)
+    # game ids are unique over the whole games table, whatever folder they came from
+    games, dups = drop_duplicate_game_ids(games)
+    quarantine.append(dups)
+    all_quarantine = pl.concat(quarantine) if quarantine else empty(QUARANTINE_SCHEMA)
+    return InboxBatch(
+        rows=games,
+        quarantine=all_quarantine,
+        files=_file_counts("games", per_file, games, all_quarantine),
+        notes=tuple(notes),
+    )
+
+
+def _file_counts(
+    kind: str,
+    per_file: list[tuple[str, IngestResult]],
+    rows: pl.DataFrame,
+    quarantine: pl.DataFrame,
+) -> pl.DataFrame:
+    """Per-file counts after every stage (a game quarantined late no longer counts as ingested)."""
+    names = [name for name, _ in per_file]
+    ingested = rows.group_by("source_file").len("ingested")
+    quarantined = quarantine.group_by("source_file").len("quarantined")
+    notes = {name: "; ".join(r.notes) or None for name, r in per_file}
+    return (
+        pl.DataFrame({"source_file": names}, schema={"source_file": pl.String})
+        .join(ingested, on="source_file", how="left")
+        .join(quarantined, on="source_file", how="left")
+        .with_columns(
+            kind=pl.lit(kind),
+            ingested=pl.col("ingested").fill_null(0).cast(pl.Int64),
+            quarantined=pl.col("quarantined").fill_null(0).cast(pl.Int64),
+            notes=pl.col("source_file").replace_strict(notes, default=None, return_dtype=pl.String),
+        )
+        .select(list(FILE_SUMMARY_SCHEMA))
+    )
+
+
+def _ingest_simple(
+    kind: str,
+    inbox: Path,
+    paths: list[Path],
+    reader: Callable[[Path, str], IngestResult],
+    schema: dict[str, pl.DataType],
+) -> InboxBatch:
+    return _batch(
+        kind, [(_relative(p, inbox), reader(p, _relative(p, inbox))) for p in paths], schema
+    )
+
+
+def ingest_players(inbox: Path) -> InboxBatch:
+    """The registry `players.csv` (an inbox without one has no registry: every player is new)."""
+    inbox = Path(inbox)
+    path = inbox / "players.csv"
+    paths = [path] if path.is_file() else []
+    return _ingest_simple("players", inbox, paths, read_players, PLAYERS_SCHEMA)
+
+
+def ingest_starting_lists(inbox: Path) -> InboxBatch:
+    """Every `federation/lists/<list>@<YYYY-MM>.csv`."""
+    inbox = Path(inbox)
+    paths = _files(inbox / "federation" / "lists", (".csv",))
+    return _ingest_simple("starting_lists", inbox, paths, read_starting_list, STARTING_LIST_SCHEMA)
+
+
+def ingest_moderation(inbox: Path) -> InboxBatch:
+    """Every `platform/moderation/*.csv` decision."""
+    inbox = Path(inbox)
+    paths = _files(inbox / "platform" / "moderation", (".csv",))
+    return _ingest_simple("moderation", inbox, paths, read_moderation, MODERATION_SCHEMA)
+
+
+def ingest_backgammon(inbox: Path) -> InboxBatch:
+    """Every `backgammon/*.csv` match file."""
+    inbox = Path(inbox)
+    paths = _files(inbox / "backgammon", (".csv",))
+    return _ingest_simple("backgammon", inbox, paths, read_backgammon, MATCHES_SCHEMA)
+
+
+def inbox_files(inbox: Path) -> list[Path]:
+    """Every input file the pipeline would read (for the sensor and the input digest)."""
+    inbox = Path(inbox)
+    found: list[Path] = []
+    if (inbox / "players.csv").is_file():
+        found.append(inbox / "players.csv")
+    for _, _, _, files in _game_sources(inbox):
+        found.extend(files)
+    found.extend(_files(inbox / "federation" / "lists", (".csv",)))
+    found.extend(_files(inbox / "platform" / "moderation", (".csv",)))
+    found.extend(_files(inbox / "backgammon", (".csv",)))
+    return found
