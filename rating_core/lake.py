@@ -1,0 +1,180 @@
+"""Canonical tables in the lake as Hive-partitioned Parquet (DESIGN §5), written atomically.
+
+Layout: `<lake>/<table>/<col>=<value>/part-0.parquet` for partitioned tables (the partition column
+lives in the folder name, not in the file, as Hive, DuckDB and Polars expect) and
+`<lake>/<table>/part-0.parquet` for unpartitioned ones. Quarantine is partitioned by source kind:
+`<lake>/quarantine/source=<kind>/part-0.parquet` (QUARANTINE_SCHEMA plus a `source` column), so each
+ingest run replaces the rejected records of its own kind and leaves the others alone.
+
+Paths are local folders: a `file://` URI is accepted, any other scheme is refused with a clear
+error (`as_local_path` is the single seam where object storage would plug in).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import uuid
+from collections.abc import Iterable
+from pathlib import Path
+
+import polars as pl
+
+PART_FILE = "part-0.parquet"
+"""The one data file of a partition (or of an unpartitioned table)."""
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+_SAFE_TABLE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$")
+
+
+def as_local_path(location: Path | str) -> Path:
+    """Turn a lake location (a path or a `file://` URI) into a local `Path`.
+
+    Object-storage URIs are refused here, the one place where a filesystem layer would go.
+    """
+    if isinstance(location, Path):
+        return location
+    text = str(location)
+    if text.startswith("file://"):
+        return Path(text[len("file://") :])
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", text):
+        raise ValueError(f"only local lake folders are supported so far, not {text!r}")
+    return Path(text)
+
+
+def check_name(value: str, what: str) -> str:
+    """Return `value` if it is a safe single path component (letters, digits, `.`, `_`, `-`)."""
+    if not isinstance(value, str) or not _SAFE_NAME.match(value) or value in {".", ".."}:
+        raise ValueError(f"{what} {value!r} is not a valid name (letters, digits, '.', '_', '-')")
+    return value
+
+
+def _table_dir(lake: Path | str, table: str) -> Path:
+    """The folder of `table` in the lake, refusing names that would escape it."""
+    if not _SAFE_TABLE.match(table) or ".." in table.split("/"):
+        raise ValueError(f"table name {table!r} is not valid (letters, digits, '.', '_', '-', '/')")
+    return as_local_path(lake) / table
+
+
+def fsync_dir(path: Path) -> None:
+    """Flush a directory entry to disk so that a rename inside it survives a crash (POSIX)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory handles
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def _atomic_write_parquet(frame: pl.DataFrame, target: Path) -> None:
+    """Write `frame` to a hidden temp file beside `target`, fsync it, then `os.replace` it."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex}"
+    try:
+        frame.write_parquet(tmp)
+        with open(tmp, "rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    finally:
+        if tmp.exists():
+            tmp.unlink()
+    fsync_dir(target.parent)
+
+
+def write_partitioned(
+    lake: Path | str,
+    table: str,
+    frame: pl.DataFrame,
+    partition_col: str = "period",
+    *,
+    partitions: Iterable[str] | None = None,
+) -> list[Path]:
+    """Write `frame` as `<table>/<partition_col>=<value>/part-0.parquet`, one file per value.
+
+    Each written partition is replaced atomically and whole (a re-run of a period rewrites it);
+    other partitions are untouched. `partitions` names values the caller is rewriting even if
+    `frame` has no rows for them (they get an empty file with the schema, not stale rows).
+    """
+    if partition_col not in frame.columns:
+        raise ValueError(f"cannot partition {table!r} by {partition_col!r}: no such column")
+    base = _table_dir(lake, table)
+    keys = frame.get_column(partition_col).cast(pl.String)
+    if keys.null_count():
+        raise ValueError(f"{table!r}: {keys.null_count()} rows have no {partition_col!r} value")
+    values = set(keys.unique().to_list()) | set(partitions or ())
+    data = frame.with_columns(keys.alias(partition_col))
+    written: list[Path] = []
+    for value in sorted(values):
+        check_name(value, f"{partition_col} value")
+        part = data.filter(pl.col(partition_col) == value).drop(partition_col)
+        folder = base / f"{partition_col}={value}"
+        target = folder / PART_FILE
+        _atomic_write_parquet(part, target)
+        for other in folder.glob("*.parquet"):  # leftovers of another layout: not this content
+            if other.name != PART_FILE:
+                other.unlink()
+        written.append(target)
+    return written
+
+
+def write_table(lake: Path | str, table: str, frame: pl.DataFrame) -> Path:
+    """Replace an unpartitioned table with `frame`, atomically: `<lake>/<table>/part-0.parquet`."""
+    target = _table_dir(lake, table) / PART_FILE
+    _atomic_write_parquet(frame, target)
+    return target
+
+
+def table_partitions(lake: Path | str, table: str, partition_col: str = "period") -> list[str]:
+    """The partition values present for `table`, sorted (e.g. the periods of `games`)."""
+    base = _table_dir(lake, table)
+    if not base.is_dir():
+        return []
+    prefix = f"{partition_col}="
+    return sorted(
+        child.name[len(prefix) :]
+        for child in base.iterdir()
+        if child.is_dir() and child.name.startswith(prefix) and (child / PART_FILE).exists()
+    )
+
+
+def read_table(
+    lake: Path | str,
+    table: str,
+    periods: Iterable[str] | None = None,
+    *,
+    partition_col: str = "period",
+    schema: dict[str, pl.DataType] | None = None,
+) -> pl.LazyFrame:
+    """Scan `table` with Hive partitioning, the partition column read back as String.
+
+    `periods` restricts the scan to those partition values (missing ones are skipped). A missing
+    table gives an empty frame (with `schema` when given, so downstream code keeps its columns).
+    """
+    base = _table_dir(lake, table)
+    present = table_partitions(lake, table, partition_col)
+    wanted = None if periods is None else {check_name(str(p), partition_col) for p in periods}
+    if present and (wanted is None or wanted & set(present)):
+        # The table folder as the source (not a glob, not a file list): Polars then reads Hive
+        # keys only below it, so a `key=value` folder above the lake never becomes a column;
+        # hidden temp files of an interrupted write are skipped.
+        frame = pl.scan_parquet(
+            f"{base}{os.sep}",
+            hive_partitioning=True,
+            hive_schema={partition_col: pl.String},
+            try_parse_hive_dates=False,
+            hidden_file_prefix=".",
+            missing_columns="insert",
+        )
+        return (
+            frame if wanted is None else frame.filter(pl.col(partition_col).is_in(sorted(wanted)))
+        )
+    if not present and wanted is None and (base / PART_FILE).exists():
+        return pl.scan_parquet(base / PART_FILE, hive_partitioning=False)
+    empty_schema = dict(schema or {})
+    if schema is not None:
+        empty_schema.setdefault(partition_col, pl.String)
+    return pl.LazyFrame(schema=empty_schema)

@@ -1,0 +1,566 @@
+"""Versioned, immutable, atomic publication of rating lists (DESIGN §5).
+
+`publish_list` writes `<lake>/lists/<list>/<period>/v<N>/` with `list.parquet`, `list.csv`,
+`manifest.json` and, from v2 on, `diff.parquet` / `diff.csv`. Identical content publishes
+nothing; a version is staged in a `.tmp-*` folder and renamed into place, so readers only ever see
+complete versions. Every `list.parquet` has one schema (`LIST_SCHEMA`) so that the single glob
+`pl.scan_parquet("lake/lists/**/list.parquet")` reads every snapshot of every list.
+Lakes are local folders (see `lake.as_local_path`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import uuid
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+import polars as pl
+
+from rating_core.lake import as_local_path, check_name, fsync_dir
+
+try:  # POSIX advisory lock; without it concurrent publishers of one list are not serialised
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+SNAPSHOT_COLUMNS: dict[str, pl.DataType] = {
+    "list": pl.String(),
+    "period": pl.String(),
+    "version": pl.Int32(),
+}
+"""Columns that identify a snapshot; added to every `list.parquet` and `diff.parquet`."""
+
+LIST_SCHEMA: dict[str, pl.DataType] = {
+    "player_id": pl.String(),
+    "name": pl.String(),
+    "display_name": pl.String(),
+    "federation": pl.String(),
+    "title": pl.String(),
+    "sex": pl.String(),
+    "birth_year": pl.Int32(),
+    "club_id": pl.String(),
+    "rating": pl.Float64(),  # integer lists and FIBS' one decimal share one Parquet type
+    "rating_exact": pl.Float64(),
+    "games": pl.Int32(),
+    "rated_games": pl.Int32(),
+    "peak_rating": pl.Int32(),
+    "total_games": pl.Int32(),
+    "experience": pl.Int32(),
+    "k": pl.Int32(),
+    "k_reason": pl.String(),
+    "provisional": pl.Boolean(),
+    "display": pl.String(),
+    "leaderboard_eligible": pl.Boolean(),
+    "flag": pl.String(),
+    "change": pl.Float64(),
+    "change_exact": pl.Float64(),
+}
+"""Every column a published list may have, with its Parquet type. Each `list.parquet` holds all
+of them (absent ones null) so the files of all lists share one schema; `list.csv` holds only the
+columns the list was given, with their own types (an integer rating stays `1500`)."""
+
+DIFF_SCHEMA: dict[str, pl.DataType] = {
+    **SNAPSHOT_COLUMNS,
+    "player_id": pl.String(),
+    "name": pl.String(),
+    "old": pl.Float64(),
+    "new": pl.Float64(),
+    "change": pl.Float64(),
+    "cause": pl.String(),
+}
+"""`diff.parquet`: one row per player whose value changed, appeared (old null) or left (new
+null). The key column is named after the list's key (`player_id` by default)."""
+
+LIST_FILE = "list.parquet"
+CSV_FILE = "list.csv"
+DIFF_FILE = "diff.parquet"
+DIFF_CSV_FILE = "diff.csv"
+MANIFEST_FILE = "manifest.json"
+TMP_PREFIX = ".tmp-"
+PARTIAL_SUFFIX = ".partial"
+
+_VERSION_DIR = re.compile(r"^v([1-9][0-9]*)$")
+_PERIOD = re.compile(r"^[0-9]{4}-(0[1-9]|1[0-2])$")
+_CSV_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+
+
+@dataclass(frozen=True)
+class PublishOutcome:
+    """What `publish_list` did: a new version, or nothing because the content is unchanged."""
+
+    list: str
+    period: str
+    version: int
+    status: Literal["published", "unchanged"]
+    path: Path
+    row_count: int
+    changed_rows: int
+
+
+# --- digests ---------------------------------------------------------------------------------
+
+
+def digest_files(paths: Iterable[Path | str]) -> str:
+    """SHA-256 over the names and bytes of files (folders expanded), in sorted order.
+
+    Names are taken relative to the files' common folder, so moving the inbox keeps the digest.
+    """
+    files: list[Path] = []
+    for item in paths:
+        path = as_local_path(item)
+        if path.is_dir():
+            files.extend(p for p in path.rglob("*") if p.is_file())
+        else:
+            files.append(path)
+    files = sorted(set(files))
+    if not files:
+        return hashlib.sha256(b"").hexdigest()
+    root = Path(os.path.commonpath([str(p.parent.resolve()) for p in files]))
+    digest = hashlib.sha256()
+    for path in files:
+        name = path.resolve().relative_to(root).as_posix()
+        digest.update(name.encode() + b"\0")
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def digest_frame(frame: pl.DataFrame) -> str:
+    """SHA-256 of a frame's schema and values in row order (sort first if order is irrelevant).
+
+    Values are hashed through NDJSON so nulls, empty strings and float values are distinguished.
+    """
+    digest = hashlib.sha256()
+    digest.update(json.dumps([[n, str(t)] for n, t in frame.schema.items()]).encode())
+    for chunk in frame.iter_slices(n_rows=100_000):
+        digest.update(chunk.write_ndjson().encode())
+    return digest.hexdigest()
+
+
+def _sha256_file(path: Path) -> str:
+    """Hex SHA-256 of one file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+# --- paths and readers -----------------------------------------------------------------------
+
+
+def _lists_dir(lake: Path | str) -> Path:
+    """`<lake>/lists`."""
+    return as_local_path(lake) / "lists"
+
+
+def _period_dir(lake: Path | str, list_name: str, period: str) -> Path:
+    """`<lake>/lists/<list>/<period>`, validating both names."""
+    check_name(list_name, "list name")
+    if not _PERIOD.match(period):
+        raise ValueError(f"period {period!r} is not YYYY-MM")
+    return _lists_dir(lake) / list_name / period
+
+
+def _complete_versions(period_dir: Path) -> list[int]:
+    """Version numbers of `v<N>` folders that have a manifest (the only ones readers see)."""
+    if not period_dir.is_dir():
+        return []
+    found = []
+    for child in period_dir.iterdir():
+        match = _VERSION_DIR.match(child.name)
+        if match and child.is_dir() and (child / MANIFEST_FILE).is_file():
+            found.append(int(match.group(1)))
+    return sorted(found)
+
+
+def latest_version(lake: Path | str, list_name: str, period: str) -> int | None:
+    """The highest complete version of a list for a period, or None if none was published."""
+    versions = _complete_versions(_period_dir(lake, list_name, period))
+    return versions[-1] if versions else None
+
+
+def version_dir(lake: Path | str, list_name: str, period: str, version: int | None = None) -> Path:
+    """The folder of a complete version (the latest by default); FileNotFoundError otherwise."""
+    folder = _period_dir(lake, list_name, period)
+    versions = _complete_versions(folder)
+    if version is None:
+        if not versions:
+            raise FileNotFoundError(f"no published version of {list_name} {period} in {folder}")
+        version = versions[-1]
+    if version not in versions:
+        raise FileNotFoundError(f"{list_name} {period} has no published version v{version}")
+    return folder / f"v{version}"
+
+
+def read_manifest(
+    lake: Path | str, list_name: str, period: str, version: int | None = None
+) -> dict[str, Any]:
+    """The manifest of a published version (the latest by default)."""
+    path = version_dir(lake, list_name, period, version) / MANIFEST_FILE
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def read_list(
+    lake: Path | str, list_name: str, period: str, version: int | None = None
+) -> pl.DataFrame:
+    """A published list (the latest version by default): snapshot columns then its own columns."""
+    folder = version_dir(lake, list_name, period, version)
+    manifest = json.loads((folder / MANIFEST_FILE).read_text(encoding="utf-8"))
+    frame = pl.read_parquet(folder / LIST_FILE, hive_partitioning=False)
+    return frame.select([*SNAPSHOT_COLUMNS, *manifest["columns"]])
+
+
+def read_diff(
+    lake: Path | str, list_name: str, period: str, version: int | None = None
+) -> pl.DataFrame:
+    """The diff of a version against its parent; empty for a first version (nothing to diff)."""
+    folder = version_dir(lake, list_name, period, version)
+    if not (folder / DIFF_FILE).exists():
+        return pl.DataFrame(schema=DIFF_SCHEMA)
+    return pl.read_parquet(folder / DIFF_FILE, hive_partitioning=False)
+
+
+def list_names(lake: Path | str) -> list[str]:
+    """Names of the lists that have at least one published version, sorted."""
+    base = _lists_dir(lake)
+    if not base.is_dir():
+        return []
+    return sorted(
+        child.name
+        for child in base.iterdir()
+        if child.is_dir() and not child.name.startswith(".") and list_periods(lake, child.name)
+    )
+
+
+def list_periods(lake: Path | str, list_name: str) -> list[str]:
+    """Periods for which `list_name` has at least one published version, sorted."""
+    base = _lists_dir(lake) / check_name(list_name, "list name")
+    if not base.is_dir():
+        return []
+    return sorted(
+        child.name
+        for child in base.iterdir()
+        if _PERIOD.match(child.name) and _complete_versions(child)
+    )
+
+
+def _snapshot_files(lake: Path | str, file_name: str) -> list[Path]:
+    """Every `file_name` of every complete version, in list, period, version order."""
+    files = []
+    for name in list_names(lake):
+        for period in list_periods(lake, name):
+            folder = _period_dir(lake, name, period)
+            for version in _complete_versions(folder):
+                path = folder / f"v{version}" / file_name
+                if path.exists():
+                    files.append(path)
+    return files
+
+
+def all_snapshots(lake: Path | str) -> pl.LazyFrame:
+    """Every published list version as one lazy frame (the `lists/**/list.parquet` glob).
+
+    Scans the complete versions explicitly, so a crashed publish's leftovers are never read.
+    """
+    files = _snapshot_files(lake, LIST_FILE)
+    if not files:
+        return pl.LazyFrame(schema={**SNAPSHOT_COLUMNS, **LIST_SCHEMA})
+    return pl.scan_parquet([str(p) for p in files], hive_partitioning=False)
+
+
+def all_diffs(lake: Path | str) -> pl.LazyFrame:
+    """Every published diff as one lazy frame: who changed, in which version, and why."""
+    files = _snapshot_files(lake, DIFF_FILE)
+    if not files:
+        return pl.LazyFrame(schema=DIFF_SCHEMA)
+    return pl.scan_parquet([str(p) for p in files], hive_partitioning=False)
+
+
+def current_versions(lake: Path | str) -> pl.DataFrame:
+    """The latest version of each list and period: columns list, period, version."""
+    rows = [
+        {"list": name, "period": period, "version": latest_version(lake, name, period)}
+        for name in list_names(lake)
+        for period in list_periods(lake, name)
+    ]
+    return pl.DataFrame(rows, schema=SNAPSHOT_COLUMNS)
+
+
+# --- writing ---------------------------------------------------------------------------------
+
+
+def csv_safe(frame: pl.DataFrame) -> pl.DataFrame:
+    """Prefix `'` to String cells starting with `=`, `+`, `-`, `@`, tab or CR (OWASP CSV injection).
+
+    Only String columns change: numbers, negative ones included, stay numbers.
+    """
+    exprs = []
+    for name, dtype in frame.schema.items():
+        if isinstance(dtype, (pl.String, pl.Enum, pl.Categorical)):
+            col = pl.col(name).cast(pl.String)
+            risky = pl.any_horizontal([col.str.starts_with(t) for t in _CSV_TRIGGERS])
+            exprs.append(pl.when(risky).then(pl.lit("'") + col).otherwise(col).alias(name))
+    return frame.with_columns(exprs) if exprs else frame
+
+
+def _prepare_rows(rows: pl.DataFrame, key: str, value: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Validate and sort the rows; return (as given, in LIST_SCHEMA order) and (cast to LIST_SCHEMA)."""
+    unknown = [c for c in rows.columns if c not in LIST_SCHEMA]
+    if unknown:
+        raise ValueError(
+            f"columns {unknown} are not in publish.LIST_SCHEMA; add them there so that every "
+            "list.parquet keeps one schema"
+        )
+    for needed in (key, value):
+        if needed not in rows.columns:
+            raise ValueError(f"the list has no {needed!r} column")
+    keys = rows.get_column(key)
+    if keys.null_count():
+        raise ValueError(f"{keys.null_count()} rows have no {key!r}")
+    if keys.n_unique() != rows.height:
+        dupes = keys.filter(keys.is_duplicated()).unique().sort().head(5).to_list()
+        raise ValueError(f"duplicate {key!r} values in the list, e.g. {dupes}")
+    ordered = [c for c in LIST_SCHEMA if c in rows.columns]
+    given = rows.select(ordered).sort(
+        [value, key], descending=[True, False], nulls_last=True, maintain_order=True
+    )
+    try:
+        canonical = given.select(pl.col(c).cast(LIST_SCHEMA[c], strict=True) for c in ordered)
+    except pl.exceptions.PolarsError as exc:
+        raise ValueError(f"a list column does not fit publish.LIST_SCHEMA: {exc}") from exc
+    return given, canonical
+
+
+def _snapshot_frame(
+    canonical: pl.DataFrame, list_name: str, period: str, version: int
+) -> pl.DataFrame:
+    """The `list.parquet` content: snapshot columns, then every LIST_SCHEMA column (nulls if absent)."""
+    return canonical.select(
+        pl.lit(list_name, pl.String).alias("list"),
+        pl.lit(period, pl.String).alias("period"),
+        pl.lit(version, pl.Int32).alias("version"),
+        *[
+            pl.col(c) if c in canonical.columns else pl.lit(None, dtype).alias(c)
+            for c, dtype in LIST_SCHEMA.items()
+        ],
+    )
+
+
+def _make_diff(
+    old: pl.DataFrame,
+    new: pl.DataFrame,
+    *,
+    key: str,
+    value: str,
+    causes: pl.DataFrame | None,
+    reason: str,
+    list_name: str,
+    period: str,
+    version: int,
+) -> pl.DataFrame:
+    """One row per key whose value changed, appeared or disappeared, with its cause."""
+
+    def side(frame: pl.DataFrame, label: str) -> pl.DataFrame:
+        name = pl.col("name") if "name" in frame.columns else pl.lit(None, pl.String)
+        return frame.select(
+            pl.col(key).cast(pl.String),
+            name.cast(pl.String).alias(f"name_{label}"),
+            pl.col(value).cast(pl.Float64).alias(label),
+        )
+
+    joined = side(old, "old").join(side(new, "new"), on=key, how="full", coalesce=True)
+    joined = joined.filter(
+        pl.col("old").is_null() | pl.col("new").is_null() | (pl.col("old") != pl.col("new"))
+    )
+    if causes is not None:
+        if key not in causes.columns or "cause" not in causes.columns:
+            raise ValueError(f"the causes frame needs columns {key!r} and 'cause'")
+        per_key = (
+            causes.select(pl.col(key).cast(pl.String), pl.col("cause").cast(pl.String))
+            .drop_nulls()
+            .unique(maintain_order=True)
+            .group_by(key, maintain_order=True)
+            .agg(pl.col("cause").str.join("; "))
+        )
+        joined = joined.join(per_key, on=key, how="left")
+    else:
+        joined = joined.with_columns(pl.lit(None, pl.String).alias("cause"))
+    diff = joined.select(
+        pl.lit(list_name, pl.String).alias("list"),
+        pl.lit(period, pl.String).alias("period"),
+        pl.lit(version, pl.Int32).alias("version"),
+        pl.col(key),
+        pl.coalesce("name_new", "name_old").alias("name"),
+        pl.col("old"),
+        pl.col("new"),
+        (pl.col("new") - pl.col("old")).alias("change"),
+        pl.col("cause").fill_null(reason),
+    )
+    return diff.sort([pl.col("change").abs(), key], descending=[True, False], nulls_last=False)
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `<folder>/.lock` so one publisher at a time works on a period."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "a+") as handle:
+        if fcntl is not None:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _clean_leftovers(folder: Path) -> None:
+    """Remove a crashed publish's `.tmp-*` folders and `v<N>` folders without a manifest.
+
+    Neither was ever visible to readers, so the run that follows simply publishes again.
+    """
+    for child in folder.iterdir():
+        if not child.is_dir():
+            continue
+        incomplete = _VERSION_DIR.match(child.name) and not (child / MANIFEST_FILE).is_file()
+        if child.name.startswith(TMP_PREFIX) or incomplete:
+            shutil.rmtree(child)
+
+
+def _write_file(target: Path, write: Any) -> str:
+    """Write via `write(path)` to `<target>.partial` and fsync it; return its SHA-256.
+
+    Files keep the `.partial` name until every one is written, so an interrupted run never
+    leaves a `list.parquet` for the `lists/**/list.parquet` glob to find.
+    """
+    partial = target.with_name(target.name + PARTIAL_SUFFIX)
+    write(partial)
+    with open(partial, "rb+") as handle:
+        os.fsync(handle.fileno())
+    return _sha256_file(partial)
+
+
+def _finish_files(staging: Path) -> None:
+    """Give every staged `.partial` file its final name (the step just before the commit)."""
+    for partial in sorted(staging.glob(f"*{PARTIAL_SUFFIX}")):
+        os.replace(partial, partial.with_name(partial.name[: -len(PARTIAL_SUFFIX)]))
+
+
+def publish_list(
+    lake: Path | str,
+    list_name: str,
+    period: str,
+    rows: pl.DataFrame,
+    *,
+    reason: str,
+    input_digest: str,
+    code_version: str,
+    causes: pl.DataFrame | None = None,
+    key: str = "player_id",
+    value: str = "rating",
+) -> PublishOutcome:
+    """Publish `rows` as the next version of `list_name` for `period`, unless nothing changed.
+
+    The version is staged in a `.tmp-*` folder and renamed to `v<N>` in one step, so a crash never
+    leaves a visible half-written version; the next call cleans the leftovers and publishes.
+    """
+    folder = _period_dir(lake, list_name, period)
+    given, canonical = _prepare_rows(rows, key, value)
+    with _locked(folder):
+        _clean_leftovers(folder)
+        versions = _complete_versions(folder)
+        parent = versions[-1] if versions else None
+        old: pl.DataFrame | None = None
+        if parent is not None:
+            previous = pl.read_parquet(folder / f"v{parent}" / LIST_FILE, hive_partitioning=False)
+            parent_manifest = json.loads(
+                (folder / f"v{parent}" / MANIFEST_FILE).read_text(encoding="utf-8")
+            )
+            old = previous.select(parent_manifest["columns"])
+            if old.columns == canonical.columns and old.equals(canonical):
+                return PublishOutcome(
+                    list=list_name,
+                    period=period,
+                    version=parent,
+                    status="unchanged",
+                    path=folder / f"v{parent}",
+                    row_count=old.height,
+                    changed_rows=0,
+                )
+        version = (parent or 0) + 1
+        diff = None
+        if old is not None:
+            diff = _make_diff(
+                old,
+                canonical,
+                key=key,
+                value=value,
+                causes=causes,
+                reason=reason,
+                list_name=list_name,
+                period=period,
+                version=version,
+            )
+        staging = folder / f"{TMP_PREFIX}v{version}-{uuid.uuid4().hex}"
+        staging.mkdir()
+        try:
+            checksums = {
+                LIST_FILE: _write_file(
+                    staging / LIST_FILE,
+                    _snapshot_frame(canonical, list_name, period, version).write_parquet,
+                ),
+                CSV_FILE: _write_file(staging / CSV_FILE, csv_safe(given).write_csv),
+            }
+            if diff is not None:
+                checksums[DIFF_FILE] = _write_file(staging / DIFF_FILE, diff.write_parquet)
+                checksums[DIFF_CSV_FILE] = _write_file(
+                    staging / DIFF_CSV_FILE, csv_safe(diff).write_csv
+                )
+            manifest = {
+                "list": list_name,
+                "period": period,
+                "version": version,
+                "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                "input_digest": input_digest,
+                "code_version": code_version,
+                "row_count": canonical.height,
+                "changed_rows": 0 if diff is None else diff.height,
+                "checksums": checksums,
+                "parent_version": parent,
+                "reason": reason,
+                "key": key,
+                "value": value,
+                "columns": canonical.columns,
+                "content_digest": digest_frame(canonical),
+            }
+            _write_file(
+                staging / MANIFEST_FILE,
+                lambda p: Path(p).write_text(json.dumps(manifest, indent=2) + "\n", "utf-8"),
+            )
+            _finish_files(staging)
+            fsync_dir(staging)
+            os.rename(staging, folder / f"v{version}")
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        fsync_dir(folder)
+    return PublishOutcome(
+        list=list_name,
+        period=period,
+        version=version,
+        status="published",
+        path=folder / f"v{version}",
+        row_count=canonical.height,
+        changed_rows=0 if diff is None else diff.height,
+    )

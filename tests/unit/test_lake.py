@@ -1,0 +1,171 @@
+"""Tests for rating_core.lake: Hive-partitioned tables, atomic partition rewrites, reading back."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import polars as pl
+import pytest
+
+from rating_core import lake as lake_mod
+from rating_core.lake import (
+    read_table,
+    table_partitions,
+    write_partitioned,
+    write_table,
+)
+from rating_core.schemas import QUARANTINE_SCHEMA
+
+
+def _games() -> pl.DataFrame:
+    """Three games over two periods, with a datetime and an enum column."""
+    return pl.DataFrame(
+        {
+            "game_id": ["g1", "g2", "g3"],
+            "period": ["2024-01", "2024-01", "2024-02"],
+            "played_at": [datetime(2024, 1, d, tzinfo=UTC) for d in (3, 4, 5)],
+            "result": pl.Series(
+                ["1-0", "0-1", "1/2-1/2"], dtype=pl.Enum(["1-0", "0-1", "1/2-1/2"])
+            ),
+        }
+    )
+
+
+def test_round_trip_with_hive_period_as_string(tmp_path: Path) -> None:
+    frame = _games()
+    paths = write_partitioned(tmp_path, "games", frame)
+    assert paths == [
+        tmp_path / "games" / "period=2024-01" / "part-0.parquet",
+        tmp_path / "games" / "period=2024-02" / "part-0.parquet",
+    ]
+    assert "period" not in pl.read_parquet(paths[0], hive_partitioning=False).columns
+    back = read_table(tmp_path, "games").collect()
+    assert back.schema["period"] == pl.String
+    assert back.schema["result"] == frame.schema["result"]
+    assert back.select(frame.columns).sort("game_id").equals(frame)
+    assert table_partitions(tmp_path, "games") == ["2024-01", "2024-02"]
+
+
+def test_rewriting_one_partition_leaves_the_others_untouched(tmp_path: Path) -> None:
+    write_partitioned(tmp_path, "games", _games())
+    other = tmp_path / "games" / "period=2024-02" / "part-0.parquet"
+    before = other.read_bytes()
+    rerun = pl.DataFrame(
+        {
+            "game_id": ["g9"],
+            "period": ["2024-01"],
+            "played_at": [datetime(2024, 1, 9, tzinfo=UTC)],
+            "result": pl.Series(["1-0"], dtype=pl.Enum(["1-0", "0-1", "1/2-1/2"])),
+        }
+    )
+    write_partitioned(tmp_path, "games", rerun)
+    assert other.read_bytes() == before
+    back = read_table(tmp_path, "games").collect().sort("game_id")
+    assert back["game_id"].to_list() == ["g3", "g9"]
+    assert not list((tmp_path / "games").rglob(".*"))  # no temp file left behind
+
+
+def test_declared_partition_without_rows_is_emptied(tmp_path: Path) -> None:
+    write_partitioned(tmp_path, "games", _games())
+    empty = _games().clear()
+    write_partitioned(tmp_path, "games", empty, partitions=["2024-02"])
+    back = read_table(tmp_path, "games").collect()
+    assert back["game_id"].sort().to_list() == ["g1", "g2"]
+    assert read_table(tmp_path, "games", ["2024-02"]).collect().columns == back.columns
+
+
+def test_read_selected_periods(tmp_path: Path) -> None:
+    write_partitioned(tmp_path, "games", _games())
+    only = read_table(tmp_path, "games", periods=["2024-02", "2030-01"]).collect()
+    assert only["game_id"].to_list() == ["g3"]
+    assert only["period"].to_list() == ["2024-02"]
+
+
+def test_missing_table_reads_empty(tmp_path: Path) -> None:
+    assert read_table(tmp_path, "games").collect().height == 0
+    typed = read_table(tmp_path, "quarantine", partition_col="source", schema=QUARANTINE_SCHEMA)
+    assert typed.collect_schema() == pl.Schema({**QUARANTINE_SCHEMA, "source": pl.String})
+
+
+def test_hive_looking_lake_parent_adds_no_column(tmp_path: Path) -> None:
+    lake = tmp_path / "env=test" / "lake"
+    write_partitioned(lake, "games", _games())
+    assert "env" not in read_table(lake, "games").collect().columns
+
+
+def test_quarantine_partitioned_by_source_kind(tmp_path: Path) -> None:
+    def rejected(source: str, n: int) -> pl.DataFrame:
+        return pl.DataFrame(
+            {
+                "source_file": [f"{source}.csv"] * n,
+                "line": list(range(2, 2 + n)),
+                "record": [None] * n,
+                "value": ["2024-02-30"] * n,
+                "reason": ["impossible date"] * n,
+                "source": [source] * n,
+            },
+            schema={**QUARANTINE_SCHEMA, "source": pl.String},
+        )
+
+    write_partitioned(tmp_path, "quarantine", rejected("platform", 2), partition_col="source")
+    write_partitioned(tmp_path, "quarantine", rejected("federation", 1), partition_col="source")
+    write_partitioned(tmp_path, "quarantine", rejected("platform", 1), partition_col="source")
+    back = read_table(tmp_path, "quarantine", partition_col="source").collect()
+    assert back.group_by("source").len().sort("source").rows() == [
+        ("federation", 1),
+        ("platform", 1),
+    ]
+
+
+def test_write_table_replaces_an_unpartitioned_table(tmp_path: Path) -> None:
+    write_table(tmp_path, "players", pl.DataFrame({"player_id": ["a", "b"]}))
+    path = write_table(tmp_path, "players", pl.DataFrame({"player_id": ["c"]}))
+    assert path == tmp_path / "players" / "part-0.parquet"
+    assert read_table(tmp_path, "players").collect()["player_id"].to_list() == ["c"]
+
+
+def test_failed_partition_write_keeps_the_old_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_partitioned(tmp_path, "games", _games())
+
+    def broken(*args: object, **kwargs: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(lake_mod.os, "replace", broken)
+    with pytest.raises(OSError):
+        write_partitioned(tmp_path, "games", _games().head(1))
+    monkeypatch.undo()
+    assert read_table(tmp_path, "games").collect().height == 3
+    assert not list((tmp_path / "games").rglob(".*"))
+
+
+@pytest.mark.parametrize("value", ["../x", "a/b", None, ".hidden"])
+def test_unsafe_partition_values_are_refused(tmp_path: Path, value: str | None) -> None:
+    frame = pl.DataFrame({"period": [value], "x": [1]}, schema={"period": pl.String, "x": pl.Int64})
+    with pytest.raises(ValueError):
+        write_partitioned(tmp_path, "games", frame)
+
+
+def test_unsafe_table_names_and_uris_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError):
+        write_table(tmp_path, "../escape", pl.DataFrame({"a": [1]}))
+    with pytest.raises(ValueError, match="local"):
+        read_table("s3://bucket/lake", "games")
+    assert lake_mod.as_local_path(f"file://{tmp_path}") == tmp_path
+
+
+def test_leftover_temp_file_of_a_killed_write_is_not_read(tmp_path: Path) -> None:
+    write_partitioned(tmp_path, "games", _games())
+    (tmp_path / "games" / "period=2024-01" / ".part-0.parquet.tmp-dead").write_bytes(b"junk")
+    assert read_table(tmp_path, "games").collect().height == 3
+
+
+def test_rewrite_removes_other_data_files_of_the_partition(tmp_path: Path) -> None:
+    write_partitioned(tmp_path, "games", _games())
+    stray = tmp_path / "games" / "period=2024-01" / "part-1.parquet"
+    _games().head(1).drop("period").write_parquet(stray)
+    write_partitioned(tmp_path, "games", _games().head(1))
+    assert not stray.exists()
+    assert read_table(tmp_path, "games").collect()["game_id"].sort().to_list() == ["g1", "g3"]
