@@ -1,0 +1,512 @@
+"""Readers for platform and federation game CSVs, plus the CSV helpers the other CSV readers share.
+
+Every column is read as text first and validated with Polars expressions, so a bad value sends its
+row to the quarantine (DESIGN §4) instead of crashing the reader. A file missing a *required*
+column makes every row unusable and raises `UnreadableFileError`; missing optional columns take
+their documented defaults.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+
+from rating_core.ingest.common import IngestResult, UnreadableFileError
+from rating_core.schemas import (
+    KINDS,
+    QUARANTINE_SCHEMA,
+    RAW_GAMES_SCHEMA,
+    TERMINATIONS,
+    UTC_TIME,
+    conform,
+    empty,
+)
+
+__all__ = [
+    "BAD_UTF8",
+    "LINE",
+    "OVERFLOW",
+    "Check",
+    "CsvTable",
+    "apply_checks",
+    "base_checks",
+    "bool_check",
+    "duplicate_check",
+    "empty_check",
+    "extra_json",
+    "int_check",
+    "null_if_empty",
+    "parse_bool",
+    "parse_int",
+    "parse_utc",
+    "read_csv_strings",
+    "read_federation_games",
+    "read_platform_games",
+    "require_columns",
+    "with_defaults",
+]
+
+LINE = "_line"  # 1-based physical line where the row starts (header is line 1)
+BAD_UTF8 = "_bad_utf8"  # the row held bytes that are not UTF-8 (decoded with replacement)
+OVERFLOW = "_overflow"  # text found beyond the header's last column
+_INTERNAL = (LINE, BAD_UTF8, OVERFLOW)
+_INT32_MAX = 2_147_483_647
+
+# --- generic CSV helpers ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CsvTable:
+    """A CSV file read as text: one String column per header name plus the internal columns."""
+
+    frame: pl.DataFrame
+    columns: tuple[str, ...]  # header names, in file order
+    source_file: str
+
+
+def read_csv_strings(path: Path, source_file: str) -> CsvTable:
+    """Read a CSV with every value as stripped text, keeping each row's physical line number.
+
+    Raises `UnreadableFileError` for a missing, empty or non-CSV file, or a duplicated header name.
+    Rows with fewer fields than the header read the missing fields as empty (Polars cannot tell
+    them apart); rows with more fields are flagged in `_overflow`.
+    """
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise UnreadableFileError(f"{source_file}: cannot be read ({exc.strerror or exc})") from exc
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    if not raw.strip():
+        raise UnreadableFileError(f"{source_file}: the file is empty")
+    if b"\x00" in raw:
+        raise UnreadableFileError(f"{source_file}: not a CSV text file (it contains NUL bytes)")
+    try:
+        raw.decode("utf-8")
+        bad_utf8 = False
+    except UnicodeDecodeError:
+        raw = raw.decode("utf-8", errors="replace").encode("utf-8")
+        bad_utf8 = True
+
+    try:
+        header = pl.read_csv(
+            io.BytesIO(raw),
+            has_header=False,
+            infer_schema=False,
+            n_rows=1,
+            truncate_ragged_lines=True,
+        )
+    except Exception as exc:  # noqa: BLE001 - any parser failure means "not a CSV"
+        raise UnreadableFileError(f"{source_file}: not a readable CSV file ({exc})") from exc
+    names = [("" if v is None else str(v)).strip() for v in header.row(0)]
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise UnreadableFileError(f"{source_file}: column '{name}' appears twice in the header")
+        seen.add(name)
+    if not any(names):
+        raise UnreadableFileError(f"{source_file}: the header row is empty")
+
+    width = len(names)
+    positional = [f"c{i}" for i in range(width + 1)]
+    try:
+        body = pl.read_csv(
+            io.BytesIO(raw),
+            has_header=False,
+            infer_schema=False,
+            schema=dict.fromkeys(positional, pl.String),
+            missing_columns="insert",
+            truncate_ragged_lines=True,
+            empty_string_is_null=False,
+        )
+    except Exception as exc:  # noqa: BLE001 - any parser failure means "not a CSV"
+        raise UnreadableFileError(f"{source_file}: not a readable CSV file ({exc})") from exc
+
+    newlines = pl.sum_horizontal(
+        [pl.col(c).fill_null("").str.count_matches("\n", literal=True) for c in positional]
+    )
+    line = 1 + pl.int_range(pl.len(), dtype=pl.Int64) + newlines.cum_sum().shift(1, fill_value=0)
+    all_text = pl.concat_str([pl.col(c).fill_null("") for c in positional])
+    frame = (
+        body.with_columns(
+            line.cast(pl.Int64).alias(LINE),
+            (all_text.str.contains("\ufffd", literal=True) & pl.lit(bad_utf8)).alias(BAD_UTF8),
+            (pl.col(f"c{width}").fill_null("").str.strip_chars() != "").alias(OVERFLOW),
+            *[pl.col(c).fill_null("").str.strip_chars() for c in positional[:width]],
+        )
+        .slice(1)  # the header row
+        .filter(pl.concat_str([pl.col(c) for c in positional]).str.strip_chars() != "")
+        .select([pl.col(f"c{i}").alias(n) for i, n in enumerate(names)] + list(_INTERNAL))
+    )
+    return CsvTable(frame=frame, columns=tuple(names), source_file=source_file)
+
+
+def require_columns(table: CsvTable, required: Sequence[str]) -> None:
+    """Raise `UnreadableFileError` naming the first required column absent from the header."""
+    for name in required:
+        if name not in table.columns:
+            raise UnreadableFileError(f"{table.source_file}: missing required column '{name}'")
+
+
+def with_defaults(table: CsvTable, optional: Sequence[str]) -> pl.DataFrame:
+    """The table's frame with every absent optional column added as empty text."""
+    missing = [c for c in optional if c not in table.columns]
+    return table.frame.with_columns([pl.lit("").alias(c) for c in missing])
+
+
+def extra_json(table: CsvTable, known: Sequence[str]) -> pl.Expr:
+    """JSON object of the columns not in `known` (provenance), or null when there are none."""
+    extras = [c for c in table.columns if c not in set(known) and c]
+    if not extras:
+        return pl.lit(None, dtype=pl.String)
+    return pl.struct([pl.col(c) for c in extras]).struct.json_encode()
+
+
+_INT_RE = r"^[+-]?[0-9]+$"
+
+
+def parse_int(col: str) -> pl.Expr:
+    """Integer value of a text column (null when empty or not an integer)."""
+    c = pl.col(col)
+    return pl.when(c.str.contains(_INT_RE)).then(c.cast(pl.Int64, strict=False)).otherwise(None)
+
+
+def parse_bool(col: str) -> pl.Expr:
+    """`true`/`false` (any case) as a Boolean; null for anything else, including empty."""
+    low = pl.col(col).str.to_lowercase()
+    return pl.when(low == "true").then(True).when(low == "false").then(False).otherwise(None)
+
+
+_NAIVE_FORMATS = ("%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d")
+_AWARE_FORMATS = ("%Y-%m-%dT%H:%M:%S%.f%:z", "%Y-%m-%dT%H:%M%:z")
+
+
+def parse_utc(col: str) -> pl.Expr:
+    """ISO 8601 text as a UTC datetime: no zone is read as UTC, a zone is converted to UTC.
+
+    Accepts `T` or a space between date and time, `Z`, `+hh:mm` and `+hhmm`; null when the text is
+    not such a date or the date is impossible (2024-02-30).
+    """
+    s = (
+        pl.col(col)
+        .str.replace(r"^(\d{4}-\d{2}-\d{2})[ T]", "${1}T")
+        .str.replace(r"[Zz]$", "+00:00")
+        .str.replace(r"([+-]\d{2})(\d{2})$", "${1}:${2}")
+    )
+    parsed = [
+        s.str.to_datetime(format=f, strict=False, time_unit="us", time_zone="UTC")
+        for f in (*_NAIVE_FORMATS, *_AWARE_FORMATS)
+    ]
+    return pl.coalesce(parsed).cast(UTC_TIME)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One quarantine rule: rows where `bad` is true are rejected with `value` and `reason`."""
+
+    bad: pl.Expr
+    value: pl.Expr
+    reason: pl.Expr
+
+
+def _lit(text: str) -> pl.Expr:
+    """A String literal (keeps reason expressions typed)."""
+    return pl.lit(text, dtype=pl.String)
+
+
+def empty_check(col: str, what: str | None = None) -> Check:
+    """Reject rows whose `col` is empty."""
+    return Check(pl.col(col) == "", pl.col(col), _lit(f"{what or col} is empty"))
+
+
+def int_check(col: str, *, low: int | None = None, high: int | None = None) -> Check:
+    """Reject a non-empty `col` that is not an integer within [low, high]."""
+    value = parse_int(col)
+    bad = value.is_null() | (value > _INT32_MAX) | (value < -_INT32_MAX)
+    if low is not None:
+        bad = bad | (value < low)
+    if high is not None:
+        bad = bad | (value > high)
+    if low is not None and high is not None:
+        wanted = f"an integer from {low} to {high}"
+    elif low is not None:
+        wanted = f"an integer of at least {low}"
+    else:
+        wanted = "an integer"
+    reason = pl.format(f"{col} '{{}}' is not {wanted}", pl.col(col))
+    return Check((pl.col(col) != "") & bad.fill_null(True), pl.col(col), reason)
+
+
+def bool_check(col: str) -> Check:
+    """Reject a non-empty `col` that is neither `true` nor `false`."""
+    reason = pl.format(f"{col} '{{}}' is not true or false", pl.col(col))
+    return Check((pl.col(col) != "") & parse_bool(col).is_null(), pl.col(col), reason)
+
+
+def duplicate_check(col: str, noun: str) -> Check:
+    """Reject the second and later rows carrying the same non-empty `col` value."""
+    key = pl.col(col)
+    first_line = pl.col(LINE).min().over(col)
+    repeated = (key != "") & (pl.col(LINE) != first_line)
+    reason = pl.format(f"{noun} '{{}}' appears again (first on line {{}})", key, first_line)
+    return Check(repeated, key, reason)
+
+
+def base_checks(table: CsvTable) -> list[Check]:
+    """Checks every CSV row gets first: bad encoding, then fields beyond the header."""
+    return [
+        Check(
+            pl.col(BAD_UTF8),
+            pl.lit(None, dtype=pl.String),
+            _lit("the line holds bytes that are not UTF-8"),
+        ),
+        Check(
+            pl.col(OVERFLOW),
+            pl.lit(None, dtype=pl.String),
+            _lit(f"the row has more fields than the header's {len(table.columns)} columns"),
+        ),
+    ]
+
+
+def apply_checks(
+    frame: pl.DataFrame, checks: Sequence[Check], record: str, source_file: str
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Split rows into those passing every check and one quarantine row per rejected row.
+
+    A row failing several checks is quarantined once, with the first failing check's reason, so
+    the run summary counts records, not problems.
+    """
+    if not checks:
+        return frame, empty(QUARANTINE_SCHEMA)
+    reason: pl.Expr = pl.lit(None, dtype=pl.String)
+    value: pl.Expr = pl.lit(None, dtype=pl.String)
+    for check in reversed(checks):
+        hit = check.bad.fill_null(False)
+        reason = pl.when(hit).then(check.reason.cast(pl.String)).otherwise(reason)
+        value = pl.when(hit).then(check.value.cast(pl.String)).otherwise(value)
+    flagged = frame.with_columns(reason.alias("_q_reason"), value.alias("_q_value"))
+    good = flagged.filter(pl.col("_q_reason").is_null()).drop("_q_reason", "_q_value")
+    bad = flagged.filter(pl.col("_q_reason").is_not_null()).select(
+        pl.lit(source_file, dtype=pl.String).alias("source_file"),
+        pl.col(LINE).alias("line"),
+        pl.when(pl.col(record) != "").then(pl.col(record)).alias("record"),
+        pl.col("_q_value").alias("value"),
+        pl.col("_q_reason").alias("reason"),
+    )
+    return good, conform(bad, QUARANTINE_SCHEMA)
+
+
+def null_if_empty(col: str) -> pl.Expr:
+    """The text of `col`, or null when it is empty."""
+    return pl.when(pl.col(col) != "").then(pl.col(col))
+
+
+# --- platform games ------------------------------------------------------------------------------
+
+PLATFORM_REQUIRED = (
+    "game_id",
+    "played_at",
+    "white_id",
+    "black_id",
+    "result",
+    "time_control",
+    "rated",
+)
+PLATFORM_OPTIONAL = (
+    "kind",
+    "plies",
+    "termination",
+    "days_per_move",
+    "otb_confirmed",
+    "white_name",
+    "black_name",
+    "white_elo",
+    "black_elo",
+)
+PLAYED_RESULTS = ("1-0", "0-1", "1/2-1/2")
+FEDERATION_RESULTS = ("1-0", "0-1", "1/2-1/2", "+-", "-+", "--", "bye")
+
+
+def _one_of(col: str, allowed: Sequence[str], *, what: str | None = None) -> Check:
+    """Reject rows whose `col` is not one of the allowed values."""
+    listed = ", ".join(allowed)
+    reason = pl.format(f"{what or col} '{{}}' is not one of {listed}", pl.col(col))
+    return Check(~pl.col(col).is_in(list(allowed)), pl.col(col), reason)
+
+
+def _date_check(col: str) -> Check:
+    """Reject rows whose `col` is not a real ISO 8601 date or timestamp."""
+    reason = pl.format(f"{col} '{{}}' is not a valid ISO 8601 date", pl.col(col))
+    return Check(parse_utc(col).is_null(), pl.col(col), reason)
+
+
+def _self_game_check() -> Check:
+    """Reject a game whose two sides are the same player."""
+    return Check(
+        (pl.col("white_id") != "") & (pl.col("white_id") == pl.col("black_id")),
+        pl.col("white_id"),
+        pl.format("player '{}' cannot play against themselves", pl.col("white_id")),
+    )
+
+
+def read_platform_games(path: Path, source_file: str | None = None) -> IngestResult:
+    """Read a platform game CSV (DESIGN appendix) into RAW_GAMES_SCHEMA rows, format `csv`.
+
+    Required columns: game_id, played_at, white_id, black_id, result, time_control, rated. Absent
+    optional columns default to kind `live`, termination `normal`, plies/days_per_move/elos null,
+    otb_confirmed null. Time controls are not checked here (the classifier does that).
+    """
+    src = str(path) if source_file is None else source_file
+    table = read_csv_strings(path, src)
+    require_columns(table, PLATFORM_REQUIRED)
+    frame = with_defaults(table, PLATFORM_OPTIONAL)
+    kind = pl.when(pl.col("kind") == "").then(pl.lit("live")).otherwise(pl.col("kind"))
+    term = (
+        pl.when(pl.col("termination") == "").then(pl.lit("normal")).otherwise(pl.col("termination"))
+    )
+    frame = frame.with_columns(kind.alias("kind"), term.alias("termination"))
+    checks = [
+        *base_checks(table),
+        empty_check("game_id", "the game id"),
+        empty_check("white_id", "white_id"),
+        empty_check("black_id", "black_id"),
+        _one_of("result", PLAYED_RESULTS),
+        _date_check("played_at"),
+        _self_game_check(),
+        Check(pl.col("rated") == "", pl.col("rated"), _lit("rated is empty (true or false)")),
+        bool_check("rated"),
+        bool_check("otb_confirmed"),
+        _one_of("kind", KINDS),
+        _one_of("termination", TERMINATIONS),
+        int_check("plies", low=0),
+        int_check("days_per_move", low=0),
+        int_check("white_elo", low=0),
+        int_check("black_elo", low=0),
+        duplicate_check("game_id", "game id"),
+    ]
+    good, quarantine = apply_checks(frame, checks, "game_id", src)
+    rows = good.select(
+        pl.col("game_id"),
+        pl.lit(src).alias("source_file"),
+        pl.col(LINE).alias("source_line"),
+        pl.lit("csv").alias("format"),
+        parse_utc("played_at").alias("played_at"),
+        pl.col("white_id"),
+        pl.col("black_id"),
+        null_if_empty("white_name").alias("white_name"),
+        null_if_empty("black_name").alias("black_name"),
+        pl.lit(False).alias("white_id_from_name"),
+        pl.lit(False).alias("black_id_from_name"),
+        pl.col("result"),
+        null_if_empty("time_control").alias("time_control"),
+        parse_int("days_per_move").alias("days_per_move"),
+        parse_bool("rated").alias("rated"),
+        pl.col("kind"),
+        parse_bool("otb_confirmed").alias("otb_confirmed"),
+        parse_int("plies").alias("plies"),
+        pl.col("termination"),
+        parse_int("white_elo").alias("white_elo"),
+        parse_int("black_elo").alias("black_elo"),
+        pl.lit(False).alias("white_is_bot"),
+        pl.lit(False).alias("black_is_bot"),
+        extra_json(table, PLATFORM_REQUIRED + PLATFORM_OPTIONAL).alias("extra"),
+    )
+    return IngestResult(rows=conform(rows, RAW_GAMES_SCHEMA), quarantine=quarantine)
+
+
+# --- federation games ----------------------------------------------------------------------------
+
+FEDERATION_REQUIRED = (
+    "game_id",
+    "tournament_id",
+    "round",
+    "played_on",
+    "white_id",
+    "black_id",
+    "result",
+)
+FEDERATION_OPTIONAL = (
+    "rating_list",
+    "time_control",
+    "white_name",
+    "black_name",
+    "white_elo",
+    "black_elo",
+)
+_RATING_LISTS = ("standard", "rapid", "blitz")
+
+
+def read_federation_games(path: Path, source_file: str | None = None) -> IngestResult:
+    """Read a federation game CSV into RAW_GAMES_SCHEMA rows (rated, kind `otb`, format `csv`).
+
+    Results also take forfeits (`+-`, `-+`, `--`) and `bye` (with an empty black_id). An empty or
+    absent rating_list is null, for the classifier to derive from an optional time_control column.
+    played_on is a date read as 00:00 UTC (a full ISO timestamp is also accepted).
+    """
+    src = str(path) if source_file is None else source_file
+    table = read_csv_strings(path, src)
+    require_columns(table, FEDERATION_REQUIRED)
+    frame = with_defaults(table, FEDERATION_OPTIONAL)
+    is_bye = pl.col("result") == "bye"
+    rating_list = pl.col("rating_list").str.to_lowercase()
+    checks = [
+        *base_checks(table),
+        empty_check("game_id", "the game id"),
+        empty_check("white_id", "white_id"),
+        _one_of("result", FEDERATION_RESULTS),
+        Check(
+            (pl.col("black_id") == "") & ~is_bye,
+            pl.col("black_id"),
+            _lit("black_id is empty (only a bye has no opponent)"),
+        ),
+        Check(
+            (pl.col("black_id") != "") & is_bye,
+            pl.col("black_id"),
+            pl.format("a bye has no opponent, but black_id is '{}'", pl.col("black_id")),
+        ),
+        _date_check("played_on"),
+        _self_game_check(),
+        int_check("round", low=1),
+        Check(
+            (rating_list != "") & ~rating_list.is_in(list(_RATING_LISTS)),
+            pl.col("rating_list"),
+            pl.format(
+                "rating_list '{}' is not one of standard, rapid, blitz", pl.col("rating_list")
+            ),
+        ),
+        int_check("white_elo", low=0),
+        int_check("black_elo", low=0),
+        duplicate_check("game_id", "game id"),
+    ]
+    good, quarantine = apply_checks(frame, checks, "game_id", src)
+    rows = good.select(
+        pl.col("game_id"),
+        pl.lit(src).alias("source_file"),
+        pl.col(LINE).alias("source_line"),
+        pl.lit("csv").alias("format"),
+        null_if_empty("tournament_id").alias("tournament_id"),
+        parse_int("round").alias("round"),
+        parse_utc("played_on").alias("played_at"),
+        pl.col("white_id"),
+        null_if_empty("black_id").alias("black_id"),
+        null_if_empty("white_name").alias("white_name"),
+        null_if_empty("black_name").alias("black_name"),
+        pl.lit(False).alias("white_id_from_name"),
+        pl.when(pl.col("black_id") != "").then(False).alias("black_id_from_name"),
+        pl.col("result"),
+        null_if_empty("time_control").alias("time_control"),
+        pl.when(rating_list != "").then(rating_list).alias("rating_list"),
+        pl.lit(True).alias("rated"),
+        pl.lit("otb").alias("kind"),
+        pl.lit("unknown").alias("termination"),
+        parse_int("white_elo").alias("white_elo"),
+        parse_int("black_elo").alias("black_elo"),
+        pl.lit(False).alias("white_is_bot"),
+        pl.lit(False).alias("black_is_bot"),
+        extra_json(table, FEDERATION_REQUIRED + FEDERATION_OPTIONAL).alias("extra"),
+    )
+    return IngestResult(rows=conform(rows, RAW_GAMES_SCHEMA), quarantine=quarantine)

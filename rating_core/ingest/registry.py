@@ -1,0 +1,280 @@
+"""Readers for the registry-like CSVs: players, starting lists, moderation and backgammon matches.
+
+They share the CSV helpers of `csv_games`: every value is read as text, validated with Polars
+expressions, and a bad row goes to the quarantine while the rows around it still land (DESIGN §4).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import polars as pl
+
+from rating_core.ingest.common import IngestResult, UnreadableFileError
+from rating_core.ingest.csv_games import (
+    LINE,
+    Check,
+    apply_checks,
+    base_checks,
+    bool_check,
+    duplicate_check,
+    empty_check,
+    int_check,
+    null_if_empty,
+    parse_bool,
+    parse_int,
+    parse_utc,
+    read_csv_strings,
+    require_columns,
+    with_defaults,
+)
+from rating_core.schemas import (
+    MATCHES_SCHEMA,
+    MODERATION_SCHEMA,
+    PLAYERS_SCHEMA,
+    STARTING_LIST_SCHEMA,
+    conform,
+)
+
+__all__ = [
+    "STARTING_LISTS",
+    "parse_starting_list_name",
+    "read_backgammon",
+    "read_moderation",
+    "read_players",
+    "read_starting_list",
+]
+
+STARTING_LISTS = (
+    "fide-standard",
+    "fide-rapid",
+    "fide-blitz",
+    "ukd-standard",
+    "ukd-rapid",
+    "ukd-blitz",
+)
+MAX_RATING = 3500
+
+
+def _source(path: Path, source_file: str | None) -> str:
+    """The provenance name: the given source_file, else the path."""
+    return str(path) if source_file is None else source_file
+
+
+# --- players -----------------------------------------------------------------------------------
+
+PLAYERS_OPTIONAL = (
+    "name",
+    "federation",
+    "sex",
+    "birth_date",
+    "title",
+    "fide_id",
+    "is_bot",
+    "bot_rating",
+    "email_verified",
+    "display_name",
+)
+
+
+def _birth_year() -> pl.Expr:
+    """Year of a `YYYY` or a real `YYYY-MM-DD` birth date; null otherwise."""
+    text = pl.col("birth_date")
+    full = text.str.to_date(format="%Y-%m-%d", strict=False)
+    year_only = pl.when(text.str.contains(r"^[0-9]{4}$")).then(text.cast(pl.Int32, strict=False))
+    return pl.when(text.str.len_chars() == 4).then(year_only).otherwise(full.dt.year())
+
+
+def read_players(path: Path, source_file: str | None = None) -> IngestResult:
+    """Read `players.csv` into PLAYERS_SCHEMA rows; only `player_id` is a required column.
+
+    is_bot and email_verified default to false; bot_rating is kept as given (a bot without one is
+    rated from its PGN Elo tag, a bot_rating without is_bot is not an error).
+    """
+    src = _source(path, source_file)
+    table = read_csv_strings(path, src)
+    require_columns(table, ("player_id",))
+    frame = with_defaults(table, PLAYERS_OPTIONAL)
+    checks = [
+        *base_checks(table),
+        empty_check("player_id", "the player id"),
+        Check(
+            (pl.col("birth_date") != "") & _birth_year().is_null(),
+            pl.col("birth_date"),
+            pl.format("birth_date '{}' is not YYYY or a real YYYY-MM-DD", pl.col("birth_date")),
+        ),
+        bool_check("is_bot"),
+        bool_check("email_verified"),
+        int_check("bot_rating", low=0, high=MAX_RATING),
+        duplicate_check("player_id", "player id"),
+    ]
+    good, quarantine = apply_checks(frame, checks, "player_id", src)
+    rows = good.select(
+        pl.col("player_id"),
+        *[
+            null_if_empty(c).alias(c)
+            for c in ("name", "federation", "sex", "title", "fide_id", "display_name")
+        ],
+        _birth_year().alias("birth_year"),
+        parse_bool("is_bot").fill_null(False).alias("is_bot"),
+        parse_int("bot_rating").alias("bot_rating"),
+        parse_bool("email_verified").fill_null(False).alias("email_verified"),
+    )
+    return IngestResult(rows=conform(rows, PLAYERS_SCHEMA), quarantine=quarantine)
+
+
+# --- starting lists --------------------------------------------------------------------------------
+
+_LIST_NAME = re.compile(r"^(?P<list>[a-z]+-[a-z]+)@(?P<year>\d{4})-(?P<month>\d{2})\.csv$")
+
+
+def parse_starting_list_name(name: str) -> tuple[str, str]:
+    """(list, period) from a file name like `fide-standard@2025-12.csv`.
+
+    Raises `UnreadableFileError` with one sentence when the name does not follow that pattern.
+    """
+    m = _LIST_NAME.match(name)
+    if m is None or m["list"] not in STARTING_LISTS or not 1 <= int(m["month"]) <= 12:
+        raise UnreadableFileError(
+            f"{name}: a starting list must be named <list>@<YYYY-MM>.csv with <list> one of "
+            f"{', '.join(STARTING_LISTS)} (e.g. fide-standard@2025-12.csv)"
+        )
+    return m["list"], f"{m['year']}-{m['month']}"
+
+
+def read_starting_list(path: Path, source_file: str | None = None) -> IngestResult:
+    """Read a starting list `<list>@<YYYY-MM>.csv` into STARTING_LIST_SCHEMA rows.
+
+    FIDE lists need player_id, rating and rated_games (peak_rating defaults to the rating); UKD
+    lists need player_id and rating, and their rated_games/peak_rating are null.
+    """
+    src = _source(path, source_file)
+    list_name, period = parse_starting_list_name(Path(path).name)
+    is_fide = list_name.startswith("fide-")
+    table = read_csv_strings(path, src)
+    required = ("player_id", "rating", "rated_games") if is_fide else ("player_id", "rating")
+    require_columns(table, required)
+    frame = with_defaults(table, ("rated_games", "peak_rating"))
+    checks = [
+        *base_checks(table),
+        empty_check("player_id", "the player id"),
+        Check(pl.col("rating") == "", pl.col("rating"), pl.lit("rating is empty")),
+        int_check("rating", low=0, high=MAX_RATING),
+    ]
+    if is_fide:
+        checks += [
+            Check(
+                pl.col("rated_games") == "", pl.col("rated_games"), pl.lit("rated_games is empty")
+            ),
+            int_check("rated_games", low=0),
+            int_check("peak_rating", low=0, high=MAX_RATING),
+        ]
+    checks.append(duplicate_check("player_id", "player id"))
+    good, quarantine = apply_checks(frame, checks, "player_id", src)
+    none = pl.lit(None, dtype=pl.Int64)
+    rows = good.select(
+        pl.lit(list_name).alias("list"),
+        pl.lit(period).alias("period"),
+        pl.col("player_id"),
+        parse_int("rating").alias("rating"),
+        (parse_int("rated_games") if is_fide else none).alias("rated_games"),
+        (pl.coalesce(parse_int("peak_rating"), parse_int("rating")) if is_fide else none).alias(
+            "peak_rating"
+        ),
+    )
+    return IngestResult(rows=conform(rows, STARTING_LIST_SCHEMA), quarantine=quarantine)
+
+
+# --- moderation ------------------------------------------------------------------------------------
+
+MODERATION_REQUIRED = ("game_id", "decided_at", "decision", "reason")
+
+
+def read_moderation(path: Path, source_file: str | None = None) -> IngestResult:
+    """Read a moderation CSV into MODERATION_SCHEMA rows; the only decision is `annul`.
+
+    A second decision on the same game id is quarantined (it would be applied twice otherwise).
+    """
+    src = _source(path, source_file)
+    table = read_csv_strings(path, src)
+    require_columns(table, MODERATION_REQUIRED)
+    frame = table.frame
+    checks = [
+        *base_checks(table),
+        empty_check("game_id", "the game id"),
+        Check(
+            pl.col("decision").str.to_lowercase() != "annul",
+            pl.col("decision"),
+            pl.format("decision '{}' is not annul", pl.col("decision")),
+        ),
+        Check(
+            parse_utc("decided_at").is_null(),
+            pl.col("decided_at"),
+            pl.format("decided_at '{}' is not a valid ISO 8601 date", pl.col("decided_at")),
+        ),
+        duplicate_check("game_id", "game id"),
+    ]
+    good, quarantine = apply_checks(frame, checks, "game_id", src)
+    rows = good.select(
+        pl.col("game_id"),
+        parse_utc("decided_at").alias("decided_at"),
+        pl.lit("annul").alias("decision"),
+        null_if_empty("reason").alias("reason"),
+        pl.lit(src).alias("source_file"),
+        pl.col(LINE).alias("source_line"),
+    )
+    return IngestResult(rows=conform(rows, MODERATION_SCHEMA), quarantine=quarantine)
+
+
+# --- backgammon ------------------------------------------------------------------------------------
+
+BACKGAMMON_REQUIRED = ("match_id", "ended_at", "winner_id", "loser_id", "length", "ranked")
+
+
+def read_backgammon(path: Path, source_file: str | None = None) -> IngestResult:
+    """Read a backgammon match CSV into MATCHES_SCHEMA rows (period = UTC month of ended_at).
+
+    vs_ai is optional and defaults to false; an empty ranked is quarantined like a bad boolean.
+    """
+    src = _source(path, source_file)
+    table = read_csv_strings(path, src)
+    require_columns(table, BACKGAMMON_REQUIRED)
+    frame = with_defaults(table, ("vs_ai",))
+    ended = parse_utc("ended_at")
+    checks = [
+        *base_checks(table),
+        empty_check("match_id", "the match id"),
+        empty_check("winner_id"),
+        empty_check("loser_id"),
+        Check(
+            pl.col("winner_id") == pl.col("loser_id"),
+            pl.col("winner_id"),
+            pl.format("player '{}' cannot play against themselves", pl.col("winner_id")),
+        ),
+        Check(
+            ended.is_null(),
+            pl.col("ended_at"),
+            pl.format("ended_at '{}' is not a valid ISO 8601 date", pl.col("ended_at")),
+        ),
+        Check(pl.col("length") == "", pl.col("length"), pl.lit("length is empty")),
+        int_check("length", low=1),
+        Check(pl.col("ranked") == "", pl.col("ranked"), pl.lit("ranked is empty (true or false)")),
+        bool_check("ranked"),
+        bool_check("vs_ai"),
+        duplicate_check("match_id", "match id"),
+    ]
+    good, quarantine = apply_checks(frame, checks, "match_id", src)
+    rows = good.select(
+        pl.col("match_id"),
+        ended.alias("ended_at"),
+        ended.dt.strftime("%Y-%m").alias("period"),
+        pl.col("winner_id"),
+        pl.col("loser_id"),
+        parse_int("length").alias("length"),
+        parse_bool("ranked").alias("ranked"),
+        parse_bool("vs_ai").fill_null(False).alias("vs_ai"),
+        pl.lit(src).alias("source_file"),
+        pl.col(LINE).alias("source_line"),
+    )
+    return IngestResult(rows=conform(rows, MATCHES_SCHEMA), quarantine=quarantine)
