@@ -12,6 +12,7 @@ from pipelines.resources import PipelinePaths
 from rating_core import inbox as inbox_readers
 from rating_core.inbox import InboxBatch
 from rating_core.lake import read_table, table_partitions, write_partitioned, write_table
+from rating_core.names import player_names
 
 
 def _metadata(batch: InboxBatch) -> dict[str, dg.MetadataValue]:
@@ -60,6 +61,7 @@ def games(paths: PipelinePaths) -> dg.MaterializeResult:
     registry = read_table(paths.lake_path, "players").collect()
     batch = inbox_readers.ingest_games(paths.inbox_path, registry)
     _store(paths, "games", batch, partitioned=True)
+    write_table(paths.lake_path, "player_names", player_names(registry, batch.rows))
     return dg.MaterializeResult(metadata=_metadata(batch))
 
 

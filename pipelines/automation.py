@@ -6,7 +6,6 @@ import hashlib
 
 import dagster as dg
 
-from assets.partitions import monthly_periods
 from pipelines.resources import PipelinePaths
 from rating_core.inbox import inbox_files
 
@@ -16,7 +15,6 @@ ingest_job = dg.define_asset_job(
 lists_job = dg.define_asset_job(
     "lists_job",
     selection=dg.AssetSelection.groups("ratings", "publish"),
-    partitions_def=monthly_periods,
     description="Compute and publish the lists of one period.",
 )
 

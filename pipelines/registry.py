@@ -2,5 +2,8 @@
 
 from __future__ import annotations
 
-PERIOD_ASSETS: list = []
-PERIOD_CHECKS: list = []
+from assets.federation import FEDERATION_ASSETS, FEDERATION_CHECKS
+from assets.platform import PLATFORM_ASSETS, PLATFORM_CHECKS
+
+PERIOD_ASSETS = [*FEDERATION_ASSETS, *PLATFORM_ASSETS]
+PERIOD_CHECKS = [*FEDERATION_CHECKS, *PLATFORM_CHECKS]

@@ -42,6 +42,10 @@ class RunOutcome:
         return not self.failures
 
 
+QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+"""Run config keeping Dagster's own log lines off the terminal (the CLI prints a summary)."""
+
+
 def _instance() -> dg.DagsterInstance:
     if os.environ.get("DAGSTER_HOME"):
         return dg.DagsterInstance.get()
@@ -98,6 +102,7 @@ def run_pipeline(inbox: Path, lake: Path, console: Console | None = None) -> Run
             [*INGEST_ASSETS, *INGEST_CHECKS],
             resources=resources,
             instance=instance,
+            run_config=QUIET,
             raise_on_error=False,
         )
     failures = _failures(ingest)
@@ -127,6 +132,7 @@ def run_pipeline(inbox: Path, lake: Path, console: Console | None = None) -> Run
                 [*PERIOD_ASSETS, *PERIOD_CHECKS],
                 resources=resources,
                 instance=instance,
+                run_config=QUIET,
                 partition_key=partition_of_period(period),
                 raise_on_error=False,
             )

@@ -33,6 +33,7 @@ from rating_core.schemas import (
     STARTING_LIST_SCHEMA,
     empty,
 )
+from rating_core.site import classify_site_games
 
 FILE_SUMMARY_SCHEMA: dict[str, pl.DataType] = {
     "kind": pl.String,
@@ -146,7 +147,11 @@ def ingest_games(inbox: Path, players: pl.DataFrame | None = None) -> InboxBatch
             continue
         raw = pl.concat(raws, how="vertical_relaxed") if raws else empty(RAW_GAMES_SCHEMA)
         done = canonical_games(raw, source, players, club_id)
-        canonical.append(done.rows)
+        rows = done.rows
+        if source == "platform":
+            rows, contradictory = split_contradictory(rows, players)
+            quarantine.append(contradictory)
+        canonical.append(rows)
         quarantine.append(done.quarantine)
         notes.extend(done.notes)
     games = pl.concat(canonical) if canonical else empty(GAMES_SCHEMA)
@@ -160,6 +165,24 @@ def ingest_games(inbox: Path, players: pl.DataFrame | None = None) -> InboxBatch
         files=_file_counts("games", per_file, games, all_quarantine),
         notes=tuple(notes),
     )
+
+
+def split_contradictory(
+    games: pl.DataFrame, players: pl.DataFrame | None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """Quarantine platform records the site rules call contradictory (a bot losing on time...)."""
+    _, _, rejected = classify_site_games(games, players)
+    if not rejected.height:
+        return games, empty(QUARANTINE_SCHEMA)
+    quarantine = rejected.select(
+        "source_file",
+        pl.col("source_line").alias("line"),
+        pl.col("game_id").alias("record"),
+        "value",
+        "reason",
+    ).cast(QUARANTINE_SCHEMA)
+    kept = games.join(rejected.select("game_id"), on="game_id", how="anti")
+    return kept, quarantine
 
 
 def _file_counts(

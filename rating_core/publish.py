@@ -63,6 +63,7 @@ LIST_SCHEMA: dict[str, pl.DataType] = {
     "flag": pl.String(),
     "change": pl.Float64(),
     "change_exact": pl.Float64(),
+    "newcomer": pl.Boolean(),
 }
 """Every column a published list may have, with its Parquet type. Each `list.parquet` holds all
 of them (absent ones null) so the files of all lists share one schema; `list.csv` holds only the

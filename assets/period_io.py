@@ -1,0 +1,153 @@
+"""What every monthly rating asset shares: reading the previous period's state, writing this
+period's state, explanations and list rows, and publishing the lists of a period.
+
+Layout in the lake (hive partitions by period):
+`state/<system>/period=P/`   the state the next period starts from,
+`history/<system>/period=P/` one explanation row per player per game (or per period),
+`list_rows/<system>/period=P/` the rows of every list of the system for P (a `list` column).
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import dagster as dg
+import polars as pl
+
+from assets.partitions import period_of_partition
+from rating_core.lake import read_table, write_partitioned
+from rating_core.names import NAMES_SCHEMA, attach_names
+from rating_core.periods import previous_period
+from rating_core.publish import digest_frame, publish_list
+
+INPUT_DIGEST = "_input_digest"
+"""Column of `list_rows` carrying the digest of the inputs the rows were computed from."""
+
+
+def input_digest(*frames: pl.DataFrame | None) -> str:
+    """One digest over the period's inputs (its games and the state it started from)."""
+    return digest_frame(
+        pl.DataFrame({"part": [digest_frame(f) if f is not None else "-" for f in frames]})
+    )
+
+
+def code_version() -> str:
+    """The installed package version, recorded in every manifest."""
+    try:
+        return version("rating-lists")
+    except PackageNotFoundError:  # pragma: no cover - running from a bare checkout
+        return "unknown"
+
+
+def period_key(context: dg.AssetExecutionContext) -> str:
+    """The period (YYYY-MM) of the partition being materialized."""
+    return period_of_partition(context.partition_key)
+
+
+def check_period(context: dg.AssetCheckExecutionContext) -> str:
+    """The period (YYYY-MM) of the partition an asset check runs on."""
+    return period_of_partition(context.partition_key)
+
+
+def with_names(lake: Path, rows: pl.DataFrame) -> pl.DataFrame:
+    """List rows with the players' display names (table `player_names`, written at ingest)."""
+    names = read_table(lake, "player_names").collect()
+    return attach_names(rows, names if names.columns else pl.DataFrame(schema=NAMES_SCHEMA))
+
+
+ROW_PERIOD = "row_period"
+"""A frame's own `period` column is stored under this name: the partition column owns `period`."""
+
+
+def _restore_row_period(frame: pl.DataFrame) -> pl.DataFrame:
+    """Undo `write_period`'s renaming so a frame reads back as it was written."""
+    if ROW_PERIOD in frame.columns:
+        return frame.drop("period", strict=False).rename({ROW_PERIOD: "period"})
+    return frame
+
+
+def read_previous_state(lake: Path, system: str, period: str) -> pl.DataFrame | None:
+    """The state after P-1 written by this system's asset, or None when P is its first period."""
+    frame = read_table(lake, f"state/{system}", [previous_period(period)]).collect()
+    if not frame.columns:
+        return None
+    if ROW_PERIOD in frame.columns:
+        return _restore_row_period(frame)
+    return frame.drop("period", strict=False)
+
+
+def read_period(
+    lake: Path, table: str, period: str, schema: dict[str, pl.DataType] | None = None
+) -> pl.DataFrame:
+    """Rows of one period of a partitioned lake table (an empty frame of `schema` when none)."""
+    return _restore_row_period(read_table(lake, table, [period], schema=schema).collect())
+
+
+def write_period(lake: Path, table: str, period: str, frame: pl.DataFrame) -> None:
+    """Replace the period's partition of `table` with `frame` (which may be empty)."""
+    if "period" in frame.columns:
+        frame = frame.rename({"period": ROW_PERIOD})
+    write_partitioned(
+        lake, table, frame.with_columns(period=pl.lit(period)), "period", partitions=[period]
+    )
+
+
+def frame_metadata(frame: pl.DataFrame) -> dict[str, dg.MetadataValue]:
+    """Row count and schema of a written frame, for the materialization."""
+    schema = dg.TableSchema(
+        columns=[dg.TableColumn(name, str(dtype)) for name, dtype in frame.schema.items()]
+    )
+    return {
+        "dagster/row_count": dg.MetadataValue.int(frame.height),
+        "dagster/column_schema": dg.MetadataValue.table_schema(schema),
+    }
+
+
+def publish_period_lists(
+    lake: Path,
+    system: str,
+    period: str,
+    *,
+    reason: str,
+    causes: pl.DataFrame | None = None,
+    value: str = "rating",
+) -> dg.MaterializeResult:
+    """Publish every list of `system` for `period` from its `list_rows`; unchanged lists stay."""
+    rows = read_period(lake, f"list_rows/{system}", period)
+    outcomes = []
+    if rows.height:
+        rows = rows.drop("period", strict=False)
+        for (list_name,), frame in rows.sort("list").group_by("list", maintain_order=True):
+            digest = frame.get_column(INPUT_DIGEST)[0] if INPUT_DIGEST in frame.columns else None
+            content = frame.drop(["list", INPUT_DIGEST], strict=False)
+            outcome = publish_list(
+                lake,
+                str(list_name),
+                period,
+                content,
+                reason=reason,
+                input_digest=digest or digest_frame(content),
+                code_version=code_version(),
+                causes=causes,
+                value=value,
+            )
+            outcomes.append(
+                {
+                    "list": outcome.list,
+                    "period": outcome.period,
+                    "version": outcome.version,
+                    "status": outcome.status,
+                    "path": str(outcome.path),
+                    "row_count": outcome.row_count,
+                    "changed_rows": outcome.changed_rows,
+                }
+            )
+    published = sum(1 for o in outcomes if o["status"] == "published")
+    return dg.MaterializeResult(
+        metadata={
+            "published": dg.MetadataValue.json(outcomes),
+            "new_versions": dg.MetadataValue.int(published),
+            "dagster/row_count": dg.MetadataValue.int(rows.height),
+        }
+    )

@@ -1,0 +1,197 @@
+"""One federation period across the three lists: which state each list starts from, and the
+order the lists are computed in (standard first: rapid and blitz read its period-start list).
+
+Pure functions over frames; the Dagster assets only read and write around them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import polars as pl
+
+from rating_core.club import CLUB_STATE_SCHEMA, ClubPeriodResult, club_period
+from rating_core.fide import (
+    FIDE_RULES,
+    FIDE_STATE_SCHEMA,
+    FidePeriodResult,
+    fide_period,
+    fide_state_from_starting_list,
+)
+from rating_core.periods import previous_period
+from rating_core.schemas import RATING_LISTS
+from rating_core.ukd import (
+    UKD_STATE_SCHEMA,
+    UkdPeriodResult,
+    ukd_period,
+    ukd_state_from_starting_list,
+)
+
+
+@dataclass(frozen=True)
+class ListStart:
+    """The state a list starts a period from, and where it came from (for the explanation)."""
+
+    state: pl.DataFrame | None
+    origin: str  # "official list <file>", "computed list of <P-1>", "none"
+
+
+def list_start(
+    system: str,
+    rating_list: str,
+    period: str,
+    starting_lists: pl.DataFrame,
+    computed_previous: pl.DataFrame | None,
+) -> ListStart:
+    """The official starting list after P-1 wins; else the list this pipeline computed for P-1."""
+    name = f"{system}-{rating_list}"
+    before = previous_period(period)
+    official = (
+        starting_lists.filter((pl.col("list") == name) & (pl.col("period") == before))
+        if starting_lists.height
+        else starting_lists
+    )
+    if official.height:
+        convert = (
+            fide_state_from_starting_list if system == "fide" else ukd_state_from_starting_list
+        )
+        return ListStart(convert(official), f"official list {name}@{before}")
+    if computed_previous is not None:
+        return ListStart(computed_previous, f"computed list of {before}")
+    return ListStart(None, "none")
+
+
+def seed_from_records(
+    state: pl.DataFrame | None,
+    games: pl.DataFrame,
+    period: str,
+    rating_list: str,
+    min_rating: int = FIDE_RULES.floor,
+) -> pl.DataFrame | None:
+    """Add players the list does not hold at the FIDE rating their game record carries.
+
+    Decision: a tournament report's own rating (TRF player record, PGN `WhiteElo` in a federation
+    file) is the player's rating on the list in force when no list holds them, with an unknown
+    career count (K 20 unless the peak or junior rule applies). Ratings below the floor are ignored.
+    """
+    g = games.filter((pl.col("period") == period) & (pl.col("rating_list") == rating_list))
+    if not g.height:
+        return state
+    records = (
+        pl.concat(
+            [
+                g.select(
+                    pl.col("white_id").alias("player_id"),
+                    pl.col("white_elo").alias("rating"),
+                    "played_at",
+                ),
+                g.select(
+                    pl.col("black_id").alias("player_id"),
+                    pl.col("black_elo").alias("rating"),
+                    "played_at",
+                ),
+            ]
+        )
+        .drop_nulls()
+        .filter(pl.col("rating") >= min_rating)
+        .sort("played_at")
+        .unique("player_id", keep="first", maintain_order=True)
+    )
+    if state is not None and state.height:
+        records = records.join(state.select("player_id"), on="player_id", how="anti")
+    if not records.height:
+        return state
+    seeded = records.select(
+        "player_id",
+        pl.col("rating").cast(pl.Int32),
+        pl.lit(None, dtype=pl.Int32).alias("rated_games"),
+        pl.col("rating").cast(pl.Int32).alias("peak_rating"),
+        pl.lit(None, dtype=pl.String).alias("last_played_period"),
+        pl.lit(period).alias("listed_since"),
+    )
+    base = state if state is not None else pl.DataFrame(schema=FIDE_STATE_SCHEMA)
+    return pl.concat([base.cast(FIDE_STATE_SCHEMA), seeded.cast(FIDE_STATE_SCHEMA)])  # type: ignore[arg-type]
+
+
+def fide_lists_period(
+    games: pl.DataFrame,
+    starts: dict[str, pl.DataFrame | None],
+    pools: dict[str, pl.DataFrame | None],
+    players: pl.DataFrame | None,
+    period: str,
+) -> dict[str, FidePeriodResult]:
+    """Rate standard, then rapid and blitz (seeded from the period-start standard list)."""
+    results: dict[str, FidePeriodResult] = {}
+    standard_start = seed_from_records(starts.get("standard"), games, period, "standard")
+    for rating_list in RATING_LISTS:
+        start = (
+            standard_start
+            if rating_list == "standard"
+            else seed_from_records(starts.get(rating_list), games, period, rating_list)
+        )
+        has_games = games.filter(pl.col("rating_list") == rating_list).height > 0
+        if start is None and not has_games and pools.get(rating_list) is None:
+            continue
+        results[rating_list] = fide_period(
+            games,
+            start if start is not None else pl.DataFrame(schema=FIDE_STATE_SCHEMA),
+            players,
+            period,
+            rating_list,
+            standard_state=standard_start if rating_list != "standard" else None,
+            pool=pools.get(rating_list),
+        )
+    return results
+
+
+def ukd_lists_period(
+    games: pl.DataFrame,
+    starts: dict[str, pl.DataFrame | None],
+    pools: dict[str, pl.DataFrame | None],
+    period: str,
+) -> dict[str, UkdPeriodResult]:
+    """Rate the three UKD lists of a period, each from its own period-start state."""
+    results: dict[str, UkdPeriodResult] = {}
+    for rating_list in RATING_LISTS:
+        start = starts.get(rating_list)
+        has_games = games.filter(pl.col("rating_list") == rating_list).height > 0
+        if start is None and not has_games and pools.get(rating_list) is None:
+            continue
+        results[rating_list] = ukd_period(
+            games,
+            start if start is not None else pl.DataFrame(schema=UKD_STATE_SCHEMA),
+            period,
+            rating_list,
+            pool=pools.get(rating_list),
+        )
+    return results
+
+
+def club_lists_period(
+    games: pl.DataFrame, state: pl.DataFrame | None, players: pl.DataFrame | None
+) -> dict[tuple[str, str], ClubPeriodResult]:
+    """Every (club, list) pool with a state or games this period, rated tournament by tournament.
+
+    `state` holds every pool's players with `club_id` and `rating_list` columns.
+    """
+    keys: set[tuple[str, str]] = set()
+    if state is not None and state.height:
+        keys |= set(state.select("club_id", "rating_list").unique().iter_rows())
+    if games.height:
+        keys |= set(
+            games.select("club_id", pl.col("rating_list").cast(pl.String)).unique().iter_rows()
+        )
+    results: dict[tuple[str, str], ClubPeriodResult] = {}
+    for club_id, rating_list in sorted(k for k in keys if k[0] and k[1]):
+        pool_games = games.filter(
+            (pl.col("club_id") == club_id) & (pl.col("rating_list") == rating_list)
+        )
+        pool_state = (
+            state.filter(
+                (pl.col("club_id") == club_id) & (pl.col("rating_list") == rating_list)
+            ).select(list(CLUB_STATE_SCHEMA))
+            if state is not None and state.height
+            else pl.DataFrame(schema=CLUB_STATE_SCHEMA)
+        )
+        results[(club_id, rating_list)] = club_period(pool_games, pool_state, players, rating_list)
+    return results

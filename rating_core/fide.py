@@ -1,0 +1,776 @@
+"""FIDE rating lists for one period (RULES §3) and the one-player FIDE calculator (RULES §7).
+
+Public API (pure Polars, no Dagster):
+
+- `FIDE_RULES` (`FideRules`): every FIDE constant in one frozen object.
+- `FIDE_STATE_SCHEMA`: what a published list holds and the next period starts from
+  (player_id, rating, rated_games, peak_rating, last_played_period, listed_since).
+- `FIDE_POOL_SCHEMA`: games of unrated players against rated opponents (newcomer pool).
+- `fide_state_from_starting_list(frame)`: a STARTING_LIST_SCHEMA frame -> FIDE state.
+- `fide_period(games, state, players, period, rating_list, standard_state=None, pool=None)`
+  -> `FidePeriodResult` (state, list_rows, game_explanations, player_explanations, newcomers,
+  pool, dropped), every frame sorted and typed by the schema constants below.
+- `fide_calculator(rating, k, games)`: the seed calculator for one tournament, every step.
+
+Shared building blocks, also used by `ukd` and `club` so that no rule is implemented twice:
+`select_rated_games`, `rate_rows`, `k_base_exprs`, `k_capped_expr`, `div_round_half_away_expr`,
+`period_index_expr`. All arithmetic that rounds sums of table values is done in integer
+hundredths (PD x 100, score x 100) and rounded once, half away from zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import polars as pl
+
+from rating_core.fide_tables import dp_expr, pd_hundredths_expr
+from rating_core.rounding import round_half_away, round_hundredths_half_away_expr
+from rating_core.schemas import RATING_LISTS, UTC_TIME
+
+
+@dataclass(frozen=True)
+class FideRules:
+    """Every number of RULES §3 (FIDE Rating Regulations 2024, amended 2025), in one place."""
+
+    difference_cap: int = 400  # step 1: |D| > 400 counts as 400
+    real_difference_from: int = 2650  # standard list: a player >= this uses the real D
+    fast_excluded_gap: int = 600  # rapid/blitz: no rating of a game >= 600 apart ...
+    fast_excluded_above: int = 2600  # ... when either player is rated above this
+    k_established_top: int = 10  # step 4: once peak_rating >= top_peak
+    top_peak: int = 2400
+    k_junior: int = 40  # until the end of the year of the 18th birthday, rating < junior_below
+    junior_age: int = 18
+    junior_below: int = 2300
+    k_new: int = 40  # until `new_games` rated games are completed
+    new_games: int = 30
+    k_default: int = 20
+    k_times_n_max: int = 700  # K x n <= 700 per period
+    floor: int = 1400  # step 6: below this the player leaves the list
+    inactive_periods: int = 12  # step 8
+    newcomer_min_games: int = 5  # §8.2: first rating after >= 5 pooled games
+    newcomer_window_periods: int = 26  # rolling pool window
+    newcomer_hypothetical_rating: int = 1800  # two hypothetical drawn games vs 1800
+    newcomer_hypothetical_games: int = 2
+    newcomer_max: int = 2200
+
+
+FIDE_RULES = FideRules()
+
+# --- schemas ------------------------------------------------------------------------------------
+
+FIDE_STATE_SCHEMA: dict[str, pl.DataType] = {
+    "player_id": pl.String,
+    "rating": pl.Int32,
+    "rated_games": pl.Int32,  # career count on this list; null = unknown (treated as >= 30)
+    "peak_rating": pl.Int32,  # highest rating ever published on this list
+    "last_played_period": pl.String,  # last period with a rated game; null = unknown
+    "listed_since": pl.String,  # first period this state knows the player (inactivity reference)
+}
+
+FIDE_POOL_SCHEMA: dict[str, pl.DataType] = {
+    "player_id": pl.String,  # the unrated player
+    "game_id": pl.String,
+    "event_id": pl.String,  # tournament_id, or the game id for a game outside a tournament
+    "event_end": UTC_TIME,  # last game of the event in its period
+    "period": pl.String,
+    "opponent_id": pl.String,
+    "opponent_rating": pl.Int32,  # opponent's rating at the start of `period`
+    "score": pl.Float64,
+}
+
+FIDE_LIST_SCHEMA: dict[str, pl.DataType] = {
+    "player_id": pl.String,
+    "rating": pl.Int32,
+    "rating_exact": pl.Float64,  # rating before + unrounded K x sum(dR)
+    "games": pl.Int32,  # rated games in the period on this list
+    "k": pl.Int32,
+    "k_reason": pl.String,
+    "change": pl.Int32,
+    "change_exact": pl.Float64,
+    "flag": pl.String,  # "i" inactive, else null
+    "provisional": pl.Boolean,  # always null for FIDE
+    "rated_games": pl.Int32,
+    "peak_rating": pl.Int32,
+    "newcomer": pl.Boolean,
+}
+
+FIDE_GAME_EXPLANATION_SCHEMA: dict[str, pl.DataType] = {
+    "game_id": pl.String,
+    "player_id": pl.String,
+    "opponent_id": pl.String,
+    "own_rating": pl.Int32,
+    "opponent_rating": pl.Int32,  # null: opponent unrated on this list
+    "counted": pl.Boolean,
+    "not_counted_reason": pl.String,
+    "d_raw": pl.Int64,
+    "d_used": pl.Int64,
+    "pd": pl.Float64,  # two decimals
+    "score": pl.Float64,
+    "delta_r": pl.Float64,  # two decimals
+}
+
+FIDE_PLAYER_EXPLANATION_SCHEMA: dict[str, pl.DataType] = {
+    "player_id": pl.String,
+    "rating_before": pl.Int32,
+    "k_base": pl.Int32,
+    "k_reason": pl.String,
+    "n": pl.Int32,
+    "k_used": pl.Int32,
+    "sum_delta_r": pl.Float64,
+    "change_exact": pl.Float64,
+    "change": pl.Int32,
+    "rating_after": pl.Int32,
+    "dropped": pl.Boolean,
+    "newcomer": pl.Boolean,
+    "seeded_from_standard": pl.Boolean,
+}
+
+FIDE_NEWCOMER_SCHEMA: dict[str, pl.DataType] = {
+    "player_id": pl.String,
+    "n": pl.Int32,  # pooled games used
+    "points": pl.Float64,
+    "opponents_sum": pl.Int64,
+    "first_event_disregarded": pl.String,  # event id of a zero-score first event, else null
+    "ra": pl.Float64,  # two decimals
+    "p": pl.Float64,  # two decimals
+    "dp": pl.Int32,
+    "ru": pl.Int32,  # after the 2200 cap
+    "published": pl.Boolean,
+}
+
+FIDE_DROPPED_SCHEMA: dict[str, pl.DataType] = {
+    "player_id": pl.String,
+    "last_rating": pl.Int32,  # rating on the previous list
+    "new_rating": pl.Int32,  # computed rating, below the floor
+    "reason": pl.String,
+}
+
+
+@dataclass(frozen=True)
+class FidePeriodResult:
+    """Everything one FIDE period produces; `state` and `pool` feed the next period."""
+
+    period: str
+    rating_list: str
+    state: pl.DataFrame  # FIDE_STATE_SCHEMA: every player rated after the period
+    list_rows: pl.DataFrame  # FIDE_LIST_SCHEMA: the publishable list
+    game_explanations: pl.DataFrame  # FIDE_GAME_EXPLANATION_SCHEMA
+    player_explanations: pl.DataFrame  # FIDE_PLAYER_EXPLANATION_SCHEMA
+    newcomers: pl.DataFrame  # FIDE_NEWCOMER_SCHEMA: every pooled player evaluated
+    pool: pl.DataFrame  # FIDE_POOL_SCHEMA: to pass to the next period
+    dropped: pl.DataFrame  # FIDE_DROPPED_SCHEMA
+
+
+# --- shared building blocks ----------------------------------------------------------------------
+
+
+def div_round_half_away_expr(num: pl.Expr, den: pl.Expr) -> pl.Expr:
+    """Exact integer num / den (den > 0) rounded half away from zero, with no float involved."""
+    n = num.cast(pl.Int64)
+    d = den.cast(pl.Int64)
+    return ((2 * n.abs() + d) // (2 * d)) * n.sign()
+
+
+def period_index_expr(period: pl.Expr) -> pl.Expr:
+    """Month number of a `YYYY-MM` period (year x 12 + month - 1), for window arithmetic."""
+    return period.str.slice(0, 4).cast(pl.Int32) * 12 + period.str.slice(5, 2).cast(pl.Int32) - 1
+
+
+def _period_index(period: str) -> int:
+    """Scalar `period_index_expr`, validating the `YYYY-MM` form."""
+    if len(period) != 7 or period[4] != "-" or not (period[:4] + period[5:]).isdigit():
+        raise ValueError(f"period must be YYYY-MM, got {period!r}")
+    month = int(period[5:])
+    if not 1 <= month <= 12:
+        raise ValueError(f"period must be YYYY-MM, got {period!r}")
+    return int(period[:4]) * 12 + month - 1
+
+
+def select_rated_games(
+    games: pl.DataFrame | pl.LazyFrame, period: str | None, rating_list: str | None
+) -> pl.LazyFrame:
+    """Finished, rated, two-player games of one period and list (forfeits and byes excluded).
+
+    Returns game_id, event_id (tournament or game), played_at, white_id, black_id, white_score.
+    """
+    lf = games.lazy()
+    conds = [
+        pl.col("status") == "finished",
+        pl.col("rated").fill_null(False),
+        pl.col("white_id").is_not_null(),
+        pl.col("black_id").is_not_null(),
+        pl.col("white_id") != pl.col("black_id"),
+        pl.col("white_score").is_not_null(),
+    ]
+    if period is not None:
+        conds.append(pl.col("period") == period)
+    if rating_list is not None:
+        conds.append(pl.col("rating_list") == rating_list)
+    return lf.filter(*conds).select(
+        pl.col("game_id").cast(pl.String),
+        pl.coalesce(pl.col("tournament_id"), pl.col("game_id")).cast(pl.String).alias("event_id"),
+        pl.col("played_at"),
+        pl.col("white_id").cast(pl.String),
+        pl.col("black_id").cast(pl.String),
+        pl.col("white_score").cast(pl.Float64),
+    )
+
+
+def two_sided(
+    games: pl.LazyFrame, white_cols: dict[str, str], black_cols: dict[str, str]
+) -> pl.LazyFrame:
+    """One row per player per game: player_id, opponent_id, score, plus per-side columns.
+
+    `white_cols` maps output names to the white player's columns, `black_cols` to black's
+    (e.g. {"own_rating": "white_rating", "opponent_rating": "black_rating"}).
+    """
+    names = games.collect_schema().names()
+    keep = [c for c in ("_gi", "game_id", "event_id", "played_at") if c in names]
+    white = games.select(
+        *keep,
+        pl.col("white_id").alias("player_id"),
+        pl.col("black_id").alias("opponent_id"),
+        pl.col("white_score").alias("score"),
+        pl.lit(0, dtype=pl.Int8).alias("_side"),
+        *[pl.col(src).alias(dst) for dst, src in white_cols.items()],
+    )
+    black = games.select(
+        *keep,
+        pl.col("black_id").alias("player_id"),
+        pl.col("white_id").alias("opponent_id"),
+        (1.0 - pl.col("white_score")).alias("score"),
+        pl.lit(1, dtype=pl.Int8).alias("_side"),
+        *[pl.col(src).alias(dst) for dst, src in black_cols.items()],
+    )
+    return pl.concat([white, black])
+
+
+def rate_rows(
+    rows: pl.LazyFrame, rules: FideRules, real_difference: bool | pl.Expr
+) -> pl.LazyFrame:
+    """Steps 1-3 per row: d_raw, d_used (400 cap unless `real_difference`), pd_h, delta_h.
+
+    Needs own_rating, opponent_rating and score; pd_h and delta_h are integer hundredths.
+    `real_difference` is a boolean expression (or constant) saying which rows skip the cap.
+    """
+    cap = rules.difference_cap
+    d_raw = (pl.col("opponent_rating").cast(pl.Int64) - pl.col("own_rating").cast(pl.Int64)).alias(
+        "d_raw"
+    )
+    real = real_difference if isinstance(real_difference, pl.Expr) else pl.lit(real_difference)
+    d_used = pl.when(real).then(pl.col("d_raw")).otherwise(pl.col("d_raw").clip(-cap, cap))
+    return (
+        rows.with_columns(d_raw)
+        .with_columns(d_used.alias("d_used"))
+        .with_columns(pd_hundredths_expr(pl.col("d_used")).alias("pd_h"))
+        .with_columns(
+            ((pl.col("score") * 100).round(0).cast(pl.Int64) - pl.col("pd_h")).alias("delta_h")
+        )
+    )
+
+
+def k_base_exprs(rules: FideRules, year: int) -> tuple[pl.Expr, pl.Expr]:
+    """Step 4's K and its reason, first matching rule wins, from period-start columns.
+
+    Needs rating, rated_games (null = unknown, treated as completed), peak_rating and
+    birth_year (null = not a junior); `year` is the calendar year of the period.
+    """
+    peak = pl.coalesce(pl.col("peak_rating"), pl.col("rating"))
+    top = peak >= rules.top_peak
+    junior = (pl.col("birth_year") + rules.junior_age >= year).fill_null(False) & (
+        pl.col("rating") < rules.junior_below
+    )
+    new = (pl.col("rated_games") < rules.new_games).fill_null(False)
+    k = (
+        pl.when(top)
+        .then(rules.k_established_top)
+        .when(junior)
+        .then(rules.k_junior)
+        .when(new)
+        .then(rules.k_new)
+        .otherwise(rules.k_default)
+        .cast(pl.Int32)
+    )
+    reason = (
+        pl.when(top)
+        .then(pl.lit(f"peak>={rules.top_peak}"))
+        .when(junior)
+        .then(pl.lit("junior"))
+        .when(new)
+        .then(pl.lit(f"under {rules.new_games} games"))
+        .otherwise(pl.lit("established"))
+    )
+    return k, reason
+
+
+def k_capped_expr(k: pl.Expr, n: pl.Expr, rules: FideRules) -> pl.Expr:
+    """K lowered to the largest integer with K x n <= 700 when K x n exceeds it."""
+    limit = rules.k_times_n_max
+    return pl.when((k * n > limit) & (n > 0)).then(pl.lit(limit) // n).otherwise(k).cast(pl.Int32)
+
+
+def _hundredths_to_float(expr: pl.Expr) -> pl.Expr:
+    """Integer hundredths as a float with two decimals (display only; exact values stay ints)."""
+    return (expr.cast(pl.Float64) / 100).round(2)
+
+
+# --- starting list -------------------------------------------------------------------------------
+
+
+def fide_state_from_starting_list(frame: pl.DataFrame) -> pl.DataFrame:
+    """A STARTING_LIST_SCHEMA frame (one FIDE list) as FIDE_STATE_SCHEMA.
+
+    A missing peak is the current rating; `listed_since` is the list's period, the reference for
+    the inactivity flag while the player's last game is unknown.
+    """
+    return (
+        frame.lazy()
+        .select(
+            pl.col("player_id").cast(pl.String),
+            pl.col("rating").cast(pl.Int32),
+            pl.col("rated_games").cast(pl.Int32),
+            pl.max_horizontal(pl.col("peak_rating"), pl.col("rating"))
+            .cast(pl.Int32)
+            .alias("peak_rating"),
+            pl.lit(None, dtype=pl.String).alias("last_played_period"),
+            pl.col("period").cast(pl.String).alias("listed_since"),
+        )
+        .sort("player_id")
+        .collect()
+    )
+
+
+# --- the period engine ---------------------------------------------------------------------------
+
+
+def _empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
+    return pl.DataFrame(schema=schema)
+
+
+def fide_period(
+    games: pl.DataFrame | pl.LazyFrame,
+    state: pl.DataFrame,
+    players: pl.DataFrame | None,
+    period: str,
+    rating_list: str,
+    standard_state: pl.DataFrame | None = None,
+    pool: pl.DataFrame | None = None,
+    rules: FideRules = FIDE_RULES,
+) -> FidePeriodResult:
+    """Rate one period of one FIDE list (RULES §3), vectorized, from the period-start `state`.
+
+    `games`: GAMES_SCHEMA columns (at least game_id, tournament_id, played_at, period, white_id,
+    black_id, white_score, rating_list, status, rated); the engine filters `period` and
+    `rating_list`. `players`: player_id, birth_year (junior K), or None. `standard_state`: the
+    standard list in force at period start (seeds rapid/blitz, step 7). `pool`: the newcomer
+    pool returned by the previous period.
+    """
+    if rating_list not in RATING_LISTS:
+        raise ValueError(f"rating_list must be one of {RATING_LISTS}, got {rating_list!r}")
+    p_idx = _period_index(period)
+    year = int(period[:4])
+    standard = rating_list == "standard"
+
+    # Materialized once: the engine reads the games twice (ratings, then event ends).
+    g = select_rated_games(games, period, rating_list).with_row_index("_gi").collect().lazy()
+
+    st = (
+        state.lazy()
+        .select([pl.col(c).cast(t) for c, t in FIDE_STATE_SCHEMA.items()])
+        .with_columns(pl.lit(False).alias("seeded"))
+    )
+    if not standard and standard_state is not None:
+        ids = pl.concat(
+            [
+                g.select(pl.col("white_id").alias("player_id")),
+                g.select(pl.col("black_id").alias("player_id")),
+            ]
+        ).unique()
+        seeded = (
+            ids.join(st.select("player_id"), on="player_id", how="anti")
+            .join(standard_state.lazy().select("player_id", "rating"), on="player_id", how="inner")
+            .select(
+                pl.col("player_id"),
+                pl.col("rating").cast(pl.Int32),
+                pl.lit(0, dtype=pl.Int32).alias("rated_games"),
+                pl.col("rating").cast(pl.Int32).alias("peak_rating"),
+                pl.lit(None, dtype=pl.String).alias("last_played_period"),
+                pl.lit(period).alias("listed_since"),
+                pl.lit(True).alias("seeded"),
+            )
+        )
+        st = pl.concat([st, seeded])
+    start = st.collect()
+    ratings = start.lazy().select("player_id", "rating")
+
+    # Both ratings at the game level (one join per side), then one row per player per game.
+    gr = g.join(
+        ratings.rename({"player_id": "white_id", "rating": "white_rating"}),
+        on="white_id",
+        how="left",
+    ).join(
+        ratings.rename({"player_id": "black_id", "rating": "black_rating"}),
+        on="black_id",
+        how="left",
+    )
+    if not standard:
+        hi = pl.max_horizontal("white_rating", "black_rating")
+        gap = (pl.col("white_rating") - pl.col("black_rating")).abs()
+        excluded = ((gap >= rules.fast_excluded_gap) & (hi > rules.fast_excluded_above)).fill_null(
+            False
+        )
+    else:
+        excluded = pl.lit(False)
+    gr = gr.with_columns(excluded.alias("excluded"))
+    long = two_sided(
+        gr,
+        {"own_rating": "white_rating", "opponent_rating": "black_rating", "excluded": "excluded"},
+        {"own_rating": "black_rating", "opponent_rating": "white_rating", "excluded": "excluded"},
+    )
+
+    real = (pl.col("own_rating") >= rules.real_difference_from) if standard else False
+    rated_side = long.filter(pl.col("own_rating").is_not_null())
+    counted = pl.col("opponent_rating").is_not_null() & ~pl.col("excluded")
+    expl = rate_rows(rated_side.with_columns(counted.alias("counted")), rules, real)
+    expl = expl.with_columns(
+        [
+            pl.when(pl.col("counted")).then(pl.col(c)).otherwise(None).alias(c)
+            for c in ("d_used", "pd_h", "delta_h")
+        ]
+    ).with_columns(
+        pl.when(pl.col("opponent_rating").is_null())
+        .then(pl.lit("opponent unrated on this list"))
+        .when(pl.col("excluded"))
+        .then(pl.lit(f"{rules.fast_excluded_gap}-point rule"))
+        .otherwise(None)
+        .alias("not_counted_reason")
+    )
+    agg = (
+        expl.filter(pl.col("counted"))
+        .group_by("player_id")
+        .agg(pl.len().cast(pl.Int32).alias("n"), pl.col("delta_h").sum().alias("sum_delta_h"))
+    )
+    new_rows = long.filter(pl.col("own_rating").is_null() & pl.col("opponent_rating").is_not_null())
+
+    game_expl_lf = expl.select(
+        "_gi",
+        "_side",
+        "game_id",
+        "player_id",
+        "opponent_id",
+        "own_rating",
+        "opponent_rating",
+        "counted",
+        "not_counted_reason",
+        "d_raw",
+        "d_used",
+        _hundredths_to_float(pl.col("pd_h")).alias("pd"),
+        "score",
+        _hundredths_to_float(pl.col("delta_h")).alias("delta_r"),
+    )
+
+    # Per player: K, cap, change, new rating.
+    birth = (
+        players.lazy().select(
+            pl.col("player_id").cast(pl.String), pl.col("birth_year").cast(pl.Int32)
+        )
+        if players is not None
+        else pl.LazyFrame(schema={"player_id": pl.String, "birth_year": pl.Int32})
+    )
+    k_base, k_reason = k_base_exprs(rules, year)
+    per = (
+        start.lazy()
+        .join(agg, on="player_id", how="left")
+        .join(birth.unique("player_id"), on="player_id", how="left")
+        .with_columns(
+            pl.col("n").fill_null(0),
+            pl.col("sum_delta_h").fill_null(0),
+            k_base.alias("k_base"),
+            k_reason.alias("k_reason"),
+        )
+        .with_columns(k_capped_expr(pl.col("k_base"), pl.col("n"), rules).alias("k_used"))
+        .with_columns((pl.col("k_used").cast(pl.Int64) * pl.col("sum_delta_h")).alias("change_h"))
+        .with_columns(
+            round_hundredths_half_away_expr(pl.col("change_h")).cast(pl.Int32).alias("change")
+        )
+        .with_columns((pl.col("rating") + pl.col("change")).cast(pl.Int32).alias("rating_after"))
+        .filter(~pl.col("seeded") | (pl.col("n") > 0))
+        .with_columns((pl.col("rating_after") < rules.floor).alias("dropped"))
+    )
+
+    game_expl, per_df, new_df = pl.collect_all(
+        [game_expl_lf.sort("_gi", "_side").drop("_gi", "_side"), per, new_rows]
+    )
+
+    # Newcomer pool (§8.2): add this period's games, keep the rolling window, evaluate.
+    pool_in = pool if pool is not None else _empty(FIDE_POOL_SCHEMA)
+    events_end = (
+        g.group_by("event_id").agg(pl.col("played_at").max().alias("event_end")).collect()
+        if new_df.height
+        else pl.DataFrame(schema={"event_id": pl.String, "event_end": UTC_TIME})
+    )
+    added = new_df.join(events_end, on="event_id", how="left").select(
+        pl.col("player_id"),
+        pl.col("game_id"),
+        pl.col("event_id"),
+        pl.col("event_end").cast(UTC_TIME),
+        pl.lit(period).alias("period"),
+        pl.col("opponent_id"),
+        pl.col("opponent_rating").cast(pl.Int32),
+        pl.col("score"),
+    )
+    window_start = p_idx - rules.newcomer_window_periods + 1
+    pool_all = (
+        pl.concat([pool_in.select(list(FIDE_POOL_SCHEMA)).cast(FIDE_POOL_SCHEMA), added])
+        .join(start.select("player_id"), on="player_id", how="anti")
+        .filter(period_index_expr(pl.col("period")) >= window_start)
+        .filter(period_index_expr(pl.col("period")) <= p_idx)
+    )
+    newcomers = _evaluate_newcomers(pool_all, rules)
+    published = newcomers.filter(pl.col("published"))
+    pool_out = pool_all.join(published.select("player_id"), on="player_id", how="anti").sort(
+        "player_id", "period", "game_id"
+    )
+    new_games_this_period = added.group_by("player_id").agg(pl.len().cast(pl.Int32).alias("games"))
+
+    # Lists and state.
+    kept = per_df.filter(~pl.col("dropped"))
+    last_played = (
+        pl.when(pl.col("n") > 0).then(pl.lit(period)).otherwise(pl.col("last_played_period"))
+    )
+    kept = kept.with_columns(
+        (pl.col("rated_games") + pl.col("n")).cast(pl.Int32).alias("rated_games_after"),
+        pl.max_horizontal(pl.coalesce("peak_rating", "rating"), "rating_after")
+        .cast(pl.Int32)
+        .alias("peak_after"),
+        last_played.alias("last_after"),
+    )
+    newcomer_state = published.join(new_games_this_period, on="player_id", how="left").select(
+        pl.col("player_id"),
+        pl.col("ru").alias("rating"),
+        pl.col("n").alias("rated_games"),
+        pl.col("ru").alias("peak_rating"),
+        pl.lit(period).alias("last_played_period"),
+        pl.lit(period).alias("listed_since"),
+        pl.col("games").fill_null(0).cast(pl.Int32),
+    )
+    new_state = (
+        pl.concat(
+            [
+                kept.select(
+                    "player_id",
+                    pl.col("rating_after").alias("rating"),
+                    pl.col("rated_games_after").alias("rated_games"),
+                    pl.col("peak_after").alias("peak_rating"),
+                    pl.col("last_after").alias("last_played_period"),
+                    "listed_since",
+                ),
+                newcomer_state.select(list(FIDE_STATE_SCHEMA)),
+            ]
+        )
+        .cast(FIDE_STATE_SCHEMA)
+        .sort("player_id")
+    )
+
+    ref = pl.coalesce("last_after", "listed_since")
+    inactive = (pl.lit(p_idx) - period_index_expr(ref)) >= rules.inactive_periods
+    list_rows = pl.concat(
+        [
+            kept.select(
+                "player_id",
+                pl.col("rating_after").alias("rating"),
+                (
+                    pl.col("rating").cast(pl.Float64) + pl.col("change_h").cast(pl.Float64) / 100
+                ).alias("rating_exact"),
+                pl.col("n").alias("games"),
+                pl.col("k_used").alias("k"),
+                "k_reason",
+                "change",
+                (pl.col("change_h").cast(pl.Float64) / 100).alias("change_exact"),
+                pl.when(inactive.fill_null(False)).then(pl.lit("i")).otherwise(None).alias("flag"),
+                pl.lit(None, dtype=pl.Boolean).alias("provisional"),
+                pl.col("rated_games_after").alias("rated_games"),
+                pl.col("peak_after").alias("peak_rating"),
+                pl.lit(False).alias("newcomer"),
+            ).cast(FIDE_LIST_SCHEMA),
+            newcomer_state.select(
+                "player_id",
+                "rating",
+                pl.col("rating").cast(pl.Float64).alias("rating_exact"),
+                "games",
+                pl.lit(None, dtype=pl.Int32).alias("k"),
+                pl.lit("newcomer").alias("k_reason"),
+                pl.lit(None, dtype=pl.Int32).alias("change"),
+                pl.lit(None, dtype=pl.Float64).alias("change_exact"),
+                pl.lit(None, dtype=pl.String).alias("flag"),
+                pl.lit(None, dtype=pl.Boolean).alias("provisional"),
+                "rated_games",
+                "peak_rating",
+                pl.lit(True).alias("newcomer"),
+            ).cast(FIDE_LIST_SCHEMA),
+        ]
+    ).sort("player_id")
+
+    player_expl = pl.concat(
+        [
+            per_df.select(
+                "player_id",
+                pl.col("rating").alias("rating_before"),
+                "k_base",
+                "k_reason",
+                "n",
+                "k_used",
+                _hundredths_to_float(pl.col("sum_delta_h")).alias("sum_delta_r"),
+                (pl.col("change_h").cast(pl.Float64) / 100).alias("change_exact"),
+                "change",
+                "rating_after",
+                "dropped",
+                pl.lit(False).alias("newcomer"),
+                pl.col("seeded").alias("seeded_from_standard"),
+            ).cast(FIDE_PLAYER_EXPLANATION_SCHEMA),
+            newcomer_state.select(
+                "player_id",
+                pl.lit(None, dtype=pl.Int32).alias("rating_before"),
+                pl.lit(None, dtype=pl.Int32).alias("k_base"),
+                pl.lit("newcomer").alias("k_reason"),
+                pl.col("rated_games").alias("n"),
+                pl.lit(None, dtype=pl.Int32).alias("k_used"),
+                pl.lit(None, dtype=pl.Float64).alias("sum_delta_r"),
+                pl.lit(None, dtype=pl.Float64).alias("change_exact"),
+                pl.lit(None, dtype=pl.Int32).alias("change"),
+                pl.col("rating").alias("rating_after"),
+                pl.lit(False).alias("dropped"),
+                pl.lit(True).alias("newcomer"),
+                pl.lit(False).alias("seeded_from_standard"),
+            ).cast(FIDE_PLAYER_EXPLANATION_SCHEMA),
+        ]
+    ).sort("player_id")
+
+    dropped = (
+        per_df.filter(pl.col("dropped"))
+        .select(
+            "player_id",
+            pl.col("rating").alias("last_rating"),
+            pl.col("rating_after").alias("new_rating"),
+            pl.format(
+                "new rating {} is below the floor " + str(rules.floor), pl.col("rating_after")
+            ).alias("reason"),
+        )
+        .cast(FIDE_DROPPED_SCHEMA)
+        .sort("player_id")
+    )
+
+    return FidePeriodResult(
+        period=period,
+        rating_list=rating_list,
+        state=new_state,
+        list_rows=list_rows,
+        game_explanations=game_expl.cast(FIDE_GAME_EXPLANATION_SCHEMA),
+        player_explanations=player_expl,
+        newcomers=newcomers,
+        pool=pool_out,
+        dropped=dropped,
+    )
+
+
+def _evaluate_newcomers(pool: pl.DataFrame, rules: FideRules) -> pl.DataFrame:
+    """Initial ratings (§8.2) for every pooled player; zero-score first events disregarded.
+
+    The first event is the earliest event (end date, then id) among the player's pooled games.
+    """
+    if pool.height == 0:
+        return _empty(FIDE_NEWCOMER_SCHEMA)
+    events = pool.group_by("player_id", "event_id").agg(
+        pl.col("event_end").max(), pl.col("score").sum().alias("event_points")
+    )
+    first = (
+        events.sort("player_id", "event_end", "event_id")
+        .group_by("player_id", maintain_order=True)
+        .first()
+        .filter(pl.col("event_points") == 0)
+        .select("player_id", pl.col("event_id").alias("first_event_disregarded"))
+    )
+    hyp_n = rules.newcomer_hypothetical_games
+    hyp_sum = rules.newcomer_hypothetical_rating * hyp_n
+    marked = pool.join(first, on="player_id", how="left").with_columns(
+        (pl.col("event_id") != pl.col("first_event_disregarded")).fill_null(True).alias("used")
+    )
+    used = pl.col("used")
+    agg = marked.group_by("player_id").agg(
+        used.sum().cast(pl.Int32).alias("n"),
+        pl.col("score").filter(used).sum().alias("points"),
+        pl.col("opponent_rating").cast(pl.Int64).filter(used).sum().alias("opponents_sum"),
+        (pl.col("score") * 2).round(0).cast(pl.Int64).filter(used).sum().alias("points2"),
+    )
+    den = pl.col("n").cast(pl.Int64) + hyp_n
+    # p = (points + hyp_n/2) / (n + hyp_n): the hypothetical games are draws.
+    p_h = div_round_half_away_expr(100 * (pl.col("points2") + hyp_n), 2 * den)
+    out = (
+        agg.join(first, on="player_id", how="left")
+        .with_columns(p_h.alias("p_h"))
+        .with_columns(dp_expr(pl.col("p_h")).alias("dp"))
+        .with_columns(
+            pl.min_horizontal(
+                div_round_half_away_expr(
+                    pl.col("opponents_sum") + hyp_sum + pl.col("dp") * den, den
+                ),
+                pl.lit(rules.newcomer_max),
+            ).alias("ru")
+        )
+        .with_columns(
+            ((pl.col("n") >= rules.newcomer_min_games) & (pl.col("ru") >= rules.floor)).alias(
+                "published"
+            ),
+            ((pl.col("opponents_sum") + hyp_sum).cast(pl.Float64) / den).round(2).alias("ra"),
+            (pl.col("p_h").cast(pl.Float64) / 100).alias("p"),
+        )
+    )
+    return out.select(list(FIDE_NEWCOMER_SCHEMA)).cast(FIDE_NEWCOMER_SCHEMA).sort("player_id")
+
+
+# --- calculator (RULES §7) --------------------------------------------------------------------
+
+
+def fide_calculator(
+    rating: int, k: int, games: list[tuple[int, float]], rules: FideRules = FIDE_RULES
+) -> dict:
+    """The seed's FIDE calculator for one tournament: per-game D, PD, dR; K x n cap; rounding.
+
+    As the seed, the 400 cap applies below 2650 and the change is rounded once per tournament.
+    """
+    rows = pl.LazyFrame(
+        {
+            "own_rating": [rating] * len(games),
+            "opponent_rating": [int(o) for o, _ in games],
+            "score": [float(s) for _, s in games],
+        },
+        schema={"own_rating": pl.Int64, "opponent_rating": pl.Int64, "score": pl.Float64},
+    )
+    rated = rate_rows(rows, rules, pl.col("own_rating") >= rules.real_difference_from).collect()
+    n = rated.height
+    k_used = pl.select(k_capped_expr(pl.lit(k), pl.lit(n), rules)).item()
+    sum_h = int(rated["delta_h"].sum()) if n else 0
+    change_h = k_used * sum_h
+    change = round_half_away(Fraction(change_h, 100))
+    return {
+        "rating": rating,
+        "games": [
+            {
+                "opponent": int(r["opponent_rating"]),
+                "score": float(r["score"]),
+                "D_raw": int(r["d_raw"]),
+                "D": int(r["d_used"]),
+                "PD": r["pd_h"] / 100,
+                "delta_r": r["delta_h"] / 100,
+            }
+            for r in rated.iter_rows(named=True)
+        ],
+        "k_requested": k,
+        "k": int(k_used),
+        "sum_delta_r": sum_h / 100,
+        "change_exact": change_h / 100,
+        "change": int(change),
+        "new_rating": rating + int(change),
+    }

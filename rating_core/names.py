@@ -1,0 +1,38 @@
+"""Display names for list rows: the registry's name first, else the name a game file gave."""
+
+from __future__ import annotations
+
+import polars as pl
+
+NAMES_SCHEMA: dict[str, pl.DataType] = {"player_id": pl.String, "name": pl.String}
+
+
+def player_names(registry: pl.DataFrame, games: pl.DataFrame) -> pl.DataFrame:
+    """One name per player id: registry name, else the first name seen in the games."""
+    frames = []
+    if registry.height:
+        frames.append(registry.select("player_id", "name").drop_nulls("name"))
+    if games.height:
+        for side in ("white", "black"):
+            frames.append(
+                games.sort(["played_at", "game_id"]).select(
+                    pl.col(f"{side}_id").alias("player_id"), pl.col(f"{side}_name").alias("name")
+                )
+            )
+    if not frames:
+        return pl.DataFrame(schema=NAMES_SCHEMA)
+    return (
+        pl.concat([f.cast(NAMES_SCHEMA) for f in frames])  # type: ignore[arg-type]
+        .drop_nulls()
+        .unique("player_id", keep="first", maintain_order=True)
+    )
+
+
+def attach_names(rows: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
+    """Add (or refresh) the `name` column right after `player_id`."""
+    rows = rows.drop("name", strict=False)
+    joined = rows.join(names, on="player_id", how="left")
+    order = ["player_id", "name", *[c for c in rows.columns if c != "player_id"]]
+    if "list" in rows.columns:
+        order = ["list", *[c for c in order if c != "list"]]
+    return joined.select(order)
