@@ -79,7 +79,7 @@ def canonical_games(
 
     notes: list[str] = []
     if not online:
-        no_tc = games.filter(pl.col("time_control").is_null() & pl.col("rating_list").is_not_null())
+        no_tc = raw.filter(pl.col("time_control").is_null() & pl.col("rating_list").is_null())
         if no_tc.height:
             for file, n in no_tc.group_by("source_file").len().sort("source_file").iter_rows():
                 notes.append(f"{file}: {n} games have no time control; rated on the standard list")

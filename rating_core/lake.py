@@ -157,21 +157,17 @@ def read_table(
     base = _table_dir(lake, table)
     present = table_partitions(lake, table, partition_col)
     wanted = None if periods is None else {check_name(str(p), partition_col) for p in periods}
-    if present and (wanted is None or wanted & set(present)):
-        # The table folder as the source (not a glob, not a file list): Polars then reads Hive
-        # keys only below it, so a `key=value` folder above the lake never becomes a column;
-        # hidden temp files of an interrupted write are skipped.
-        frame = pl.scan_parquet(
-            f"{base}{os.sep}",
-            hive_partitioning=True,
-            hive_schema={partition_col: pl.String},
-            try_parse_hive_dates=False,
-            hidden_file_prefix=".",
-            missing_columns="insert",
-        )
-        return (
-            frame if wanted is None else frame.filter(pl.col(partition_col).is_in(sorted(wanted)))
-        )
+    chosen = [value for value in present if wanted is None or value in wanted]
+    if chosen:
+        # One scan per partition file (not a glob over the folder): partitions written by
+        # different periods may differ in schema (an empty period has no columns), and no
+        # `key=value` folder above the lake can ever become a column.
+        parts = [
+            pl.scan_parquet(base / f"{partition_col}={value}" / PART_FILE, hive_partitioning=False)
+            .with_columns(pl.lit(value, dtype=pl.String).alias(partition_col))
+            for value in chosen
+        ]
+        return pl.concat(parts, how="diagonal_relaxed")
     if not present and wanted is None and (base / PART_FILE).exists():
         return pl.scan_parquet(base / PART_FILE, hive_partitioning=False)
     empty_schema = dict(schema or {})

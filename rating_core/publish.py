@@ -54,6 +54,7 @@ LIST_SCHEMA: dict[str, pl.DataType] = {
     "rated_games": pl.Int32(),
     "peak_rating": pl.Int32(),
     "total_games": pl.Int32(),
+    "total_matches": pl.Int32(),
     "experience": pl.Int32(),
     "k": pl.Int32(),
     "k_reason": pl.String(),

@@ -42,7 +42,8 @@ def round_half_away_expr(expr: pl.Expr, digits: int = 0) -> pl.Expr:
     scaled = expr * factor
     nudged = scaled.abs() + 0.5 + FLOAT_TOLERANCE
     out = nudged.floor() * scaled.sign() / factor
-    return out.cast(pl.Int64) if digits == 0 else out
+    # the division may leave float noise (1500.3000000000002); the value is already rounded
+    return out.cast(pl.Int64) if digits == 0 else out.round(digits)
 
 
 def round_hundredths_half_away_expr(hundredths: pl.Expr) -> pl.Expr:

@@ -1,0 +1,402 @@
+"""Site ratings (RULES §2): worked examples, each exclusion rule alone, K switch, lists, chaining."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import polars as pl
+import pytest
+
+from rating_core import site
+from rating_core.schemas import GAMES_SCHEMA, PLAYERS_SCHEMA, conform
+from rating_core.site import (
+    SITE_RULES,
+    SITE_STATE_SCHEMA,
+    site_calculator,
+    site_lists,
+    site_replay,
+)
+
+T0 = datetime(2024, 1, 1, tzinfo=UTC)
+
+
+def game(i: int, white: str, black: str, score: float | None, **kw: Any) -> dict[str, Any]:
+    """A rated, finished live game row; keyword arguments override any column."""
+    row: dict[str, Any] = {
+        "game_id": f"g{i:04d}",
+        "source": "platform",
+        "played_at": T0 + timedelta(minutes=i),
+        "period": "2024-01",
+        "white_id": white,
+        "black_id": black,
+        "white_score": score,
+        "category": "blitz",
+        "rated": True,
+        "status": "finished",
+        "plies": 40,
+        "termination": "normal",
+        "kind": "live",
+        "otb_confirmed": None,
+        "white_is_bot": False,
+        "black_is_bot": False,
+    }
+    row.update(kw)
+    return row
+
+
+def games(*rows: dict[str, Any]) -> pl.DataFrame:
+    return conform(pl.DataFrame(list(rows)), GAMES_SCHEMA)
+
+
+def registry(*rows: dict[str, Any]) -> pl.DataFrame:
+    return conform(pl.DataFrame(list(rows)), PLAYERS_SCHEMA)
+
+
+def state(rows: list[tuple[str, str, float, int]]) -> pl.DataFrame:
+    return pl.DataFrame(
+        [(p, n, r, g, "2023-12") for p, n, r, g in rows],
+        schema=SITE_STATE_SCHEMA,
+        orient="row",
+    )
+
+
+def value(result: site.SiteReplayResult, player: str, number: str) -> float:
+    row = result.state.filter((pl.col("player_id") == player) & (pl.col("number") == number))
+    assert row.height == 1, f"{player} {number} missing from state"
+    return row["rating"][0]
+
+
+BOT = registry({"player_id": "bot", "is_bot": True, "bot_rating": 1500})
+
+
+# --- worked examples ------------------------------------------------------------------------
+
+
+def test_blitz_new_players_category_16_site_12() -> None:
+    r = site_replay(games(game(1, "a", "b", 1.0)))
+    assert value(r, "a", "site-blitz") == pytest.approx(1516.0)
+    assert value(r, "b", "site-blitz") == pytest.approx(1484.0)
+    assert value(r, "a", "site-elo") == pytest.approx(1512.0)
+    assert value(r, "b", "site-elo") == pytest.approx(1488.0)
+    h = r.history.filter(pl.col("player_id") == "a").sort("number")
+    assert h["number"].to_list() == ["site-blitz", "site-elo"]
+    assert h["weight"].to_list() == [1.0, 0.75]
+    assert h["k"].to_list() == [32.0, 32.0]
+    assert h["change"].to_list() == pytest.approx([16.0, 12.0])
+
+
+def test_bullet_site_elo_8() -> None:
+    r = site_replay(games(game(1, "a", "b", 1.0, category="bullet")))
+    assert value(r, "a", "site-elo") == pytest.approx(1508.0)
+    assert value(r, "b", "site-elo") == pytest.approx(1492.0)
+    assert value(r, "a", "site-bullet") == pytest.approx(1516.0)
+
+
+def test_bot_rated_1500_site_elo_plus_8_and_bot_unchanged() -> None:
+    r = site_replay(games(game(1, "a", "bot", 1.0, category="bots")), BOT)
+    assert value(r, "a", "site-elo") == pytest.approx(1508.0)
+    assert value(r, "a", "site-bots") == pytest.approx(1516.0)
+    assert "bot" not in r.state["player_id"].to_list()
+    assert "bot" not in r.history["player_id"].to_list()
+    assert r.history["opponent_rating"].to_list() == [1500.0, 1500.0]
+
+
+def test_bot_game_uses_bots_category_whatever_the_clock() -> None:
+    r = site_replay(games(game(1, "a", "bot", 1.0, category="rapid")), BOT)
+    assert sorted(r.state["number"].to_list()) == ["site-bots", "site-elo"]
+
+
+def test_bot_known_by_pgn_title_uses_its_elo_tag() -> None:
+    g = games(game(1, "a", "stockfish", 0.0, category="bots", black_is_bot=True, black_elo=1900))
+    r = site_replay(g)
+    e = 1 / (1 + 10 ** ((1900 - 1500) / 400))
+    assert value(r, "a", "site-elo") == pytest.approx(1500 + 32 * 0.5 * (0 - e))
+    assert r.history["opponent_rating"][0] == 1900.0
+
+
+def test_registry_bot_rating_wins_over_elo_tag() -> None:
+    g = games(game(1, "bot", "a", 0.0, category="bots", white_is_bot=True, white_elo=2500))
+    r = site_replay(g, BOT)
+    assert value(r, "a", "site-elo") == pytest.approx(1508.0)
+
+
+def test_floor_105_after_40_classical_games_loses_to_equal() -> None:
+    s = state(
+        [
+            ("a", "site-classical", 105.0, 40),
+            ("b", "site-classical", 105.0, 40),
+            ("a", "site-elo", 105.0, 40),
+            ("b", "site-elo", 105.0, 40),
+        ]
+    )
+    r = site_replay(games(game(1, "a", "b", 0.0, category="classical")), state=s)
+    assert value(r, "a", "site-classical") == 100.0
+    assert value(r, "a", "site-elo") == 100.0
+    row = r.history.filter((pl.col("player_id") == "a") & (pl.col("number") == "site-classical"))
+    assert row["k"][0] == 20.0
+    assert row["raw_change"][0] == pytest.approx(-10.0)
+    assert row["change"][0] == pytest.approx(-5.0)
+    assert value(r, "b", "site-classical") == pytest.approx(115.0)
+
+
+# --- which games are rated ------------------------------------------------------------------
+
+
+def _excluded_reason(g: pl.DataFrame, **kw: Any) -> str:
+    r = site_replay(g, **kw)
+    assert r.state.height == 0, "an excluded game must change nobody"
+    assert r.history.height == 0
+    assert r.excluded.height == 1
+    return r.excluded["reason"][0]
+
+
+def test_casual_game_is_not_rated() -> None:
+    assert _excluded_reason(games(game(1, "a", "b", 1.0, rated=False))) == site.R_CASUAL
+
+
+def test_abort_by_plies() -> None:
+    assert _excluded_reason(games(game(1, "a", "b", 1.0, plies=1))) == site.R_FEW_PLIES
+
+
+def test_two_plies_is_rated() -> None:
+    r = site_replay(games(game(1, "a", "b", 0.0, plies=2, termination="timeout")))
+    assert value(r, "a", "site-blitz") == pytest.approx(1484.0)
+
+
+def test_abort_by_termination() -> None:
+    g = games(game(1, "a", "b", 1.0, plies=30, termination="abort"))
+    assert _excluded_reason(g) == site.R_ABORT_TERMINATION
+
+
+def test_aborted_status() -> None:
+    assert _excluded_reason(games(game(1, "a", "b", 1.0, status="aborted"))) == site.R_ABORTED
+
+
+def test_unconfirmed_otb() -> None:
+    g = games(game(1, "a", "b", 1.0, kind="otb", category="otb", otb_confirmed=False))
+    assert _excluded_reason(g) == site.R_OTB
+
+
+def test_missing_otb_confirmed_counts_as_unconfirmed() -> None:
+    g = games(game(1, "a", "b", 1.0, kind="otb", category="otb", otb_confirmed=None))
+    assert _excluded_reason(g) == site.R_OTB
+
+
+def test_confirmed_otb_is_rated_with_weight_075() -> None:
+    g = games(game(1, "a", "b", 1.0, kind="otb", category="otb", otb_confirmed=True))
+    r = site_replay(g)
+    assert value(r, "a", "site-otb") == pytest.approx(1516.0)
+    assert value(r, "a", "site-elo") == pytest.approx(1512.0)
+
+
+def test_annulled_by_moderation() -> None:
+    g = games(game(1, "a", "b", 1.0))
+    assert _excluded_reason(g, annulled={"g0001"}) == site.R_MODERATION
+
+
+def test_bot_no_move_before_move_10_annuls() -> None:
+    g = games(game(1, "a", "bot", 1.0, category="bots", plies=17, termination="bot_no_move"))
+    assert _excluded_reason(g, players=BOT) == site.R_BOT_NO_MOVE
+
+
+def test_bot_no_move_from_move_10_is_a_human_loss_whatever_the_record() -> None:
+    # Recorded as a human win: the rule makes it a loss for the human.
+    g = games(game(1, "a", "bot", 1.0, category="bots", plies=18, termination="bot_no_move"))
+    r = site_replay(g, BOT)
+    assert value(r, "a", "site-elo") == pytest.approx(1492.0)
+    assert value(r, "a", "site-bots") == pytest.approx(1484.0)
+    assert r.history["score"].to_list() == [0.0, 0.0]
+
+
+def test_bot_no_move_human_black_loses() -> None:
+    g = games(game(1, "bot", "a", 0.0, category="bots", plies=25, termination="bot_no_move"))
+    r = site_replay(g, BOT)
+    assert value(r, "a", "site-elo") == pytest.approx(1492.0)
+
+
+@pytest.mark.parametrize("termination", ["timeout", "abandon"])
+def test_bot_losing_on_time_or_abandon_is_rejected(termination: str) -> None:
+    g = games(game(1, "bot", "a", 0.0, category="bots", termination=termination))
+    r = site_replay(g, BOT)
+    assert r.state.height == 0
+    assert r.excluded.height == 0
+    assert r.rejected["game_id"].to_list() == ["g0001"]
+    assert r.rejected["reason"][0] == site.REJ_BOT_LOST
+
+
+def test_human_losing_to_bot_on_time_is_rated() -> None:
+    g = games(game(1, "bot", "a", 1.0, category="bots", termination="timeout"))
+    r = site_replay(g, BOT)
+    assert value(r, "a", "site-elo") == pytest.approx(1492.0)
+
+
+def test_result_is_authoritative_over_termination() -> None:
+    # White "lost on time" per termination but the recorded result says white won: white gains.
+    r = site_replay(games(game(1, "a", "b", 1.0, termination="timeout")))
+    assert value(r, "a", "site-blitz") == pytest.approx(1516.0)
+
+
+# --- K, order, provisional ------------------------------------------------------------------
+
+
+def test_k_switches_after_30_games_counted_before_the_game() -> None:
+    rows = [game(i, "a", f"opp{i}", 0.5) for i in range(31)]
+    r = site_replay(games(*rows))
+    h = r.history.filter((pl.col("player_id") == "a") & (pl.col("number") == "site-blitz"))
+    assert h["games_before"].to_list() == list(range(31))
+    ks = h["k"].to_list()
+    assert ks[29] == 32.0  # the 30th game: 29 games before it
+    assert ks[30] == 20.0  # the 31st game: 30 before it
+
+
+def test_site_elo_k_counts_all_categories_category_k_its_own() -> None:
+    rows = [game(i, "a", f"opp{i}", 0.5) for i in range(30)]
+    rows.append(game(30, "a", "z", 1.0, category="rapid"))
+    h = site_replay(games(*rows)).history.filter(
+        (pl.col("player_id") == "a") & (pl.col("game_id") == "g0030")
+    )
+    ks = dict(zip(h["number"].to_list(), h["k"].to_list(), strict=True))
+    assert ks == {"site-elo": 20.0, "site-rapid": 32.0}
+
+
+def test_order_is_played_at_then_game_id() -> None:
+    same_time = T0 + timedelta(hours=1)
+    rows = [
+        game(3, "a", "b", 1.0, played_at=same_time, game_id="g-b"),
+        game(2, "a", "b", 0.0, played_at=same_time, game_id="g-a"),
+        game(1, "a", "b", 1.0, played_at=T0 + timedelta(hours=2), game_id="g-0"),
+    ]
+    h = site_replay(games(*rows)).history
+    assert h["game_id"].unique(maintain_order=True).to_list() == ["g-a", "g-b", "g-0"]
+
+
+def test_history_reconciles_with_state() -> None:
+    rows = [game(i, ["a", "b", "c"][i % 3], ["b", "c", "a"][i % 3], (i % 3) / 2) for i in range(12)]
+    r = site_replay(games(*rows))
+    h = r.history
+    assert (h["rating_after"] - h["rating_before"] - h["change"]).abs().max() < 1e-9
+    totals = h.group_by("player_id", "number").agg(pl.col("change").sum())
+    joined = r.state.join(totals, on=["player_id", "number"])
+    assert joined.height == r.state.height
+    assert (joined["rating"] - 1500 - joined["change"]).abs().max() < 1e-9
+
+
+def test_provisional_under_10_games() -> None:
+    rows = [game(i, "a", f"o{i}", 0.5, category="rapid") for i in range(10)]
+    r9 = site_replay(games(*rows[:9]))
+    r10 = site_replay(games(*rows))
+    l9 = site_lists(r9.state, "2024-01").filter(
+        (pl.col("player_id") == "a") & (pl.col("list") == "site-rapid")
+    )
+    l10 = site_lists(r10.state, "2024-01").filter(
+        (pl.col("player_id") == "a") & (pl.col("list") == "site-rapid")
+    )
+    assert l9["provisional"][0] is True
+    assert l9["display"][0] == "1500?"
+    assert l9["total_games"][0] == 9
+    assert l10["provisional"][0] is False
+    assert l10["display"][0] == "1500"
+
+
+# --- lists and chaining ----------------------------------------------------------------------
+
+
+def test_lists_rounding_games_change_and_membership() -> None:
+    jan = [game(1, "a", "b", 1.0), game(2, "c", "d", 1.0, category="rapid")]
+    feb = [
+        game(3, "a", "b", 1.0, period="2024-02", played_at=datetime(2024, 2, 3, tzinfo=UTC)),
+    ]
+    r1 = site_replay(games(*jan))
+    r2 = site_replay(games(*feb), state=r1.state)
+    lists = site_lists(r2.state, "2024-02", r1.state)
+    assert set(lists["list"].unique()) == {"site-elo", "site-blitz", "site-rapid"}
+    blitz_a = lists.filter((pl.col("list") == "site-blitz") & (pl.col("player_id") == "a"))
+    assert blitz_a["games"][0] == 1
+    assert blitz_a["total_games"][0] == 2
+    assert blitz_a["change"][0] == pytest.approx(value(r2, "a", "site-blitz") - 1516.0)
+    assert blitz_a["rating"][0] == round(value(r2, "a", "site-blitz"))  # not a .5 case
+    # c played only in January: still on the February lists with 0 games and no change.
+    rapid_c = lists.filter((pl.col("list") == "site-rapid") & (pl.col("player_id") == "c"))
+    assert rapid_c["games"][0] == 0
+    assert rapid_c["change"][0] == 0.0
+    assert lists.filter(pl.col("list") == "site-rapid").height == 2
+    assert "c" not in lists.filter(pl.col("list") == "site-blitz")["player_id"].to_list()
+
+
+def test_list_rating_rounds_half_away_from_zero() -> None:
+    s = state([("a", "site-elo", 1522.5, 12), ("b", "site-elo", 1521.4999, 12)])
+    lst = site_lists(s, "2024-01").sort("player_id")
+    assert lst["rating"].to_list() == [1523, 1521]
+    assert lst["display"].to_list() == ["1523", "1521"]
+
+
+def test_period_by_period_equals_all_at_once() -> None:
+    rows = []
+    for i in range(60):
+        month = 1 + i // 20
+        rows.append(
+            game(
+                i,
+                ["a", "b", "c", "d"][i % 4],
+                ["b", "c", "d", "bot"][(i * 3) % 4],
+                [1.0, 0.5, 0.0][i % 3],
+                category=["blitz", "rapid", "bullet"][i % 3],
+                played_at=datetime(2024, month, 1 + i % 20, tzinfo=UTC),
+                period=f"2024-{month:02d}",
+            )
+        )
+    g = games(*rows).with_columns(
+        pl.when(pl.col("black_id") == "bot")
+        .then(pl.lit("bots"))
+        .otherwise(pl.col("category").cast(pl.String))
+        .cast(GAMES_SCHEMA["category"])
+        .alias("category")
+    )
+    whole = site_replay(g, BOT)
+    chained = site.empty_site_state()
+    for p in ["2024-01", "2024-02", "2024-03"]:
+        chained = site_replay(g.filter(pl.col("period") == p), BOT, state=chained).state
+    assert whole.state.equals(chained)
+
+
+def test_empty_input_gives_empty_outputs() -> None:
+    r = site_replay(games(game(1, "a", "b", 1.0)).clear())
+    assert r.state.height == 0 and r.history.height == 0
+    assert site_lists(r.state, "2024-01").height == 0
+
+
+# --- calculator ------------------------------------------------------------------------------
+
+
+def test_site_calculator_blitz_example() -> None:
+    out = site_calculator("blitz", 1500, 1500, 0, 1500, 1500, 0, "win")
+    assert out["category_change"] == 16.0
+    assert out["site_elo_change"] == 12.0
+    assert out["weight"] == 0.75
+
+
+def test_site_calculator_floor_and_k() -> None:
+    out = site_calculator("classical", 105, 105, 40, 105, 105, 29, "loss")
+    assert out["category_k"] == 20.0
+    assert out["site_k"] == 32.0
+    assert out["new_category_rating"] == 100.0
+    assert out["category_floored"] is True
+    assert out["new_site_elo"] == 100.0
+
+
+def test_site_calculator_matches_replay() -> None:
+    s = state([("a", "site-rapid", 1612.3, 31), ("b", "site-rapid", 1540.0, 3)])
+    s = pl.concat([s, state([("a", "site-elo", 1700.0, 50), ("b", "site-elo", 1450.0, 5)])])
+    r = site_replay(games(game(1, "a", "b", 0.5, category="rapid")), state=s)
+    calc = site_calculator("rapid", 1612.3, 1540.0, 31, 1700.0, 1450.0, 50, 0.5)
+    assert value(r, "a", "site-rapid") == calc["new_category_rating_exact"]
+    assert value(r, "a", "site-elo") == calc["new_site_elo_exact"]
+
+
+def test_rules_object_holds_the_constants() -> None:
+    assert SITE_RULES.start == 1500 and SITE_RULES.floor == 100
+    assert (SITE_RULES.k_new, SITE_RULES.k_established, SITE_RULES.k_threshold) == (32, 20, 30)
+    assert SITE_RULES.weight("bullet") == 0.5
+    with pytest.raises(AttributeError):
+        SITE_RULES.start = 1200  # type: ignore[misc]
