@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--version", type=int, help="version number (default: the latest)")
     show.add_argument("--top", type=int, default=20, help="rows to print (default 20)")
     show.add_argument("--json", action="store_true", help="print JSON")
+    show.add_argument("--all", action="store_true", help="print every column")
     _add_lake(show)
 
     diff = sub.add_parser("diff", help="show what a version changed against its parent")
@@ -49,6 +50,7 @@ def build_parser() -> argparse.ArgumentParser:
     history = sub.add_parser("history", help="a player's values, game by game, with the causes")
     history.add_argument("player")
     history.add_argument("--json", action="store_true")
+    history.add_argument("--all", action="store_true", help="print every column")
     _add_lake(history)
 
     ui = sub.add_parser("ui", help="open the Dagster web UI on this workspace")

@@ -10,9 +10,43 @@ import polars as pl
 from pipelines.errors import UserError
 from pipelines.output import print_json, print_table
 from rating_core import publish
-from rating_core.lake import as_local_path
+from rating_core.lake import as_local_path, read_table
 
 HISTORY_ROOT = "history"
+COMPACT_COLUMNS = ("player_id", "name", "rating", "games", "change", "k", "flag", "experience")
+"""What `ratings show` prints without --all (a list has more columns: see the Parquet file)."""
+HISTORY_COLUMNS = (
+    "period",
+    "tournament_id",
+    "game_id",
+    "match_id",
+    "number",
+    "opponent_id",
+    "rating_before",
+    "own_rating",
+    "opponent_rating",
+    "expected",
+    "pd",
+    "PD",
+    "score",
+    "won",
+    "k",
+    "k_used",
+    "k_reason",
+    "n",
+    "weight",
+    "m",
+    "sum_delta_r",
+    "delta_r",
+    "change_exact",
+    "change",
+    "rating_after",
+    "counted",
+    "not_counted_reason",
+    "reason",
+    "not_rated_because",
+)
+"""What `ratings history` prints without --all, in this order."""
 
 
 def _lake(args: argparse.Namespace) -> Path:
@@ -74,6 +108,14 @@ def cmd_show(args: argparse.Namespace) -> int:
         return 0
     if "display" in shown.columns:  # provisional ratings show as "1500?"
         shown = shown.with_columns(rating=pl.col("display")).drop("display")
+    if not args.all:
+        shown = shown.select([c for c in COMPACT_COLUMNS if c in shown.columns])
+    if shown.schema.get("rating") == pl.Float64 and (shown["rating"] % 1 == 0).all():
+        shown = shown.with_columns(pl.col("rating").cast(pl.Int64))  # integer lists
+    shown = shown.with_columns(pl.col(pl.Float64).round(1))
+    shown = shown.select(
+        [c for c in shown.columns if shown.get_column(c).null_count() < shown.height]
+    )
     print_table(
         f"{args.list} {period} v{version} ({frame.height} players)",
         shown.columns,
@@ -103,23 +145,35 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 
 def player_history(lake: Path, player: str) -> pl.DataFrame:
-    """Every explanation row of `player` across systems, oldest first."""
+    """Every explanation row of `player` across systems, oldest first.
+
+    Site games that were not rated (annulled by moderation, aborted...) are included with their
+    reason, so a value that did not move can be explained too.
+    """
     root = lake / HISTORY_ROOT
     frames = []
     if root.is_dir():
         for system in sorted(p for p in root.iterdir() if p.is_dir()):
-            files = sorted(system.glob("period=*/*.parquet"))
-            if not files:
+            scan = read_table(lake, f"{HISTORY_ROOT}/{system.name}")
+            if "player_id" not in scan.collect_schema().names():
                 continue
-            scan = pl.scan_parquet(
-                [str(f) for f in files],
-                hive_partitioning=True,
-                hive_schema={"period": pl.String},
-                missing_columns="insert",
-            )
             rows = scan.filter(pl.col("player_id") == player).collect()
+            if "n" in rows.columns:  # per-period rows of periods without games say nothing
+                rows = rows.filter(pl.col("n") > 0)
             if rows.height:
                 frames.append(rows.with_columns(system=pl.lit(system.name)))
+    excluded = read_table(lake, "excluded/site").collect()
+    if excluded.height:
+        games = read_table(lake, "games").filter(
+            (pl.col("white_id") == player) | (pl.col("black_id") == player)
+        )
+        mine = (
+            excluded.join(games.select("game_id", "played_at").collect(), on="game_id")
+            .rename({"reason": "not_rated_because"})
+            .with_columns(player_id=pl.lit(player), system=pl.lit("site-not-rated"))
+        )
+        if mine.height:
+            frames.append(mine)
     if not frames:
         return pl.DataFrame()
     return pl.concat(frames, how="diagonal_relaxed")
@@ -137,8 +191,10 @@ def cmd_history(args: argparse.Namespace) -> int:
         print_json(history.to_dicts())
         return 0
     for (system,), rows in history.group_by("system", maintain_order=True):
+        if not args.all:
+            rows = rows.select([c for c in HISTORY_COLUMNS if c in rows.columns])
         rows = rows.drop(
             [c for c in rows.columns if rows.get_column(c).null_count() == rows.height]
-        )
+        ).with_columns(pl.col(pl.Float64).round(2))
         print_table(f"{args.player}: {system}", rows.columns, rows.rows())
     return 0
