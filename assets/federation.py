@@ -230,7 +230,11 @@ def fide_k_allowed(
     return dg.AssetCheckResult(passed=bad == 0, metadata={"bad_k": bad})
 
 
-@dg.asset_check(asset=fide_ratings, blocking=True, description="No FIDE rating below 1400.")
+@dg.asset_check(
+    asset=fide_ratings,
+    blocking=True,
+    description="No FIDE rating below 1400.",
+)
 def fide_floor_respected(
     context: dg.AssetCheckExecutionContext, paths: PipelinePaths
 ) -> dg.AssetCheckResult:
@@ -261,7 +265,11 @@ def fide_games_counted_both_sides(
     return dg.AssetCheckResult(passed=missing == 0, metadata={"one_sided_games": missing})
 
 
-@dg.asset_check(asset=ukd_ratings, blocking=True, description="No UKD below 1000.")
+@dg.asset_check(
+    asset=ukd_ratings,
+    blocking=True,
+    description="No UKD below 1000.",
+)
 def ukd_floor_respected(
     context: dg.AssetCheckExecutionContext, paths: PipelinePaths
 ) -> dg.AssetCheckResult:

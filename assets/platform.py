@@ -96,7 +96,11 @@ def site_lists_published(
     )
 
 
-@dg.asset_check(asset=site_ratings, blocking=True, description="No site rating below 100.")
+@dg.asset_check(
+    asset=site_ratings,
+    blocking=True,
+    description="No site rating below 100.",
+)
 def site_floor_respected(
     context: dg.AssetCheckExecutionContext, paths: PipelinePaths
 ) -> dg.AssetCheckResult:
@@ -106,7 +110,11 @@ def site_floor_respected(
     return dg.AssetCheckResult(passed=below == 0, metadata={"below_floor": below})
 
 
-@dg.asset_check(asset=site_ratings, blocking=True, description="Bots never appear on a list.")
+@dg.asset_check(
+    asset=site_ratings,
+    blocking=True,
+    description="Bots never appear on a list.",
+)
 def site_no_bots_on_lists(
     context: dg.AssetCheckExecutionContext, paths: PipelinePaths
 ) -> dg.AssetCheckResult:
@@ -142,7 +150,9 @@ def site_provisional_consistent(
 
 
 @dg.asset_check(
-    asset=site_ratings, blocking=True, description="No game annulled by moderation was rated."
+    asset=site_ratings,
+    blocking=True,
+    description="No game annulled by moderation was rated.",
 )
 def site_no_annulled_game_rated(
     context: dg.AssetCheckExecutionContext, paths: PipelinePaths
@@ -198,7 +208,11 @@ def fibs_list_published(
     )
 
 
-@dg.asset_check(asset=fibs_ratings, blocking=True, description="Experience never decreases.")
+@dg.asset_check(
+    asset=fibs_ratings,
+    blocking=True,
+    description="Experience never decreases.",
+)
 def fibs_experience_monotonic(
     context: dg.AssetCheckExecutionContext, paths: PipelinePaths
 ) -> dg.AssetCheckResult:

@@ -10,7 +10,13 @@ from pipelines.definitions import defs
 def test_definitions_hold_assets_checks_sensor_and_schedule() -> None:
     graph = defs.resolve_asset_graph()
     keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
-    assert {"players", "games", "starting_lists", "moderation_decisions", "backgammon_matches"} <= keys
+    assert {
+        "players",
+        "games",
+        "starting_lists",
+        "moderation_decisions",
+        "backgammon_matches",
+    } <= keys
     checks = {key.name for key in graph.asset_check_keys}
     assert {"games_have_unique_ids", "games_are_classified"} <= checks
     assert defs.resolve_sensor_def("inbox_sensor") is not None

@@ -1,0 +1,126 @@
+"""Asset tier: `dagster.materialize` on temporary inboxes and lakes."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import dagster as dg
+import polars as pl
+
+from assets import federation
+from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
+from pipelines.registry import PERIOD_ASSETS, PERIOD_CHECKS
+from pipelines.resources import PipelinePaths
+from rating_core import publish
+from rating_core.fide import FIDE_RULES
+from rating_core.lake import read_table, table_partitions
+
+PLAYERS = """player_id,name,is_bot,bot_rating,email_verified,display_name,birth_date
+u-a,Ann,false,,true,ann,1990
+u-b,Bob,false,,true,bob,1991
+bot-1,Botty,true,1500,false,,
+"""
+
+PLATFORM = """game_id,played_at,white_id,black_id,result,time_control,rated,kind,plies,termination
+g1,2026-01-03T10:00:00Z,u-a,u-b,1-0,300+0,true,live,40,resign
+g2,2026-01-04T10:00:00Z,u-a,u-b,2-0,300+0,true,live,40,resign
+g3,2026-02-04T10:00:00Z,u-b,u-a,1/2-1/2,?,true,live,40,normal
+g4,2026-02-05T10:00:00Z,u-a,bot-1,1-0,60,true,live,40,normal
+g5,2026-02-06T10:00:00Z,u-a,u-b,0-1,60+1,false,live,40,normal
+"""
+
+FEDERATION = """game_id,tournament_id,round,played_on,white_id,black_id,result,rating_list
+t1,T,1,2026-01-10,f1,f2,1-0,standard
+t2,T,2,2026-01-11,f2,f1,1/2-1/2,standard
+t3,T,3,2026-01-12,f1,f3,+-,standard
+"""
+
+FIDE_LIST = """player_id,rating,rated_games,peak_rating
+f1,1800,50,1850
+f2,1900,60,1950
+"""
+
+
+def make_inbox(root: Path) -> Path:
+    inbox = root / "inbox"
+    (inbox / "platform").mkdir(parents=True)
+    (inbox / "federation" / "lists").mkdir(parents=True)
+    (inbox / "players.csv").write_text(PLAYERS, encoding="utf-8")
+    (inbox / "platform" / "games.csv").write_text(PLATFORM, encoding="utf-8")
+    (inbox / "federation" / "t.csv").write_text(FEDERATION, encoding="utf-8")
+    (inbox / "federation" / "lists" / "fide-standard@2025-12.csv").write_text(
+        FIDE_LIST, encoding="utf-8"
+    )
+    return inbox
+
+
+def resources(inbox: Path, lake: Path) -> dict:
+    return {"paths": PipelinePaths(inbox=str(inbox), lake=str(lake))}
+
+
+def test_ingest_assets_write_games_and_quarantine(tmp_path: Path) -> None:
+    inbox, lake = make_inbox(tmp_path), tmp_path / "lake"
+    result = dg.materialize([*INGEST_ASSETS, *INGEST_CHECKS], resources=resources(inbox, lake))
+    assert result.success
+    assert table_partitions(lake, "games") == ["2026-01", "2026-02"]
+    games = read_table(lake, "games").collect()
+    assert sorted(games["game_id"].to_list()) == ["g1", "g4", "g5", "t1", "t2", "t3"]
+    assert games["source_file"].is_not_null().all()
+    quarantine = read_table(lake, "quarantine", partition_col="source").collect()
+    reasons = dict(zip(quarantine["record"], quarantine["reason"], strict=True))
+    assert set(reasons) == {"g2", "g3"}
+    assert "2-0" in reasons["g2"] and "unknown" in reasons["g3"]
+    assert quarantine.filter(pl.col("record") == "g3")["line"].to_list() == [4]
+    metadata = result.asset_materializations_for_node("games")[0].metadata
+    assert metadata["dagster/row_count"].value == 6
+    assert metadata["quarantined"].value == 2
+    checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert checks == {"games_have_unique_ids": True, "games_are_classified": True}
+
+
+def test_period_assets_publish_then_publish_nothing_new(tmp_path: Path) -> None:
+    inbox, lake = make_inbox(tmp_path), tmp_path / "lake"
+    res = resources(inbox, lake)
+    assert dg.materialize([*INGEST_ASSETS], resources=res).success
+    first = dg.materialize(
+        [*PERIOD_ASSETS, *PERIOD_CHECKS], resources=res, partition_key="2026-01-01"
+    )
+    assert first.success
+    assert all(e.passed for e in first.get_asset_check_evaluations())
+    assert {"fide-standard", "site-elo", "site-blitz"} <= set(publish.list_names(lake))
+    fide = publish.read_list(lake, "fide-standard", "2026-01")
+    ratings = dict(zip(fide["player_id"], fide["rating"], strict=True))
+    # f1 (K 20) beats 1900 (PD .36) and draws 1900 (PD .36): 20 x (0.64 + 0.14) = 15.6 -> +16
+    assert ratings["f1"] == 1816
+    assert ratings["f2"] == 1884
+    again = dg.materialize(
+        [*PERIOD_ASSETS, *PERIOD_CHECKS], resources=res, partition_key="2026-01-01"
+    )
+    assert again.success
+    assert publish.latest_version(lake, "fide-standard", "2026-01") == 1
+    second = dg.materialize(
+        [*PERIOD_ASSETS, *PERIOD_CHECKS], resources=res, partition_key="2026-02-01"
+    )
+    assert second.success
+    site = publish.read_list(lake, "site-elo", "2026-02")
+    assert "bot-1" not in site["player_id"].to_list()  # bots never get list rows
+    assert set(site["player_id"].to_list()) == {"u-a", "u-b"}
+
+
+def test_blocking_check_stops_publication(tmp_path: Path, monkeypatch) -> None:
+    inbox, lake = make_inbox(tmp_path), tmp_path / "lake"
+    res = resources(inbox, lake)
+    assert dg.materialize([*INGEST_ASSETS], resources=res).success
+    # a floor above every rating makes the blocking check fail: nothing may be published
+    monkeypatch.setattr(federation, "FIDE_RULES", replace(FIDE_RULES, floor=5000))
+    result = dg.materialize(
+        [*PERIOD_ASSETS, *PERIOD_CHECKS],
+        resources=res,
+        partition_key="2026-01-01",
+        raise_on_error=False,
+    )
+    failed = {e.check_name for e in result.get_asset_check_evaluations() if not e.passed}
+    assert failed == {"fide_floor_respected"}
+    assert "fide-standard" not in publish.list_names(lake)
+    assert "site-elo" in publish.list_names(lake)  # other systems are not blocked

@@ -1,0 +1,221 @@
+"""End-to-end tier: the `ratings` command line on the sample inbox and on real external files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import chess.pgn
+import polars as pl
+import pytest
+
+from rating_core import publish
+from rating_core.lake import read_table
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def ratings(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run the CLI as a user would, in a fresh process."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"ratings {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
+    return proc
+
+
+@pytest.fixture(scope="module")
+def sample_lake(tmp_path_factory: pytest.TempPathFactory, samples: Path) -> Path:
+    lake = tmp_path_factory.mktemp("samples") / "lake"
+    ratings("run", "--inbox", str(samples), "--lake", str(lake))
+    return lake
+
+
+def test_run_publishes_every_list_for_every_period(sample_lake: Path) -> None:
+    names = set(publish.list_names(sample_lake))
+    expected = {f"fide-{k}" for k in ("standard", "rapid", "blitz")}
+    expected |= {f"ukd-{k}" for k in ("standard", "rapid", "blitz")}
+    expected |= {"site-elo", "fibs"}
+    expected |= {f"site-{c}" for c in ("classical", "rapid", "blitz", "bullet", "unlimited",
+                                       "correspondence", "otb", "bots")}
+    assert expected <= names
+    assert any(n.startswith("club-ankara-sk-") for n in names)
+    periods = [f"2026-0{m}" for m in range(1, 7)]
+    for name in expected:
+        assert publish.list_periods(sample_lake, name)[-1] == "2026-06", name
+    for name in ("fide-standard", "ukd-standard", "site-elo", "fibs"):
+        assert publish.list_periods(sample_lake, name) == periods
+
+
+def test_sample_quarantine_has_each_bad_row_with_a_reason(sample_lake: Path) -> None:
+    q = read_table(sample_lake, "quarantine", partition_col="source").collect()
+    assert q["reason"].null_count() == 0 and q["source_file"].null_count() == 0
+    text = " | ".join(q["reason"].to_list())
+    for fragment in ("2-0", "themsel", "2026-02-30", "unknown", "1 to 7", "appears again",
+                     "maybe", "bot never loses", "1-1", "bullet", "truncated"):
+        assert fragment in text, fragment
+
+
+def test_second_run_publishes_nothing_new(sample_lake: Path, samples: Path) -> None:
+    before = publish.current_versions(sample_lake)
+    out = ratings("run", "--inbox", str(samples), "--lake", str(sample_lake)).stdout
+    assert "0 list versions published" in out
+    assert publish.current_versions(sample_lake).equals(before)
+
+
+def test_show_history_and_csv_safety(sample_lake: Path) -> None:
+    shown = json.loads(ratings("show", "fide-standard", "--lake", str(sample_lake), "--json").stdout)
+    assert shown["period"] == "2026-06" and shown["rows"]
+    history = json.loads(ratings("history", "u-ece", "--lake", str(sample_lake), "--json").stdout)
+    assert {row["system"] for row in history} >= {"site", "fibs"}
+    for path in (sample_lake / "lists").rglob("list.csv"):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            for cell in line.split(","):
+                assert not cell.startswith(("=", "@")), (path, cell)
+
+
+def test_explanations_reproduce_published_fide_changes(sample_lake: Path) -> None:
+    for period in ("2026-01", "2026-02", "2026-03"):
+        listed = publish.read_list(sample_lake, "fide-standard", period)
+        expl = read_table(
+            sample_lake, "history/fide-standard-player_explanations", [period]
+        ).collect()
+        joined = listed.join(expl, on="player_id", suffix="_expl").filter(pl.col("n") > 0)
+        assert joined.height > 0
+        assert (joined["rating"] == joined["rating_after"]).all()
+        assert (joined["rating_before"] + joined["change_expl"] == joined["rating_after"]).all()
+
+
+def test_moderation_decision_publishes_only_affected_versions(
+    tmp_path: Path, samples: Path
+) -> None:
+    inbox = tmp_path / "inbox"
+    shutil.copytree(samples, inbox)
+    lake = tmp_path / "lake"
+    ratings("run", "--inbox", str(inbox), "--lake", str(lake))
+    games = read_table(lake, "games").collect()
+    target = (
+        games.filter((pl.col("source") == "platform") & (pl.col("period") == "2026-03")
+                     & (pl.col("category") == "blitz") & pl.col("rated")
+                     & (pl.col("status") == "finished"))
+        .sort("game_id")
+        .row(0, named=True)
+    )
+    v1_bytes = {
+        p: p.read_bytes() for p in (lake / "lists").rglob("v1/list.parquet")
+    }
+    decisions = inbox / "platform" / "moderation" / "decisions-2026-07.csv"
+    decisions.write_text(
+        "game_id,decided_at,decision,reason\n"
+        f"{target['game_id']},2026-07-02T09:00:00Z,annul,engine use confirmed\n",
+        encoding="utf-8",
+    )
+    ratings("run", "--inbox", str(inbox), "--lake", str(lake))
+    current = publish.current_versions(lake)
+    bumped = current.filter(pl.col("version") > 1)
+    assert bumped.height > 0
+    assert set(bumped["list"].to_list()) <= {n for n in publish.list_names(lake) if n.startswith("site-")}
+    assert bumped["period"].min() == "2026-03"
+    assert "site-blitz" in bumped["list"].to_list()
+    for path, data in v1_bytes.items():  # published versions are never touched
+        assert path.read_bytes() == data
+    diff = publish.read_diff(lake, "site-blitz", "2026-03")
+    players = {target["white_id"], target["black_id"]}
+    moved = diff.filter(pl.col("player_id").is_in(list(players)))
+    assert moved.height == 2
+    assert all(target["game_id"] in cause and "engine use confirmed" in cause
+               for cause in moved["cause"].to_list())
+    manifest = publish.read_manifest(lake, "site-blitz", "2026-03")
+    assert manifest["parent_version"] == 1 and target["game_id"] in manifest["reason"]
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["elo", "--rating", "1500", "--opponent", "1600", "--result", "1", "--k", "32"],
+         {"new_rating": 1520.48, "expected": 0.3599}),
+        (["fide", "--rating", "1800", "--k", "20", "--game", "1900:1", "--game", "1750:0.5"],
+         {"k": 20, "change": 11, "new_rating": 1811}),
+        (["ukd", "--rating", "1500", "--game", "2000:1"],
+         {"k": 25, "change": 22.25, "new_rating": 1522}),
+        (["fibs", "--rating", "1500", "--opponent", "1600", "--length", "5", "--experience", "0"],
+         {"win": 25.0, "loss": -19.3, "multiplier": 4.95}),
+        (["site", "--category", "blitz", "--rating", "1500", "--opponent", "1500", "--games", "0",
+          "--site-elo", "1500", "--opponent-site-elo", "1500", "--site-games", "0", "--result", "1"],
+         {"category_change": 16.0, "site_elo_change": 12.0}),
+    ],
+)
+def test_calculators_json_contract(args: list[str], expected: dict) -> None:
+    payload = json.loads(ratings("calc", *args, "--json").stdout)
+    for key, value in expected.items():
+        assert payload[key] == pytest.approx(value, abs=1e-9), key
+    if args[0] == "fide":
+        assert [g["PD"] for g in payload["games"]] == pytest.approx([0.36, 0.57])
+
+
+def test_calculator_readable_output_shows_steps() -> None:
+    out = ratings("calc", "fide", "--rating", "1800", "--k", "20", "--game", "1900:1").stdout
+    assert "delta_r" in out and "new_rating" in out
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run", "--inbox", "/nonexistent/inbox"],
+        ["calc", "fide", "--rating", "1800", "--k", "20", "--game", "19001"],
+        ["calc", "ukd", "--rating", "1500", "--game", "abc:1"],
+        ["calc", "elo", "--rating", "1500", "--opponent", "1600", "--result", "2"],
+        ["show", "no-such-list", "--lake", "/nonexistent/lake"],
+    ],
+)
+def test_user_mistakes_get_one_sentence_and_nonzero_exit(args: list[str]) -> None:
+    proc = ratings(*args, check=False)
+    assert proc.returncode == 2
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("ratings: ")
+    assert "Traceback" not in proc.stderr
+
+
+def _pgn_game_count(path: Path) -> int:
+    """Games in a PGN file as python-chess (the reference parser) counts them."""
+    count = 0
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        while chess.pgn.read_headers(handle) is not None:
+            count += 1
+    return count
+
+
+def test_every_external_file_goes_through_run(tmp_path: Path, external: Path) -> None:
+    inbox = tmp_path / "inbox"
+    (inbox / "platform").mkdir(parents=True)
+    (inbox / "federation").mkdir(parents=True)
+    (inbox / "platform" / "lichess_db_1000k.pgn").symlink_to(
+        external / "shakmaty" / "lichess_db_1000k.pgn"
+    )
+    (inbox / "federation" / "twic1599_1000k.pgn").symlink_to(
+        external / "shakmaty" / "twic1599_1000k.pgn"
+    )
+    for trf in sorted((external).rglob("*.trf")):
+        (inbox / "federation" / trf.name).symlink_to(trf)
+    lake = tmp_path / "lake"
+    ratings("run", "--inbox", str(inbox), "--lake", str(lake))
+    games = read_table(lake, "games").collect()
+    quarantine = read_table(lake, "quarantine", partition_col="source").collect()
+    for name, folder in (("lichess_db_1000k.pgn", "platform"), ("twic1599_1000k.pgn", "federation")):
+        source = f"{folder}/{name}"
+        landed = games.filter(pl.col("source_file") == source).height
+        rejected = quarantine.filter(pl.col("source_file") == source).height
+        assert landed + rejected == _pgn_game_count(inbox / folder / name), name
+    assert games.filter(pl.col("source_file") == "federation/example1.trf").height > 900
+    assert publish.latest_version(lake, "fide-standard", "2005-07") == 1
+    example = publish.read_list(lake, "fide-standard", "2005-07")
+    assert example.filter(pl.col("games") > 0).height > 100
+    assert "site-elo" in publish.list_names(lake)
