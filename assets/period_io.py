@@ -19,7 +19,7 @@ from assets.partitions import period_of_partition
 from rating_core.lake import read_table, write_partitioned
 from rating_core.names import NAMES_SCHEMA, attach_names
 from rating_core.periods import previous_period
-from rating_core.publish import digest_frame, publish_list
+from rating_core.publish import digest_frame, latest_version, publish_list, read_manifest
 
 INPUT_DIGEST = "_input_digest"
 """Column of `list_rows` carrying the digest of the inputs the rows were computed from."""
@@ -104,6 +104,20 @@ def frame_metadata(frame: pl.DataFrame) -> dict[str, dg.MetadataValue]:
     }
 
 
+def version_reason(lake: Path, list_name: str, period: str, digest: str, reason: str) -> str:
+    """The manifest reason: what the list is computed from and, for v<N+1>, what changed."""
+    latest = latest_version(lake, list_name, period)
+    if latest is None:
+        return f"first publication: {reason}"
+    parent = read_manifest(lake, list_name, period, latest)
+    if parent.get("input_digest") != digest:
+        return (
+            f"inputs of {period} or an earlier period changed since v{latest} (a late or "
+            f"corrected result, a moderation decision or a new starting list): {reason}"
+        )
+    return f"same inputs as v{latest}, recomputed by code version {code_version()}: {reason}"
+
+
 def publish_period_lists(
     lake: Path,
     system: str,
@@ -121,13 +135,14 @@ def publish_period_lists(
         for (list_name,), frame in rows.sort("list").group_by("list", maintain_order=True):
             digest = frame.get_column(INPUT_DIGEST)[0] if INPUT_DIGEST in frame.columns else None
             content = frame.drop(["list", INPUT_DIGEST], strict=False)
+            digest = digest or digest_frame(content)
             outcome = publish_list(
                 lake,
                 str(list_name),
                 period,
                 content,
-                reason=reason,
-                input_digest=digest or digest_frame(content),
+                reason=version_reason(lake, str(list_name), period, digest, reason),
+                input_digest=digest,
                 code_version=code_version(),
                 causes=causes,
                 value=value,

@@ -62,7 +62,7 @@ def site_ratings(context: dg.AssetExecutionContext, paths: PipelinePaths) -> dg.
     write_period(lake, "excluded/site", period, result.excluded)
     rows = site_lists(result.state, period, previous).drop("period")
     rows = with_names(lake, rows).with_columns(
-        pl.lit(input_digest(games, previous)).alias(INPUT_DIGEST)
+        pl.lit(input_digest(games, previous, decisions)).alias(INPUT_DIGEST)
     )
     write_period(lake, "list_rows/site", period, rows)
     return dg.MaterializeResult(

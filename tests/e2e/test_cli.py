@@ -310,3 +310,33 @@ def test_every_external_file_goes_through_run(tmp_path: Path, external: Path, er
         assert example.filter(pl.col("games") > 0).height > 100
     if era == "lichess-and-twic-2025":
         assert {"site-elo", "site-blitz", "fide-standard"} <= names
+
+
+def test_late_result_republishes_from_its_month_on(tmp_path: Path, samples: Path) -> None:
+    inbox = tmp_path / "inbox"
+    shutil.copytree(samples, inbox)
+    lake = tmp_path / "lake"
+    ratings("run", "--inbox", str(inbox), "--lake", str(lake))
+    before = publish.current_versions(lake)
+    # a late result of February between two players on the standard starting list
+    (inbox / "federation" / "late-2026-02.csv").write_text(
+        "game_id,tournament_id,round,played_on,white_id,black_id,result,rating_list\n"
+        "late-1,late-match-2026-02,1,2026-02-20,13400002,34500002,0-1,standard\n",
+        encoding="utf-8",
+    )
+    out = ratings("run", "--inbox", str(inbox), "--lake", str(lake)).stdout
+    after = publish.current_versions(lake)
+    changed = after.join(before, on=["list", "period"], suffix="_before").filter(
+        pl.col("version") != pl.col("version_before")
+    )
+    assert "late-2026-02.csv" in out
+    assert changed.height > 0
+    assert changed["period"].min() == "2026-02"  # January's lists are untouched
+    # standard lists change; a rapid or blitz list may too (RULES §3 step 7 seeds players
+    # unrated there at their period-start standard rating); nothing else does
+    assert {"fide-standard", "ukd-standard"} <= set(changed["list"].to_list())
+    assert all(name.startswith(("fide-", "ukd-")) for name in changed["list"].to_list())
+    feb = publish.read_diff(lake, "fide-standard", "2026-02")
+    assert set(feb["player_id"].to_list()) == {"13400002", "34500002"}
+    manifest = publish.read_manifest(lake, "fide-standard", "2026-02")
+    assert "changed since v1" in manifest["reason"]
