@@ -163,8 +163,9 @@ def read_table(
         # different periods may differ in schema (an empty period has no columns), and no
         # `key=value` folder above the lake can ever become a column.
         parts = [
-            pl.scan_parquet(base / f"{partition_col}={value}" / PART_FILE, hive_partitioning=False)
-            .with_columns(pl.lit(value, dtype=pl.String).alias(partition_col))
+            pl.scan_parquet(
+                base / f"{partition_col}={value}" / PART_FILE, hive_partitioning=False
+            ).with_columns(pl.lit(value, dtype=pl.String).alias(partition_col))
             for value in chosen
         ]
         return pl.concat(parts, how="diagonal_relaxed")
