@@ -29,3 +29,41 @@ def test_ingest_assets_are_in_the_ingest_group() -> None:
     for name in ("players", "games", "starting_lists"):
         node = graph.get(dg.AssetKey(name))
         assert node.group_name == "ingest"
+
+
+def test_inbox_sensor_requests_a_run_only_when_the_inbox_changes(tmp_path) -> None:
+    from pipelines.automation import inbox_sensor
+    from pipelines.resources import PipelinePaths
+
+    inbox = tmp_path / "inbox"
+    (inbox / "platform").mkdir(parents=True)
+    games = inbox / "platform" / "games.csv"
+    games.write_text("game_id\n", encoding="utf-8")
+    paths = PipelinePaths(inbox=str(inbox), lake=str(tmp_path / "lake"))
+
+    first = inbox_sensor(dg.build_sensor_context(resources={"paths": paths}))
+    assert len(first.run_requests) == 1
+    same = inbox_sensor(dg.build_sensor_context(cursor=first.cursor, resources={"paths": paths}))
+    assert not same.run_requests
+    (inbox / "platform" / "more.csv").write_text("game_id\n", encoding="utf-8")
+    changed = inbox_sensor(dg.build_sensor_context(cursor=first.cursor, resources={"paths": paths}))
+    assert len(changed.run_requests) == 1 and changed.cursor != first.cursor
+
+
+def test_workspace_validates_for_dagster_dev() -> None:
+    """`ratings ui` runs `dagster dev -w workspace.yaml`: the workspace must load as-is."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    dagster = Path(sys.executable).with_name("dagster")
+    proc = subprocess.run(
+        [str(dagster), "definitions", "validate", "-w", "workspace.yaml"],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "passed validation" in proc.stderr + proc.stdout
