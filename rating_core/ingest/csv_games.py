@@ -19,6 +19,7 @@ from rating_core.ingest.common import IngestResult, UnreadableFileError
 from rating_core.schemas import (
     KINDS,
     QUARANTINE_SCHEMA,
+    RATING_LISTS,
     RAW_GAMES_SCHEMA,
     TERMINATIONS,
     UTC_TIME,
@@ -344,15 +345,6 @@ def _date_check(col: str) -> Check:
     return Check(parse_utc(col).is_null(), pl.col(col), reason)
 
 
-def _self_game_check() -> Check:
-    """Reject a game whose two sides are the same player."""
-    return Check(
-        (pl.col("white_id") != "") & (pl.col("white_id") == pl.col("black_id")),
-        pl.col("white_id"),
-        pl.format("player '{}' cannot play against themselves", pl.col("white_id")),
-    )
-
-
 def read_platform_games(path: Path, source_file: str | None = None) -> IngestResult:
     """Read a platform game CSV (DESIGN appendix) into RAW_GAMES_SCHEMA rows, format `csv`.
 
@@ -376,7 +368,6 @@ def read_platform_games(path: Path, source_file: str | None = None) -> IngestRes
         empty_check("black_id", "black_id"),
         _one_of("result", PLAYED_RESULTS),
         _date_check("played_at"),
-        _self_game_check(),
         Check(pl.col("rated") == "", pl.col("rated"), _lit("rated is empty (true or false)")),
         bool_check("rated"),
         bool_check("otb_confirmed"),
@@ -437,7 +428,6 @@ FEDERATION_OPTIONAL = (
     "white_elo",
     "black_elo",
 )
-_RATING_LISTS = ("standard", "rapid", "blitz")
 
 
 def read_federation_games(path: Path, source_file: str | None = None) -> IngestResult:
@@ -469,10 +459,9 @@ def read_federation_games(path: Path, source_file: str | None = None) -> IngestR
             pl.format("a bye has no opponent, but black_id is '{}'", pl.col("black_id")),
         ),
         _date_check("played_on"),
-        _self_game_check(),
         int_check("round", low=1),
         Check(
-            (rating_list != "") & ~rating_list.is_in(list(_RATING_LISTS)),
+            (rating_list != "") & ~rating_list.is_in(RATING_LISTS),
             pl.col("rating_list"),
             pl.format(
                 "rating_list '{}' is not one of standard, rapid, blitz", pl.col("rating_list")

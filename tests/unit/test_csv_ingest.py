@@ -133,11 +133,6 @@ def test_platform_optional_columns_absent_take_defaults(tmp_path: Path) -> None:
         ),
         ("b4,,alice,bob,1-0,300,true,live,40,normal", "", "is not a valid ISO 8601 date"),
         (
-            "b5,2024-03-01T10:00:00,alice,alice,1-0,300,true,live,40,normal",
-            "alice",
-            "cannot play against themselves",
-        ),
-        (
             "b6,2024-03-01T10:00:00,alice,bob,1-0,300,yes,live,40,normal",
             "yes",
             "rated 'yes' is not true or false",
@@ -360,7 +355,6 @@ def test_federation_time_control_column_is_kept(tmp_path: Path) -> None:
             "x2,T1,1,2025-13-01,a,b,1-0,standard",
             "played_on '2025-13-01' is not a valid ISO 8601 date",
         ),
-        ("x3,T1,1,2025-06-01,a,a,1-0,standard", "cannot play against themselves"),
         ("x4,T1,one,2025-06-01,a,b,1-0,standard", "round 'one' is not an integer"),
         ("x5,T1,0,2025-06-01,a,b,1-0,standard", "round '0' is not an integer of at least 1"),
         (
