@@ -3,7 +3,11 @@
 Generates a games parquet (one period, standard list) and a starting state, then times
 `fide_period` (including the parquet read) against reading the same parquet and summing
 white_score per white player. Prints both times, the ratio (target <= 2x) and peak RSS.
+`--no-explain` runs `fide_period(..., explain=False)` (no per-game explanation frame); run it as
+a separate process to get its own peak RSS. `--repeat R` times both sides R times and reports
+the fastest of each (the first run pays the cold caches).
 Usage: .venv/bin/python benchmarks/federation.py [--players N] [--games M] [--dir PATH]
+       [--no-explain] [--repeat R]
 """
 
 from __future__ import annotations
@@ -70,6 +74,13 @@ def generate(players: int, games: int, out: Path, seed: int = 7) -> tuple[Path, 
     return path, state
 
 
+def cpu_seconds() -> float:
+    """User + system CPU time of this process (all threads): steadier than wall time on a busy
+    machine, and the wall time of a 2-core run when nothing else competes."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def peak_rss_mb() -> float:
     """Peak resident set size of this process in MiB (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -81,7 +92,10 @@ def main() -> None:
     ap.add_argument("--players", type=int, default=1_000_000)
     ap.add_argument("--games", type=int, default=5_000_000)
     ap.add_argument("--dir", type=Path, default=None)
+    ap.add_argument("--no-explain", action="store_true", help="fide_period(explain=False)")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per side; the fastest is shown")
     args = ap.parse_args()
+    explain = not args.no_explain
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         t0 = time.perf_counter()
         path, state = generate(args.players, args.games, Path(tmp))
@@ -89,20 +103,37 @@ def main() -> None:
             f"generated {args.games:,} games, {state.height:,} rated players in {time.perf_counter() - t0:.1f}s"
         )
 
-        t0 = time.perf_counter()
-        base = pl.read_parquet(path).group_by("white_id").agg(pl.col("white_score").sum())
-        baseline = time.perf_counter() - t0
+        baselines, engines, base_cpu, engine_cpu = [], [], [], []
+        res = None
+        for _ in range(max(args.repeat, 1)):
+            res = None  # the previous run's result is not kept alive during the next one
+            t0, c0 = time.perf_counter(), cpu_seconds()
+            base = pl.read_parquet(path).group_by("white_id").agg(pl.col("white_score").sum())
+            baselines.append(time.perf_counter() - t0)
+            base_cpu.append(cpu_seconds() - c0)
 
-        t0 = time.perf_counter()
-        res = fide_period(pl.scan_parquet(path), state, None, "2024-01", "standard")
-        engine = time.perf_counter() - t0
+            t0, c0 = time.perf_counter(), cpu_seconds()
+            res = fide_period(
+                pl.scan_parquet(path), state, None, "2024-01", "standard", explain=explain
+            )
+            engines.append(time.perf_counter() - t0)
+            engine_cpu.append(cpu_seconds() - c0)
+        baseline, engine = min(baselines), min(engines)
+        runs = ", ".join(f"{b:.2f}/{e:.2f}" for b, e in zip(baselines, engines, strict=True))
 
         print(f"baseline read + group_by : {baseline:8.2f} s ({base.height:,} groups)")
         print(
-            f"fide_period              : {engine:8.2f} s ({res.list_rows.height:,} list rows, "
+            f"fide_period              : {engine:8.2f} s (explain={explain}, "
+            f"{res.list_rows.height:,} list rows, "
             f"{res.game_explanations.height:,} game explanations, {res.newcomers.height:,} pooled)"
         )
         print(f"ratio                    : {engine / baseline:8.2f} x (target <= 2x)")
+        print(
+            f"CPU s (user+sys)         : {min(base_cpu):8.2f} baseline, {min(engine_cpu):.2f} "
+            f"fide_period, ratio {min(engine_cpu) / min(base_cpu):.2f} x"
+        )
+        if len(baselines) > 1:
+            print(f"runs (baseline/engine s) : {runs}")
         print(f"peak RSS                 : {peak_rss_mb():8.0f} MiB")
 
 

@@ -13,6 +13,7 @@ import numpy as np
 import polars as pl
 from numba import njit
 
+from rating_core.codes import dense_codes, key_codes_bucketed, sort_permutation
 from rating_core.rounding import round_half_away, round_half_away_expr
 from rating_core.schemas import PLAYERS_SCHEMA, UTC_TIME, empty
 
@@ -215,8 +216,12 @@ def _fibs_kernel(
 # --- replay -----------------------------------------------------------------------------------
 
 
-def classify_matches(matches: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """Split matches into (ranked, excluded, rejected); ranked is sorted (period, ended_at, id)."""
+_RANKED_COLUMNS = ["match_id", "ended_at", "period", "winner_id", "loser_id", "length"]
+
+
+def _classify(matches: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray]:
+    """Matches with `_reason` (excluded) and `_invalid` (rejected), and the row numbers of the
+    ranked ones in replay order (period, ended_at, match_id)."""
     vs_ai = pl.col("vs_ai").fill_null(False) if "vs_ai" in matches.columns else pl.lit(False)
     invalid = (
         pl.col("winner_id").is_null()
@@ -227,36 +232,38 @@ def classify_matches(matches: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame,
         | pl.col("length").is_null()
         | (pl.col("length") < 1)
     )
-    reason = (
+    reason = (  # 1 unranked, 2 against the AI, 0 neither (text only for excluded rows)
         pl.when(pl.col("ranked").fill_null(False).not_())
-        .then(pl.lit(R_UNRANKED))
+        .then(pl.lit(1, dtype=pl.UInt8))
         .when(vs_ai)
-        .then(pl.lit(R_AI))
-        .otherwise(pl.lit(None, dtype=pl.String))
+        .then(pl.lit(2, dtype=pl.UInt8))
+        .otherwise(pl.lit(0, dtype=pl.UInt8))
     )
     m = matches.with_columns(reason.alias("_reason"), invalid.alias("_invalid"))
-    excluded = m.filter(pl.col("_reason").is_not_null()).select(
-        "match_id", "period", pl.col("_reason").alias("reason")
+    ok = m.select((pl.col("_reason") == 0) & pl.col("_invalid").not_()).to_series()
+    rows = np.flatnonzero(ok.to_numpy())
+    perm = sort_permutation(m.select("period", "ended_at", "match_id")[rows])
+    return m, rows if perm is None else rows[perm]
+
+
+def _excluded_rejected(m: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    excluded = m.filter(pl.col("_reason") != 0).select(
+        "match_id",
+        "period",
+        pl.col("_reason")
+        .replace_strict([1, 2], [R_UNRANKED, R_AI], return_dtype=pl.String)
+        .alias("reason"),
     )
-    rejected = m.filter(pl.col("_reason").is_null() & pl.col("_invalid")).select(
+    rejected = m.filter((pl.col("_reason") == 0) & pl.col("_invalid")).select(
         "match_id", "period", pl.lit(REJ_INVALID).alias("reason")
     )
-    ranked = (
-        m.filter(pl.col("_reason").is_null() & pl.col("_invalid").not_())
-        .select("match_id", "ended_at", "period", "winner_id", "loser_id", "length")
-        .sort("period", "ended_at", "match_id")
-    )
-    return ranked, excluded, rejected
+    return excluded, rejected
 
 
-def _codes(values: pl.Series, table: pl.DataFrame) -> np.ndarray:
-    """Dense int64 codes of player ids looked up in `table` (player_id, idx)."""
-    joined = (
-        values.alias("player_id")
-        .to_frame()
-        .join(table, on="player_id", how="left", maintain_order="left")
-    )
-    return joined.get_column("idx").to_numpy().astype(np.int64)
+def classify_matches(matches: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """Split matches into (ranked, excluded, rejected); ranked is sorted (period, ended_at, id)."""
+    m, rows = _classify(matches)
+    return m.select(_RANKED_COLUMNS)[rows], *_excluded_rejected(m)
 
 
 def fibs_replay(
@@ -269,42 +276,43 @@ def fibs_replay(
     """Replay ranked backgammon matches from a starting (state, pairs), e.g. last period's end."""
     state = state if state is not None else empty(FIBS_STATE_SCHEMA)
     pairs = pairs if pairs is not None else empty(FIBS_PAIR_STATE_SCHEMA)
-    ranked, excluded, rejected = classify_matches(matches)
-    n = ranked.height
+    m, rows = _classify(matches)
+    n = rows.shape[0]
 
-    ids = (
+    # Every id coded once (hash + one numba pass, see `dense_codes`): ids come out sorted.
+    n_s, n_p, n_m = state.height, pairs.height, m.height
+    codes, ids = dense_codes(
         pl.concat(
             [
                 state["player_id"],
                 pairs["player_a"],
                 pairs["player_b"],
-                ranked["winner_id"],
-                ranked["loser_id"],
+                m["winner_id"].cast(pl.String),
+                m["loser_id"].cast(pl.String),
             ]
         )
-        .unique()
-        .sort()
     )
-    table = pl.DataFrame({"player_id": ids}).with_row_index("idx")
+    s_codes = codes[:n_s]
+    pa = codes[n_s : n_s + n_p].astype(np.int64)
+    pb = codes[n_s + n_p : n_s + 2 * n_p].astype(np.int64)
+    w = codes[n_s + 2 * n_p : n_s + 2 * n_p + n_m][rows].astype(np.int64)
+    lo = codes[n_s + 2 * n_p + n_m :][rows].astype(np.int64)
     n_players = ids.len()
     ratings = np.full(n_players, rules.start, dtype=np.float64)
     experience = np.zeros(n_players, dtype=np.int64)
     played = np.zeros(n_players, dtype=np.int64)
     present = np.zeros(n_players, dtype=np.bool_)
     if state.height:
-        s = _codes(state["player_id"], table)
-        ratings[s] = state["rating"].to_numpy()
-        experience[s] = state["experience"].to_numpy()
-        played[s] = state["matches"].to_numpy()
-        present[s] = True
+        ratings[s_codes] = state["rating"].to_numpy()
+        experience[s_codes] = state["experience"].to_numpy()
+        played[s_codes] = state["matches"].to_numpy()
+        present[s_codes] = True
 
-    both = _codes(pl.concat([ranked["winner_id"], ranked["loser_id"]]), table)
-    w, lo = both[:n], both[n:]
-    pa = _codes(pairs["player_a"], table)
-    pb = _codes(pairs["player_b"], table)
     match_keys = np.minimum(w, lo) * n_players + np.maximum(w, lo)
     pair_keys_in = np.minimum(pa, pb) * n_players + np.maximum(pa, pb)
-    keys, inverse = np.unique(np.concatenate([match_keys, pair_keys_in]), return_inverse=True)
+    all_keys = np.concatenate([match_keys, pair_keys_in])
+    inverse, first = key_codes_bucketed(all_keys)
+    keys = all_keys[first]
     pair_of_match = inverse[:n].astype(np.int64)
     cap = rules.fair_play_max
     pair_times = np.full((keys.shape[0], cap), _SENTINEL, dtype=np.int64)
@@ -327,15 +335,16 @@ def fibs_replay(
         counts = loaded.group_by("pair").len()
         pair_pos[counts["pair"].to_numpy()] = counts["len"].to_numpy() % cap
 
-    t = ranked["ended_at"].dt.epoch("us").to_numpy().astype(np.int64)
-    rows = n if history else 0
-    out = np.full((rows, 2, 7), np.nan, dtype=np.float64)
-    out_exp = np.zeros((rows, 2), dtype=np.int64)
-    out_counted = np.zeros(rows, dtype=np.bool_)
+    t = m["ended_at"].dt.epoch("us").fill_null(0).to_numpy()[rows].astype(np.int64)
+    length = m["length"].fill_null(0).to_numpy()[rows].astype(np.int64)
+    n_out = n if history else 0
+    out = np.full((n_out, 2, 7), np.nan, dtype=np.float64)
+    out_exp = np.zeros((n_out, 2), dtype=np.int64)
+    out_counted = np.zeros(n_out, dtype=np.bool_)
     _fibs_kernel(
         w,
         lo,
-        ranked["length"].to_numpy().astype(np.int64),
+        length,
         t,
         pair_of_match,
         ratings,
@@ -382,9 +391,11 @@ def fibs_replay(
     )
 
     hist = (
-        _history_frame(ranked, out, out_exp, out_counted) if history else empty(FIBS_HISTORY_SCHEMA)
+        _history_frame(m.select(_RANKED_COLUMNS)[rows], out, out_exp, out_counted)
+        if history
+        else empty(FIBS_HISTORY_SCHEMA)
     )
-    return FibsReplayResult(hist, new_state, new_pairs, excluded, rejected)
+    return FibsReplayResult(hist, new_state, new_pairs, *_excluded_rejected(m))
 
 
 def _latest(pairs: pl.DataFrame) -> int:

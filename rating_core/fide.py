@@ -7,9 +7,13 @@ Public API (pure Polars, no Dagster):
   (player_id, rating, rated_games, peak_rating, last_played_period, listed_since).
 - `FIDE_POOL_SCHEMA`: games of unrated players against rated opponents (newcomer pool).
 - `fide_state_from_starting_list(frame)`: a STARTING_LIST_SCHEMA frame -> FIDE state.
-- `fide_period(games, state, players, period, rating_list, standard_state=None, pool=None)`
-  -> `FidePeriodResult` (state, list_rows, game_explanations, player_explanations, newcomers,
-  pool, dropped), every frame sorted and typed by the schema constants below.
+- `fide_period(games, state, players, period, rating_list, standard_state=None, pool=None,
+  explain=True)` -> `FidePeriodResult` (state, list_rows, game_explanations, player_explanations,
+  newcomers, pool, dropped), every frame sorted and typed by the schema constants below;
+  `explain=False` leaves game_explanations empty (same schema) and changes nothing else.
+  Player ids are matched to state rows once (`id_codes`); the rating steps run in numpy on
+  integer codes and per-player sums are bincounts, so no string join or sort touches the
+  one-row-per-player-per-game data.
 - `fide_calculator(rating, k, games)`: the seed calculator for one tournament, every step.
 
 Shared building blocks, also used by `ukd` and `club` so that no rule is implemented twice:
@@ -23,9 +27,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 
+import numpy as np
 import polars as pl
 
-from rating_core.fide_tables import dp_expr, pd_hundredths_expr
+from rating_core.fide_tables import (
+    PD_HIGH_BY_ABS_D,
+    PD_MAX_INDEX,
+    dp_expr,
+    pd_hundredths_expr,
+)
 from rating_core.rounding import round_half_away, round_hundredths_half_away_expr
 from rating_core.schemas import RATING_LISTS, UTC_TIME
 
@@ -349,6 +359,212 @@ def _empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
     return pl.DataFrame(schema=schema)
 
 
+def id_codes(ids: pl.Series, keys: pl.Series) -> np.ndarray:
+    """Position in `keys` (unique player ids) of each of `ids`, -1 when absent or null.
+
+    One exact string join, in the order of `ids`; everything after it works on integer codes.
+    Duplicate keys raise ValueError (a state lists each player once).
+    """
+    if keys.drop_nulls().is_duplicated().any():
+        raise ValueError(f"duplicate {keys.name} among the keys")
+    joined = (
+        ids.alias("_id")
+        .to_frame()
+        .join(
+            keys.alias("_id").to_frame().with_row_index("_code"),
+            on="_id",
+            how="left",
+            maintain_order="left",
+        )
+    )
+    return joined["_code"].cast(pl.Int64).fill_null(-1).to_numpy()
+
+
+def side_codes(g: pl.DataFrame, start: pl.DataFrame) -> np.ndarray:
+    """Row of `start` for each side of each game, -1 when the player is not in `start`.
+
+    Side-major layout: entries 0..G-1 are the white players of `g`, G..2G-1 the black players.
+    The ids are matched once (`id_codes`); everything after works on integer codes.
+    """
+    return id_codes(pl.concat([g["white_id"], g["black_id"]]), start["player_id"])
+
+
+def side_ratings(code: np.ndarray, rating: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Rating (0 where missing) and a has-rating mask for each code of `side_codes`.
+
+    int32 when every difference of two ratings fits (always, for real ratings), else int64.
+    """
+    small = rating.len() == rating.null_count() or int(rating.abs().max()) < 2**30
+    r = rating.cast(pl.Int32 if small else pl.Int64)
+    valid = np.append(r.is_not_null().to_numpy(), False)  # code -1 reads the last entry
+    values = np.append(r.fill_null(0).to_numpy(), 0)
+    return values[code], valid[code]
+
+
+@dataclass(frozen=True)
+class _Sides:
+    """Steps 1-3 for both sides of every game (side-major layout, see `side_codes`)."""
+
+    n_games: int
+    own_code: np.ndarray  # row of `start`, -1 unknown
+    own_rating: np.ndarray  # int64, 0 where own_ok is False
+    own_ok: np.ndarray  # the player is rated on this list at period start
+    opp_rating: np.ndarray
+    opp_ok: np.ndarray
+    excluded: np.ndarray  # 600-point rule (rapid/blitz)
+    counted: np.ndarray  # own_ok & opp_ok & ~excluded
+    score: np.ndarray  # float64
+    d_raw: np.ndarray  # int64
+    d_used: np.ndarray  # int64 (meaningful where counted)
+    pd_h: np.ndarray  # int64 hundredths
+    delta_h: np.ndarray  # int64 hundredths
+
+
+def _rate_sides(g: pl.DataFrame, start: pl.DataFrame, standard: bool, rules: FideRules) -> _Sides:
+    """The numpy twin of `rate_rows` on both sides of every game of `g` (integers throughout)."""
+    n_games = g.height
+    code = side_codes(g, start)
+    rating, ok = side_ratings(code, start["rating"])
+    opp_rating = np.concatenate((rating[n_games:], rating[:n_games]))
+    opp_ok = np.concatenate((ok[n_games:], ok[:n_games]))
+    both = ok & opp_ok
+    if standard:
+        excluded = np.zeros(2 * n_games, dtype=bool)
+    else:
+        gap = np.abs(rating - opp_rating)
+        hi = np.maximum(rating, opp_rating)
+        excluded = both & (gap >= rules.fast_excluded_gap) & (hi > rules.fast_excluded_above)
+    white_score = g["white_score"].to_numpy()
+    score = np.concatenate((white_score, 1.0 - white_score))
+    d_raw = opp_rating - rating
+    cap = rules.difference_cap
+    d_used = np.clip(d_raw, -cap, cap)
+    if standard:
+        real = rating >= rules.real_difference_from
+        d_used[real] = d_raw[real]
+    pd_high = PD_HIGH_BY_ABS_D.astype(rating.dtype)
+    high = pd_high[np.minimum(np.abs(d_used), PD_MAX_INDEX)]
+    pd_h = np.where(d_used > 0, 100 - high, high)
+    delta_h = np.rint(score * 100).astype(rating.dtype) - pd_h
+    return _Sides(
+        n_games=n_games,
+        own_code=code,
+        own_rating=rating,
+        own_ok=ok,
+        opp_rating=opp_rating,
+        opp_ok=opp_ok,
+        excluded=excluded,
+        counted=both & ~excluded,
+        score=score,
+        d_raw=d_raw,
+        d_used=d_used,
+        pd_h=pd_h,
+        delta_h=delta_h,
+    )
+
+
+def per_player_sums(
+    codes: np.ndarray, values: np.ndarray, size: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Count and exact integer sum of `values` per code 0..size-1 (bincount, no string keys).
+
+    The float64 bincount is exact: every partial sum is an integer far below 2**53.
+    """
+    n = np.bincount(codes, minlength=size).astype(np.int32)
+    total = np.bincount(codes, weights=values.astype(np.float64), minlength=size)
+    return n, np.rint(total).astype(np.int64)
+
+
+def _newcomer_rows(g: pl.DataFrame, s: _Sides) -> pl.DataFrame:
+    """Sides of unrated players (not on this list) against rated opponents, for the pool."""
+    idx = np.flatnonzero(~s.own_ok & s.opp_ok)
+    game_idx = idx % s.n_games if s.n_games else idx
+    own_ids = pl.concat([g["white_id"], g["black_id"]])
+    opp_ids = pl.concat([g["black_id"], g["white_id"]])
+    return pl.DataFrame(
+        {
+            "game_id": g["game_id"].gather(game_idx),
+            "event_id": g["event_id"].gather(game_idx),
+            "player_id": own_ids.gather(idx),
+            "opponent_id": opp_ids.gather(idx),
+            "opponent_rating": pl.Series(s.opp_rating[idx], dtype=pl.Int64),
+            "score": pl.Series(s.score[idx], dtype=pl.Float64),
+        }
+    )
+
+
+def _merge_by_player(a: pl.DataFrame, b: pl.DataFrame) -> pl.DataFrame:
+    """Two frames sorted by player_id (disjoint ids, same schema) as one sorted frame.
+
+    A linear merge instead of sorting the concatenation again.
+    """
+    return a.merge_sorted(b, key="player_id")
+
+
+def _event_ends(g: pl.DataFrame, event_ids: pl.Series) -> pl.DataFrame:
+    """event_id, event_end: the last game (played_at) in `g` of each of `event_ids`."""
+    needed = event_ids.unique()
+    code = id_codes(g["event_id"], needed)
+    hit = pl.Series(code >= 0)
+    ends = (
+        pl.DataFrame({"_code": code, "played_at": g["played_at"]})
+        .filter(hit)
+        .group_by("_code")
+        .agg(pl.col("played_at").max().alias("event_end"))
+    )
+    return pl.DataFrame({"event_id": needed.gather(ends["_code"]), "event_end": ends["event_end"]})
+
+
+def _game_explanations(g: pl.DataFrame, s: _Sides, rules: FideRules) -> pl.DataFrame:
+    """One row per rated player per game, in game order (white before black)."""
+    n_games = s.n_games
+    order = np.empty(2 * n_games, dtype=np.int64)
+    order[0::2] = np.arange(n_games)
+    order[1::2] = np.arange(n_games, 2 * n_games)
+    idx = order[s.own_ok[order]]
+    game_idx = idx % n_games if n_games else idx
+    own_ids = pl.concat([g["white_id"], g["black_id"]])
+    opp_ids = pl.concat([g["black_id"], g["white_id"]])
+    counted = pl.col("counted")
+    opp_ok = pl.col("_opp_ok")
+    raw = pl.DataFrame(
+        {
+            "game_id": g["game_id"].gather(game_idx),
+            "player_id": own_ids.gather(idx),
+            "opponent_id": opp_ids.gather(idx),
+            "own_rating": s.own_rating[idx],
+            "opponent_rating": s.opp_rating[idx],
+            "_opp_ok": s.opp_ok[idx],
+            "_excluded": s.excluded[idx],
+            "counted": s.counted[idx],
+            "d_raw": s.d_raw[idx],
+            "d_used": s.d_used[idx],
+            "pd_h": s.pd_h[idx],
+            "score": pl.Series(s.score[idx], dtype=pl.Float64),
+            "delta_h": s.delta_h[idx],
+        }
+    )
+    return raw.select(
+        "game_id",
+        "player_id",
+        "opponent_id",
+        "own_rating",
+        pl.when(opp_ok).then(pl.col("opponent_rating")).alias("opponent_rating"),
+        "counted",
+        pl.when(~opp_ok)
+        .then(pl.lit("opponent unrated on this list"))
+        .when(pl.col("_excluded"))
+        .then(pl.lit(f"{rules.fast_excluded_gap}-point rule"))
+        .otherwise(None)
+        .alias("not_counted_reason"),
+        pl.when(opp_ok).then(pl.col("d_raw")).alias("d_raw"),
+        pl.when(counted).then(pl.col("d_used")).alias("d_used"),
+        _hundredths_to_float(pl.when(counted).then(pl.col("pd_h"))).alias("pd"),
+        "score",
+        _hundredths_to_float(pl.when(counted).then(pl.col("delta_h"))).alias("delta_r"),
+    ).cast(FIDE_GAME_EXPLANATION_SCHEMA)
+
+
 def fide_period(
     games: pl.DataFrame | pl.LazyFrame,
     state: pl.DataFrame,
@@ -358,6 +574,7 @@ def fide_period(
     standard_state: pl.DataFrame | None = None,
     pool: pl.DataFrame | None = None,
     rules: FideRules = FIDE_RULES,
+    explain: bool = True,
 ) -> FidePeriodResult:
     """Rate one period of one FIDE list (RULES §3), vectorized, from the period-start `state`.
 
@@ -365,7 +582,7 @@ def fide_period(
     black_id, white_score, rating_list, status, rated); the engine filters `period` and
     `rating_list`. `players`: player_id, birth_year (junior K), or None. `standard_state`: the
     standard list in force at period start (seeds rapid/blitz, step 7). `pool`: the newcomer
-    pool returned by the previous period.
+    pool returned by the previous period. `explain=False` skips the per-game explanations.
     """
     if rating_list not in RATING_LISTS:
         raise ValueError(f"rating_list must be one of {RATING_LISTS}, got {rating_list!r}")
@@ -374,7 +591,7 @@ def fide_period(
     standard = rating_list == "standard"
 
     # Materialized once: the engine reads the games twice (ratings, then event ends).
-    g = select_rated_games(games, period, rating_list).with_row_index("_gi").collect().lazy()
+    g = select_rated_games(games, period, rating_list).collect()
 
     st = (
         state.lazy()
@@ -384,8 +601,8 @@ def fide_period(
     if not standard and standard_state is not None:
         ids = pl.concat(
             [
-                g.select(pl.col("white_id").alias("player_id")),
-                g.select(pl.col("black_id").alias("player_id")),
+                g.lazy().select(pl.col("white_id").alias("player_id")),
+                g.lazy().select(pl.col("black_id").alias("player_id")),
             ]
         ).unique()
         seeded = (
@@ -403,73 +620,11 @@ def fide_period(
         )
         st = pl.concat([st, seeded])
     start = st.collect()
-    ratings = start.lazy().select("player_id", "rating")
 
-    # Both ratings at the game level (one join per side), then one row per player per game.
-    gr = g.join(
-        ratings.rename({"player_id": "white_id", "rating": "white_rating"}),
-        on="white_id",
-        how="left",
-    ).join(
-        ratings.rename({"player_id": "black_id", "rating": "black_rating"}),
-        on="black_id",
-        how="left",
-    )
-    if not standard:
-        hi = pl.max_horizontal("white_rating", "black_rating")
-        gap = (pl.col("white_rating") - pl.col("black_rating")).abs()
-        excluded = ((gap >= rules.fast_excluded_gap) & (hi > rules.fast_excluded_above)).fill_null(
-            False
-        )
-    else:
-        excluded = pl.lit(False)
-    gr = gr.with_columns(excluded.alias("excluded"))
-    long = two_sided(
-        gr,
-        {"own_rating": "white_rating", "opponent_rating": "black_rating", "excluded": "excluded"},
-        {"own_rating": "black_rating", "opponent_rating": "white_rating", "excluded": "excluded"},
-    )
-
-    real = (pl.col("own_rating") >= rules.real_difference_from) if standard else False
-    rated_side = long.filter(pl.col("own_rating").is_not_null())
-    counted = pl.col("opponent_rating").is_not_null() & ~pl.col("excluded")
-    expl = rate_rows(rated_side.with_columns(counted.alias("counted")), rules, real)
-    expl = expl.with_columns(
-        [
-            pl.when(pl.col("counted")).then(pl.col(c)).otherwise(None).alias(c)
-            for c in ("d_used", "pd_h", "delta_h")
-        ]
-    ).with_columns(
-        pl.when(pl.col("opponent_rating").is_null())
-        .then(pl.lit("opponent unrated on this list"))
-        .when(pl.col("excluded"))
-        .then(pl.lit(f"{rules.fast_excluded_gap}-point rule"))
-        .otherwise(None)
-        .alias("not_counted_reason")
-    )
-    agg = (
-        expl.filter(pl.col("counted"))
-        .group_by("player_id")
-        .agg(pl.len().cast(pl.Int32).alias("n"), pl.col("delta_h").sum().alias("sum_delta_h"))
-    )
-    new_rows = long.filter(pl.col("own_rating").is_null() & pl.col("opponent_rating").is_not_null())
-
-    game_expl_lf = expl.select(
-        "_gi",
-        "_side",
-        "game_id",
-        "player_id",
-        "opponent_id",
-        "own_rating",
-        "opponent_rating",
-        "counted",
-        "not_counted_reason",
-        "d_raw",
-        "d_used",
-        _hundredths_to_float(pl.col("pd_h")).alias("pd"),
-        "score",
-        _hundredths_to_float(pl.col("delta_h")).alias("delta_r"),
-    )
+    # Steps 1-3 for both sides of every game, on integer codes (row of `start`) in numpy.
+    sides = _rate_sides(g, start, standard, rules)
+    counted = sides.counted
+    n_arr, sum_arr = per_player_sums(sides.own_code[counted], sides.delta_h[counted], start.height)
 
     # Per player: K, cap, change, new rating.
     birth = (
@@ -481,15 +636,12 @@ def fide_period(
     )
     k_base, k_reason = k_base_exprs(rules, year)
     per = (
-        start.lazy()
-        .join(agg, on="player_id", how="left")
-        .join(birth.unique("player_id"), on="player_id", how="left")
-        .with_columns(
-            pl.col("n").fill_null(0),
-            pl.col("sum_delta_h").fill_null(0),
-            k_base.alias("k_base"),
-            k_reason.alias("k_reason"),
+        start.with_columns(
+            pl.Series("n", n_arr, dtype=pl.Int32), pl.Series("sum_delta_h", sum_arr, dtype=pl.Int64)
         )
+        .lazy()
+        .join(birth.unique("player_id"), on="player_id", how="left", maintain_order="left")
+        .with_columns(k_base.alias("k_base"), k_reason.alias("k_reason"))
         .with_columns(k_capped_expr(pl.col("k_base"), pl.col("n"), rules).alias("k_used"))
         .with_columns((pl.col("k_used").cast(pl.Int64) * pl.col("sum_delta_h")).alias("change_h"))
         .with_columns(
@@ -499,18 +651,15 @@ def fide_period(
         .filter(~pl.col("seeded") | (pl.col("n") > 0))
         .with_columns((pl.col("rating_after") < rules.floor).alias("dropped"))
     )
-
-    game_expl, per_df, new_df = pl.collect_all(
-        [game_expl_lf.sort("_gi", "_side").drop("_gi", "_side"), per, new_rows]
+    per_df = per.collect().sort("player_id")  # the one full sort; later frames merge
+    new_df = _newcomer_rows(g, sides)
+    game_expl = (
+        _game_explanations(g, sides, rules) if explain else _empty(FIDE_GAME_EXPLANATION_SCHEMA)
     )
 
     # Newcomer pool (§8.2): add this period's games, keep the rolling window, evaluate.
     pool_in = pool if pool is not None else _empty(FIDE_POOL_SCHEMA)
-    events_end = (
-        g.group_by("event_id").agg(pl.col("played_at").max().alias("event_end")).collect()
-        if new_df.height
-        else pl.DataFrame(schema={"event_id": pl.String, "event_end": UTC_TIME})
-    )
+    events_end = _event_ends(g, new_df["event_id"])
     added = new_df.join(events_end, on="event_id", how="left").select(
         pl.col("player_id"),
         pl.col("game_id"),
@@ -547,7 +696,9 @@ def fide_period(
         .alias("peak_after"),
         last_played.alias("last_after"),
     )
-    newcomer_state = published.join(new_games_this_period, on="player_id", how="left").select(
+    newcomer_state = published.join(
+        new_games_this_period, on="player_id", how="left", maintain_order="left"
+    ).select(
         pl.col("player_id"),
         pl.col("ru").alias("rating"),
         pl.col("n").alias("rated_games"),
@@ -556,28 +707,22 @@ def fide_period(
         pl.lit(period).alias("listed_since"),
         pl.col("games").fill_null(0).cast(pl.Int32),
     )
-    new_state = (
-        pl.concat(
-            [
-                kept.select(
-                    "player_id",
-                    pl.col("rating_after").alias("rating"),
-                    pl.col("rated_games_after").alias("rated_games"),
-                    pl.col("peak_after").alias("peak_rating"),
-                    pl.col("last_after").alias("last_played_period"),
-                    "listed_since",
-                ),
-                newcomer_state.select(list(FIDE_STATE_SCHEMA)),
-            ]
-        )
-        .cast(FIDE_STATE_SCHEMA)
-        .sort("player_id")
+    new_state = _merge_by_player(
+        kept.select(
+            "player_id",
+            pl.col("rating_after").alias("rating"),
+            pl.col("rated_games_after").alias("rated_games"),
+            pl.col("peak_after").alias("peak_rating"),
+            pl.col("last_after").alias("last_played_period"),
+            "listed_since",
+        ).cast(FIDE_STATE_SCHEMA),
+        newcomer_state.select(list(FIDE_STATE_SCHEMA)).cast(FIDE_STATE_SCHEMA),
     )
 
     ref = pl.coalesce("last_after", "listed_since")
     inactive = (pl.lit(p_idx) - period_index_expr(ref)) >= rules.inactive_periods
-    list_rows = pl.concat(
-        [
+    list_rows = _merge_by_player(
+        *[
             kept.select(
                 "player_id",
                 pl.col("rating_after").alias("rating"),
@@ -611,10 +756,10 @@ def fide_period(
                 pl.lit(True).alias("newcomer"),
             ).cast(FIDE_LIST_SCHEMA),
         ]
-    ).sort("player_id")
+    )
 
-    player_expl = pl.concat(
-        [
+    player_expl = _merge_by_player(
+        *[
             per_df.select(
                 "player_id",
                 pl.col("rating").alias("rating_before"),
@@ -646,7 +791,7 @@ def fide_period(
                 pl.lit(False).alias("seeded_from_standard"),
             ).cast(FIDE_PLAYER_EXPLANATION_SCHEMA),
         ]
-    ).sort("player_id")
+    )
 
     dropped = (
         per_df.filter(pl.col("dropped"))

@@ -14,9 +14,11 @@ import numpy as np
 import polars as pl
 from numba import njit
 
+from rating_core.codes import dense_codes, sort_permutation
 from rating_core.elo import elo_update, expected_score, score_of
 from rating_core.rounding import round_half_away, round_half_away_expr
 from rating_core.schemas import CATEGORIES, PLAYERS_SCHEMA, empty
+from rating_core.timecontrol import TIME_CONTROL_RULES
 
 SITE_ELO = "site-elo"
 SITE_NUMBERS: list[str] = [SITE_ELO] + [f"site-{c}" for c in CATEGORIES]
@@ -35,16 +37,7 @@ class SiteRules:
     provisional_below: int = 10
     min_plies: int = 2  # fewer plies: aborted before both sides moved
     bot_no_move_min_plies: int = 18  # move 10 and later: a missing bot move is a human loss
-    weights: tuple[tuple[str, float], ...] = (
-        ("classical", 1.0),
-        ("rapid", 1.0),
-        ("blitz", 0.75),
-        ("bullet", 0.5),
-        ("unlimited", 0.75),
-        ("correspondence", 0.5),
-        ("otb", 0.75),
-        ("bots", 0.5),
-    )
+    weights: tuple[tuple[str, float], ...] = TIME_CONTROL_RULES.weights  # RULES §1 table
 
     def weight(self, category: str) -> float:
         """The category's weight in the site Elo (RULES §1 table)."""
@@ -154,10 +147,265 @@ def empty_site_state() -> pl.DataFrame:
 
 # --- which games are rated (vectorized) ------------------------------------------------------
 
+EXCLUDE_REASONS = [
+    R_MODERATION,
+    R_CASUAL,
+    R_ABORTED,
+    R_STATUS_ANNULLED,
+    R_FORFEIT,
+    R_BYE,
+    R_ABORT_TERMINATION,
+    R_FEW_PLIES,
+    R_OTB,
+    R_BOTH_BOTS,
+    R_BOT_NO_MOVE,
+]
+REJECT_REASONS = [
+    REJ_BOT_LOST,
+    REJ_MISSING,
+    REJ_SELF,
+    REJ_NO_BOT,
+    REJ_NO_PLIES,
+    REJ_BOT_RATING,
+    REJ_NO_RESULT,
+    REJ_NO_CATEGORY,
+]
+_BOTS_CODE = CATEGORIES.index("bots")
+
 
 def _col_or(frame: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Expr:
     """A column of `frame`, or a null column of `dtype` when the frame lacks it."""
     return pl.col(name) if name in frame.columns else pl.lit(None, dtype=dtype).alias(name)
+
+
+def _reason_code(branches: list[tuple[pl.Expr, str]], reasons: list[str]) -> pl.Expr:
+    """The first matching branch as a UInt8 code (1 + index in `reasons`), 0 when none matches."""
+    expr: pl.Expr | None = None
+    for cond, reason in reversed(branches):
+        code = pl.lit(reasons.index(reason) + 1, dtype=pl.UInt8)
+        tail = expr if expr is not None else pl.lit(0, dtype=pl.UInt8)
+        expr = pl.when(cond).then(code).otherwise(tail)
+    assert expr is not None
+    return expr
+
+
+def _reason_text(code: str, reasons: list[str]) -> pl.Expr:
+    return pl.col(code).replace_strict(
+        list(range(1, len(reasons) + 1)), reasons, return_dtype=pl.String
+    )
+
+
+@dataclass(frozen=True)
+class _Classified:
+    """Every platform game with its exclusion/rejection codes, bot fields and player codes."""
+
+    frame: pl.DataFrame  # the input columns plus _exclude/_reject (UInt8, 0 none) and bot fields
+    ids: pl.Series  # sorted distinct player ids (games, `extra_ids`, registry bots)
+    w_code: np.ndarray  # int32 code of white_id in `ids` per game (-1: null)
+    b_code: np.ndarray
+    extra_codes: np.ndarray  # codes of `extra_ids`
+    rated: np.ndarray  # row numbers (into `frame`) of the rated games in replay order
+
+    def rated_frame(self) -> pl.DataFrame:
+        """The rated games in replay order with the columns `classify_site_games` documents."""
+        return self.frame.select(
+            "game_id",
+            "played_at",
+            "period",
+            "white_id",
+            "black_id",
+            pl.col("_score").alias("white_score"),
+            pl.col("_cat")
+            .replace_strict(
+                list(range(len(CATEGORIES))), CATEGORIES, return_dtype=pl.Enum(CATEGORIES)
+            )
+            .alias("category"),
+            "w_bot",
+            "b_bot",
+            pl.col("w_bot_rating").fill_null(0.0),
+            pl.col("b_bot_rating").fill_null(0.0),
+        )[self.rated]
+
+
+def _classify(
+    games: pl.DataFrame,
+    players: pl.DataFrame | None,
+    annulled: Iterable[str] | pl.Series | None,
+    rules: SiteRules,
+    extra_ids: pl.Series | None = None,
+) -> _Classified:
+    """Decide, per platform game, whether it is rated, excluded (why) or rejected (why).
+
+    Player ids are coded once (`dense_codes` over white, black, `extra_ids` and the registry's
+    bots); the registry is looked up by code with numpy, not joined per game.
+    """
+    cols = [
+        "game_id",
+        "played_at",
+        "period",
+        "white_id",
+        "black_id",
+        "white_score",
+        "category",
+    ]
+    g = games.select(
+        *cols,
+        _col_or(games, "rated", pl.Boolean),
+        _col_or(games, "status", pl.String),
+        _col_or(games, "plies", pl.Int32),
+        _col_or(games, "termination", pl.String),
+        _col_or(games, "kind", pl.String),
+        _col_or(games, "otb_confirmed", pl.Boolean),
+        _col_or(games, "white_is_bot", pl.Boolean),
+        _col_or(games, "black_is_bot", pl.Boolean),
+        _col_or(games, "white_elo", pl.Int32),
+        _col_or(games, "black_elo", pl.Int32),
+        _col_or(games, "source_file", pl.String),
+        _col_or(games, "source_line", pl.Int64),
+        _col_or(games, "source", pl.String),
+    )
+    source = pl.col("source")
+    if not g.select((source.is_null() | (source == "platform")).all()).item():
+        g = g.filter(source.is_null() | (source == "platform"))
+    g = g.drop("source")
+    n = g.height
+
+    players = players if players is not None else empty(PLAYERS_SCHEMA)
+    reg = (
+        players.select(
+            pl.col("player_id").cast(pl.String),
+            pl.col("is_bot").cast(pl.Boolean).fill_null(False).alias("_bot"),
+            pl.col("bot_rating").cast(pl.Float64).alias("_bot_rating"),
+        )
+        .unique("player_id", keep="first", maintain_order=True)
+        .filter(pl.col("_bot") | pl.col("_bot_rating").is_not_null())
+        .drop_nulls("player_id")
+    )
+    extra = extra_ids if extra_ids is not None else pl.Series(dtype=pl.String)
+    n_extra, n_reg = extra.len(), reg.height
+    codes, ids = dense_codes(
+        pl.concat(
+            [
+                extra.cast(pl.String),
+                reg["player_id"],
+                g["white_id"].cast(pl.String),
+                g["black_id"].cast(pl.String),
+            ]
+        )
+    )
+    extra_codes = codes[:n_extra]
+    reg_codes = codes[n_extra : n_extra + n_reg]
+    w_code = codes[n_extra + n_reg : n_extra + n_reg + n]
+    b_code = codes[n_extra + n_reg + n :]
+    # One padding slot at the end: code -1 (a null id) reads "not a bot, no rating".
+    reg_bot = np.zeros(ids.len() + 1, dtype=np.bool_)
+    reg_rating = np.full(ids.len() + 1, np.nan)
+    reg_bot[reg_codes] = reg["_bot"].to_numpy()
+    reg_rating[reg_codes] = reg["_bot_rating"].to_numpy()
+
+    g = g.with_columns(
+        (pl.col("white_is_bot").fill_null(False) | pl.Series(reg_bot[w_code])).alias("w_bot"),
+        (pl.col("black_is_bot").fill_null(False) | pl.Series(reg_bot[b_code])).alias("b_bot"),
+        pl.coalesce(
+            pl.Series(reg_rating[w_code], nan_to_null=True), pl.col("white_elo").cast(pl.Float64)
+        ).alias("w_bot_rating"),
+        pl.coalesce(
+            pl.Series(reg_rating[b_code], nan_to_null=True), pl.col("black_elo").cast(pl.Float64)
+        ).alias("b_bot_rating"),
+    )
+
+    w_bot, b_bot = pl.col("w_bot"), pl.col("b_bot")
+    any_bot = w_bot | b_bot
+    human_bot = w_bot ^ b_bot
+    term = pl.col("termination")
+    bot_no_move = term == "bot_no_move"
+    plies = pl.col("plies")
+    status = pl.col("status")
+    lost_by_bot = (w_bot & (pl.col("white_score") == 0.0)) | (
+        b_bot & (pl.col("white_score") == 1.0)
+    )
+    annulled_ids = pl.Series(
+        "game_id", list(annulled) if annulled is not None else [], dtype=pl.String
+    )
+    moderated = (
+        pl.col("game_id").is_in(annulled_ids.implode()) if annulled_ids.len() else pl.lit(False)
+    )
+    exclude = _reason_code(
+        [
+            (moderated, R_MODERATION),
+            (pl.col("rated").fill_null(True).not_(), R_CASUAL),
+            (status == "aborted", R_ABORTED),
+            (status == "annulled", R_STATUS_ANNULLED),
+            (status == "forfeit", R_FORFEIT),
+            (status == "bye", R_BYE),
+            (term == "abort", R_ABORT_TERMINATION),
+            (plies < rules.min_plies, R_FEW_PLIES),
+            (
+                ((pl.col("kind") == "otb") | (pl.col("category") == "otb"))
+                & pl.col("otb_confirmed").fill_null(False).not_(),
+                R_OTB,
+            ),
+            (w_bot & b_bot, R_BOTH_BOTS),
+            (bot_no_move & human_bot & (plies < rules.bot_no_move_min_plies), R_BOT_NO_MOVE),
+        ],
+        EXCLUDE_REASONS,
+    )
+    missing = (
+        pl.col("white_id").is_null()
+        | pl.col("black_id").is_null()
+        | pl.col("played_at").is_null()
+        | pl.col("period").is_null()
+    )
+    reject = (
+        pl.when(lost_by_bot & term.is_in(["timeout", "abandon"]))
+        .then(pl.lit(REJECT_REASONS.index(REJ_BOT_LOST) + 1, dtype=pl.UInt8))
+        .when(pl.col("_exclude") != 0)
+        .then(pl.lit(0, dtype=pl.UInt8))
+        .otherwise(
+            _reason_code(
+                [
+                    (missing, REJ_MISSING),
+                    (pl.col("white_id") == pl.col("black_id"), REJ_SELF),
+                    (bot_no_move & any_bot.not_(), REJ_NO_BOT),
+                    (bot_no_move & plies.is_null(), REJ_NO_PLIES),
+                    (
+                        (w_bot & pl.col("w_bot_rating").is_null())
+                        | (b_bot & pl.col("b_bot_rating").is_null()),
+                        REJ_BOT_RATING,
+                    ),
+                    (
+                        pl.col("white_score").is_null() & (bot_no_move & human_bot).not_(),
+                        REJ_NO_RESULT,
+                    ),
+                    (pl.col("category").is_null() & any_bot.not_(), REJ_NO_CATEGORY),
+                ],
+                REJECT_REASONS,
+            )
+        )
+    )
+    # From move 10 on, a missing bot move is a loss for the human whatever the record says.
+    final_score = (
+        pl.when(bot_no_move & human_bot)
+        .then(pl.when(w_bot).then(1.0).otherwise(0.0))
+        .otherwise(pl.col("white_score"))
+    )
+    g = g.with_columns(
+        exclude.alias("_exclude"),
+        final_score.alias("_score"),
+        pl.when(any_bot)
+        .then(pl.lit(_BOTS_CODE, dtype=pl.UInt8))
+        .otherwise(pl.col("category").cast(pl.Enum(CATEGORIES)).to_physical().cast(pl.UInt8))
+        .alias("_cat"),
+    ).with_columns(reject.alias("_reject"))
+    ok = (pl.col("_exclude") == 0) & (pl.col("_reject") == 0)
+    rated = np.flatnonzero(g.select(ok.fill_null(False)).to_series().to_numpy())
+    return _Classified(g, ids, w_code, b_code, extra_codes, _replay_order(g, rated))
+
+
+def _replay_order(g: pl.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """`rows` sorted by (period, played_at, game_id)."""
+    perm = sort_permutation(g.select("period", "played_at", "game_id")[rows])
+    return rows if perm is None else rows[perm]
 
 
 def classify_site_games(
@@ -171,128 +419,18 @@ def classify_site_games(
     `rated` is sorted by (period, played_at, game_id) and carries the human-relative fields the
     kernel needs: final white score, effective category, bot flags and bot fixed ratings.
     """
-    if "source" in games.columns:
-        games = games.filter(pl.col("source").is_null() | (pl.col("source") == "platform"))
-    players = players if players is not None else empty(PLAYERS_SCHEMA)
-    reg = players.select(
-        pl.col("player_id").cast(pl.String),
-        pl.col("is_bot").cast(pl.Boolean).fill_null(False).alias("_bot"),
-        pl.col("bot_rating").cast(pl.Float64).alias("_bot_rating"),
-    ).unique("player_id", keep="first", maintain_order=True)
-    annulled_ids = pl.Series(
-        "game_id", list(annulled) if annulled is not None else [], dtype=pl.String
+    c = _classify(games, players, annulled, rules)
+    return c.rated_frame(), _excluded(c), _rejected(c)
+
+
+def _excluded(c: _Classified) -> pl.DataFrame:
+    return c.frame.filter((pl.col("_reject") == 0) & (pl.col("_exclude") != 0)).select(
+        "game_id", "period", _reason_text("_exclude", EXCLUDE_REASONS).alias("reason")
     )
 
-    g = games.select(
-        "game_id",
-        "played_at",
-        "period",
-        "white_id",
-        "black_id",
-        "white_score",
-        "category",
-        _col_or(games, "rated", pl.Boolean),
-        _col_or(games, "status", pl.String).cast(pl.String),
-        _col_or(games, "plies", pl.Int32),
-        _col_or(games, "termination", pl.String).cast(pl.String),
-        _col_or(games, "kind", pl.String).cast(pl.String),
-        _col_or(games, "otb_confirmed", pl.Boolean),
-        _col_or(games, "white_is_bot", pl.Boolean),
-        _col_or(games, "black_is_bot", pl.Boolean),
-        _col_or(games, "white_elo", pl.Int32),
-        _col_or(games, "black_elo", pl.Int32),
-        _col_or(games, "source_file", pl.String),
-        _col_or(games, "source_line", pl.Int64),
-    )
-    g = g.join(
-        reg.rename({"player_id": "white_id", "_bot": "_wb", "_bot_rating": "_wr"}),
-        on="white_id",
-        how="left",
-        maintain_order="left",
-    ).join(
-        reg.rename({"player_id": "black_id", "_bot": "_bb", "_bot_rating": "_br"}),
-        on="black_id",
-        how="left",
-        maintain_order="left",
-    )
-    w_bot = pl.col("white_is_bot").fill_null(False) | pl.col("_wb").fill_null(False)
-    b_bot = pl.col("black_is_bot").fill_null(False) | pl.col("_bb").fill_null(False)
-    g = g.with_columns(
-        w_bot.alias("w_bot"),
-        b_bot.alias("b_bot"),
-        pl.coalesce("_wr", pl.col("white_elo").cast(pl.Float64)).alias("w_bot_rating"),
-        pl.coalesce("_br", pl.col("black_elo").cast(pl.Float64)).alias("b_bot_rating"),
-    ).drop("_wb", "_bb", "_wr", "_br")
 
-    any_bot = pl.col("w_bot") | pl.col("b_bot")
-    human_bot = pl.col("w_bot") ^ pl.col("b_bot")
-    term = pl.col("termination")
-    bot_no_move = term == "bot_no_move"
-    plies = pl.col("plies")
-    lost_by_bot = (pl.col("w_bot") & (pl.col("white_score") == 0.0)) | (
-        pl.col("b_bot") & (pl.col("white_score") == 1.0)
-    )
-
-    exclude = (
-        pl.when(pl.col("game_id").is_in(annulled_ids.implode()))
-        .then(pl.lit(R_MODERATION))
-        .when(pl.col("rated").fill_null(True).not_())
-        .then(pl.lit(R_CASUAL))
-        .when(pl.col("status") == "aborted")
-        .then(pl.lit(R_ABORTED))
-        .when(pl.col("status") == "annulled")
-        .then(pl.lit(R_STATUS_ANNULLED))
-        .when(pl.col("status") == "forfeit")
-        .then(pl.lit(R_FORFEIT))
-        .when(pl.col("status") == "bye")
-        .then(pl.lit(R_BYE))
-        .when(term == "abort")
-        .then(pl.lit(R_ABORT_TERMINATION))
-        .when(plies < rules.min_plies)
-        .then(pl.lit(R_FEW_PLIES))
-        .when(
-            ((pl.col("kind") == "otb") | (pl.col("category") == "otb"))
-            & pl.col("otb_confirmed").fill_null(False).not_()
-        )
-        .then(pl.lit(R_OTB))
-        .when(pl.col("w_bot") & pl.col("b_bot"))
-        .then(pl.lit(R_BOTH_BOTS))
-        .when(bot_no_move & human_bot & (plies < rules.bot_no_move_min_plies))
-        .then(pl.lit(R_BOT_NO_MOVE))
-        .otherwise(pl.lit(None, dtype=pl.String))
-    )
-    reject = (
-        pl.when(lost_by_bot & term.is_in(["timeout", "abandon"]))
-        .then(pl.lit(REJ_BOT_LOST))
-        .when(pl.col("_exclude").is_not_null())
-        .then(pl.lit(None, dtype=pl.String))
-        .when(
-            pl.col("white_id").is_null()
-            | pl.col("black_id").is_null()
-            | pl.col("played_at").is_null()
-            | pl.col("period").is_null()
-        )
-        .then(pl.lit(REJ_MISSING))
-        .when(pl.col("white_id") == pl.col("black_id"))
-        .then(pl.lit(REJ_SELF))
-        .when(bot_no_move & any_bot.not_())
-        .then(pl.lit(REJ_NO_BOT))
-        .when(bot_no_move & plies.is_null())
-        .then(pl.lit(REJ_NO_PLIES))
-        .when(
-            (pl.col("w_bot") & pl.col("w_bot_rating").is_null())
-            | (pl.col("b_bot") & pl.col("b_bot_rating").is_null())
-        )
-        .then(pl.lit(REJ_BOT_RATING))
-        .when(pl.col("white_score").is_null() & (bot_no_move & human_bot).not_())
-        .then(pl.lit(REJ_NO_RESULT))
-        .when(pl.col("category").is_null() & any_bot.not_())
-        .then(pl.lit(REJ_NO_CATEGORY))
-        .otherwise(pl.lit(None, dtype=pl.String))
-    )
-    g = g.with_columns(exclude.alias("_exclude")).with_columns(reject.alias("_reject"))
-
-    rejected = g.filter(pl.col("_reject").is_not_null()).select(
+def _rejected(c: _Classified) -> pl.DataFrame:
+    return c.frame.filter(pl.col("_reject") != 0).select(
         "game_id",
         "period",
         "source_file",
@@ -305,43 +443,8 @@ def classify_site_games(
             pl.col("termination"),
             pl.col("plies"),
         ).alias("value"),
-        pl.col("_reject").alias("reason"),
+        _reason_text("_reject", REJECT_REASONS).alias("reason"),
     )
-    excluded = g.filter(pl.col("_reject").is_null() & pl.col("_exclude").is_not_null()).select(
-        "game_id", "period", pl.col("_exclude").alias("reason")
-    )
-    # From move 10 on, a missing bot move is a loss for the human whatever the record says.
-    final_score = (
-        pl.when(bot_no_move & human_bot)
-        .then(pl.when(pl.col("w_bot")).then(1.0).otherwise(0.0))
-        .otherwise(pl.col("white_score"))
-    )
-    rated = (
-        g.filter(pl.col("_reject").is_null() & pl.col("_exclude").is_null())
-        .with_columns(
-            final_score.alias("white_score"),
-            pl.when(any_bot)
-            .then(pl.lit("bots"))
-            .otherwise(pl.col("category").cast(pl.String))
-            .cast(pl.Enum(CATEGORIES))
-            .alias("category"),
-        )
-        .select(
-            "game_id",
-            "played_at",
-            "period",
-            "white_id",
-            "black_id",
-            "white_score",
-            "category",
-            "w_bot",
-            "b_bot",
-            pl.col("w_bot_rating").fill_null(0.0),
-            pl.col("b_bot_rating").fill_null(0.0),
-        )
-        .sort("period", "played_at", "game_id")
-    )
-    return rated, excluded, rejected
 
 
 # --- the sequential replay (numba) -----------------------------------------------------------
@@ -349,11 +452,12 @@ def classify_site_games(
 
 @njit(cache=True)
 def _site_kernel(
+    rows: np.ndarray,
     w_idx: np.ndarray,
     b_idx: np.ndarray,
     w_score: np.ndarray,
     cat_num: np.ndarray,
-    weight: np.ndarray,
+    weights: np.ndarray,
     w_bot: np.ndarray,
     b_bot: np.ndarray,
     w_bot_r: np.ndarray,
@@ -370,28 +474,35 @@ def _site_kernel(
     out: np.ndarray,
     out_games: np.ndarray,
 ) -> None:
-    """Replay rated games in order, updating `ratings`/`games`/`last` in place.
+    """Replay the games `rows` (row numbers, in replay order), updating `ratings`/`games`/`last`.
 
-    For game i, side s (0 white, 1 black) and slot j (0 site Elo, 1 category) it writes, when
-    `record`, out[i, s, j, :] = before, opponent, expected, k, raw change, change, after and
-    out_games[i, s, j] = games before. Bot sides keep their fixed rating and are not written.
+    The per-game arrays cover every game; only rows[r] are read. For the r-th rated game, side
+    s (0 white, 1 black) and slot j (0 site Elo, 1 category) it writes, when `record`,
+    out[r, s, j, :] = before, opponent, expected, k, raw change, change, after and
+    out_games[r, s, j] = games before. Bot sides keep their fixed rating and are not written.
+    cat_num[i] is the category index (column 1 + cat_num[i]), weights[cat_num[i]] its weight;
+    period[r] is the code of the r-th rated game's period.
     """
-    n = w_idx.shape[0]
-    for i in range(n):
+    for r in range(rows.shape[0]):
+        i = rows[r]
+        wi = w_idx[i]
+        bi = b_idx[i]
+        wb = w_bot[i]
+        bb = b_bot[i]
+        c = cat_num[i]
+        per = period[r]
         for j in range(2):
-            col = 0 if j == 0 else cat_num[i]
-            wt = weight[i] if j == 0 else 1.0
-            wi = w_idx[i]
-            bi = b_idx[i]
-            rw = w_bot_r[i] if w_bot[i] else ratings[wi, col]
-            rb = b_bot_r[i] if b_bot[i] else ratings[bi, col]
+            col = 0 if j == 0 else 1 + c
+            wt = weights[c] if j == 0 else 1.0
+            rw = w_bot_r[i] if wb else ratings[wi, col]
+            rb = b_bot_r[i] if bb else ratings[bi, col]
             for s in range(2):
                 if s == 0:
-                    if w_bot[i]:
+                    if wb:
                         continue
                     p, me, opp, sc = wi, rw, rb, w_score[i]
                 else:
-                    if b_bot[i]:
+                    if bb:
                         continue
                     p, me, opp, sc = bi, rb, rw, 1.0 - w_score[i]
                 gb = games[p, col]
@@ -399,23 +510,16 @@ def _site_kernel(
                 e, raw, applied, after = elo_update(me, opp, sc, k, wt, floor)
                 ratings[p, col] = after
                 games[p, col] = gb + 1
-                last[p, col] = period[i]
+                last[p, col] = per
                 if record:
-                    out[i, s, j, 0] = me
-                    out[i, s, j, 1] = opp
-                    out[i, s, j, 2] = e
-                    out[i, s, j, 3] = k
-                    out[i, s, j, 4] = raw
-                    out[i, s, j, 5] = applied
-                    out[i, s, j, 6] = after
-                    out_games[i, s, j] = gb
-
-
-def _index(values: pl.Series, table: pl.DataFrame, key: str) -> np.ndarray:
-    """Dense integer codes of `values` looked up in `table` (columns `key`, `idx`)."""
-    frame = values.alias(key).to_frame()
-    joined = frame.join(table, on=key, how="left", maintain_order="left")
-    return joined.get_column("idx").to_numpy()
+                    out[r, s, j, 0] = me
+                    out[r, s, j, 1] = opp
+                    out[r, s, j, 2] = e
+                    out[r, s, j, 3] = k
+                    out[r, s, j, 4] = raw
+                    out[r, s, j, 5] = applied
+                    out[r, s, j, 6] = after
+                    out_games[r, s, j] = gb
 
 
 def site_replay(
@@ -432,58 +536,60 @@ def site_replay(
     per-game rows (for very large replays where only the end state is wanted).
     """
     state = state if state is not None else empty_site_state()
-    rated, excluded, rejected = classify_site_games(games, players, annulled, rules)
-    rated = rated.with_columns(
-        pl.col("category")
-        .cast(pl.String)
-        .replace_strict(dict(rules.weights), return_dtype=pl.Float64)
-        .alias("weight")
-    )
-    n = rated.height
+    c = _classify(games, players, annulled, rules, extra_ids=state["player_id"])
+    rows = c.rated
+    n = rows.shape[0]
+    g = c.frame
 
-    ids = (
-        pl.concat([state.get_column("player_id"), rated["white_id"], rated["black_id"]])
-        .unique()
-        .sort()
-    )
-    id_table = pl.DataFrame({"player_id": ids}).with_row_index("idx")
-    periods = pl.concat([state.get_column("last_period"), rated["period"]]).drop_nulls()
-    periods = periods.unique().sort()
-    period_table = pl.DataFrame({"period": periods}).with_row_index("idx")
-    n_players, n_numbers = ids.len(), len(SITE_NUMBERS)
+    # Rated games are in period order, so their periods are runs: code the runs, not the rows.
+    per = g["period"].cast(pl.String)[rows]
+    new_run = per.ne_missing(per.shift()).fill_null(True).to_numpy()
+    run_periods = per.filter(pl.Series(new_run))
+    periods = pl.concat([state["last_period"].drop_nulls(), run_periods]).unique().sort()
+    game_period = np.searchsorted(periods.to_numpy(), run_periods.to_numpy()).astype(np.int32)[
+        np.cumsum(new_run) - 1
+    ]
+    n_players, n_numbers = c.ids.len(), len(SITE_NUMBERS)
 
     ratings = np.full((n_players, n_numbers), rules.start, dtype=np.float64)
     counts = np.zeros((n_players, n_numbers), dtype=np.int32)
-    last = np.full((n_players, n_numbers), -1, dtype=np.int16)
+    last = np.full((n_players, n_numbers), -1, dtype=np.int32)
     present = np.zeros((n_players, n_numbers), dtype=np.bool_)
     if state.height:
-        s_p = _index(state["player_id"], id_table, "player_id")
+        s_p = c.extra_codes
         s_n = state["number"].replace_strict(SITE_NUMBERS, list(range(n_numbers))).to_numpy()
         ratings[s_p, s_n] = state["rating"].to_numpy()
         counts[s_p, s_n] = state["games"].to_numpy()
-        lp = state["last_period"]
-        last[s_p, s_n] = np.where(
-            lp.is_null().to_numpy(), -1, _index(lp.fill_null(""), period_table, "period")
-        ).astype(np.int16)
+        last[s_p, s_n] = (
+            state["last_period"]
+            .replace_strict(periods, list(range(periods.len())), default=-1, return_dtype=pl.Int32)
+            .to_numpy()
+        )
         present[s_p, s_n] = True
 
-    cat_code = rated["category"].to_physical().cast(pl.Int64).to_numpy()
-    both = _index(pl.concat([rated["white_id"], rated["black_id"]]), id_table, "player_id")
-    w_idx, b_idx = both[:n].astype(np.int64), both[n:].astype(np.int64)
-    per = rated["period"].cast(pl.Enum(periods)).to_physical().to_numpy().astype(np.int16)
+    arrays = g.select(
+        pl.col("_score").fill_null(0.0),
+        pl.col("_cat").fill_null(0),
+        pl.col("w_bot").fill_null(False),
+        pl.col("b_bot").fill_null(False),
+        pl.col("w_bot_rating").fill_null(0.0),
+        pl.col("b_bot_rating").fill_null(0.0),
+    )
+    weight_of = np.array([rules.weight(cat) for cat in CATEGORIES], dtype=np.float64)
     out = np.full((n if history else 0, 2, 2, 7), np.nan, dtype=np.float64)
     out_games = np.zeros((n if history else 0, 2, 2), dtype=np.int64)
     _site_kernel(
-        w_idx,
-        b_idx,
-        rated["white_score"].to_numpy().astype(np.float64),
-        cat_code + 1,
-        rated["weight"].to_numpy(),
-        rated["w_bot"].to_numpy(),
-        rated["b_bot"].to_numpy(),
-        rated["w_bot_rating"].to_numpy().astype(np.float64),
-        rated["b_bot_rating"].to_numpy().astype(np.float64),
-        per,
+        rows,
+        c.w_code,
+        c.b_code,
+        arrays["_score"].to_numpy(),
+        arrays["_cat"].to_numpy(),
+        weight_of,
+        arrays["w_bot"].to_numpy(),
+        arrays["b_bot"].to_numpy(),
+        arrays["w_bot_rating"].to_numpy(),
+        arrays["b_bot_rating"].to_numpy(),
+        game_period,
         ratings,
         counts,
         last,
@@ -498,25 +604,32 @@ def site_replay(
 
     present |= counts > 0
     p_idx, n_idx = np.nonzero(present)
-    last_period = (
-        pl.DataFrame({"idx": last[p_idx, n_idx].astype(np.int64)})
-        .join(period_table.cast({"idx": pl.Int64}), on="idx", how="left", maintain_order="left")
-        .get_column("period")
-    )
+    last_of = last[p_idx, n_idx]
     new_state = pl.DataFrame(
         {
-            "player_id": ids.gather(p_idx),
+            "player_id": c.ids.gather(p_idx),
             "number": pl.Series(SITE_NUMBERS).gather(n_idx),
             "rating": ratings[p_idx, n_idx],
             "games": counts[p_idx, n_idx],
-            "last_period": last_period,
+            "last_period": periods.append(pl.Series([None], dtype=pl.String)).gather(
+                np.where(last_of < 0, periods.len(), last_of)
+            ),
         },
         schema=SITE_STATE_SCHEMA,
     )  # ordered by player_id, then number in SITE_NUMBERS order (ids are sorted)
 
-    hist = _history_frame(rated, out, out_games, rules) if history else empty(SITE_HISTORY_SCHEMA)
+    if history:
+        rated = c.rated_frame().with_columns(
+            pl.col("category")
+            .cast(pl.String)
+            .replace_strict(dict(rules.weights), return_dtype=pl.Float64)
+            .alias("weight")
+        )
+        hist = _history_frame(rated, out, out_games, rules)
+    else:
+        hist = empty(SITE_HISTORY_SCHEMA)
     return SiteReplayResult(
-        history=hist, state=new_state, excluded=excluded, rejected=rejected, rated_games=n
+        history=hist, state=new_state, excluded=_excluded(c), rejected=_rejected(c), rated_games=n
     )
 
 

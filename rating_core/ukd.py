@@ -314,7 +314,10 @@ def ukd_period(
             pl.col("sum_delta_h").fill_null(0),
         )
         .with_columns(
-            (pl.col("rating") + round_hundredths_half_away_expr(pl.col("sum_delta_h")))
+            # the seed rounds the new rating (not the change): 1380 - 24.5 = 1355.5 -> 1356
+            round_hundredths_half_away_expr(
+                pl.col("rating").cast(pl.Int64) * 100 + pl.col("sum_delta_h")
+            )
             .cast(pl.Int32)
             .alias("rating_unfloored")
         )
@@ -491,7 +494,7 @@ def ukd_calculator(
         t = {"m": 0, "d": None, "pd_h": None, "we_h": 0, "w2": 0, "delta_h": 0}
         t |= {"unrated_wins": 0, "unrated_losses": 0, "sum_capped": 0}
     delta_h = int(t["delta_h"])
-    unfloored = rating + round_half_away(Fraction(delta_h, 100))
+    unfloored = round_half_away(Fraction(rating * 100 + delta_h, 100))
     return {
         "rating": rating,
         "k": k,

@@ -340,3 +340,27 @@ def test_late_result_republishes_from_its_month_on(tmp_path: Path, samples: Path
     assert set(feb["player_id"].to_list()) == {"13400002", "34500002"}
     manifest = publish.read_manifest(lake, "fide-standard", "2026-02")
     assert "changed since v1" in manifest["reason"]
+
+
+def test_explanations_reproduce_published_ukd_changes(sample_lake: Path) -> None:
+    from rating_core.rounding import round_half_away
+
+    for period in ("2026-01", "2026-02", "2026-05"):
+        listed = publish.read_list(sample_lake, "ukd-standard", period)
+        players = read_table(
+            sample_lake, "history/ukd-standard-player_explanations", [period]
+        ).collect()
+        tournaments = read_table(
+            sample_lake, "history/ukd-standard-tournament_explanations", [period]
+        ).collect()
+        played = players.filter((pl.col("games") > 0) & ~pl.col("newcomer"))
+        assert played.height > 0
+        sums = tournaments.group_by("player_id").agg(pl.col("delta_d").sum().alias("tsum"))
+        for row in played.join(sums, on="player_id").iter_rows(named=True):
+            assert row["sum_delta_d"] == pytest.approx(row["tsum"], abs=1e-9)
+            expected = max(1000, round_half_away(row["rating_before"] + row["sum_delta_d"]))
+            assert row["rating_after"] == expected
+        ratings_after = dict(zip(played["player_id"], played["rating_after"], strict=True))
+        published = dict(zip(listed["player_id"], listed["rating"], strict=True))
+        for player, rating in ratings_after.items():
+            assert published[player] == rating

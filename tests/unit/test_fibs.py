@@ -231,3 +231,14 @@ def test_calculator_agrees_with_replay() -> None:
 def test_rules_constants() -> None:
     assert FIBS_RULES.start == 1500 and FIBS_RULES.fair_play_max == 3
     assert FIBS_RULES.fair_play_window_us == 86_400_000_000
+
+
+def test_unsorted_input_gives_the_same_replay_as_sorted_input() -> None:
+    rows = [match(i, f"p{i % 3}", f"p{(i + 1) % 3}", i * H, n=1 + 2 * (i % 3)) for i in range(12)]
+    rows += [match(30, "p0", "p1", 2 * H, ranked=False), match(31, "p1", "p1", 3 * H)]
+    ordered = matches(*rows)
+    a, b = fibs_replay(ordered), fibs_replay(ordered.reverse())
+    for name in ("history", "state", "pairs"):
+        assert getattr(a, name).equals(getattr(b, name)), name
+    assert a.excluded.height == b.excluded.height == 1
+    assert a.rejected.height == b.rejected.height == 1

@@ -103,7 +103,8 @@ def test_opponent_without_ukd_tenth_of_k() -> None:
     r = ukd_period(g, state({"p": 1500, "q": 1500, "r": 1500}), "2024-01", "standard")
     assert row(r.list_rows, "p")["change_exact"] == pytest.approx(2.5)
     assert row(r.list_rows, "p")["rating"] == 1503  # 1502.5 rounds away from zero
-    assert row(r.list_rows, "q")["rating"] == 1497  # 1497.5 -> 1497 (-2.5 -> -3)
+    # the new UKD is rounded (RULES §4, seed: "redondea el nuevo rating"), not the change
+    assert row(r.list_rows, "q")["rating"] == 1498  # 1497.5 rounds away from zero
     assert row(r.list_rows, "r")["rating"] == 1500
     out = ukd_calculator(2400, [(None, 1.0), (None, 1.0), (None, 0.0)])
     assert out["change"] == pytest.approx(1.0)
