@@ -37,7 +37,7 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
             f"{quarantine.height} records quarantined in {outcome.lake / 'quarantine'}; "
             "most frequent reasons:"
         )
-        for reason, count in reasons.head(8).iter_rows():
+        for reason, count in reasons.head(20).iter_rows():
             console.print(f"  {count:>6}  {reason}")
     registry_missing = _players_not_in_registry(outcome)
     if registry_missing is not None:
@@ -47,17 +47,25 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
     published = [p for p in outcome.published if p["status"] == "published"]
     unchanged = len(outcome.published) - len(published)
     if published:
-        table = Table(title="Published", title_justify="left")
-        for column in ("list", "period", "version", "rows", "changed", "path"):
+        table = Table(title=f"Published in {outcome.lake / 'lists'}", title_justify="left")
+        for column in ("list", "periods", "new versions", "latest"):
             table.add_column(column)
+        by_list: dict[str, list[dict]] = {}
         for p in published:
+            by_list.setdefault(p["list"], []).append(p)
+        for name in sorted(by_list):
+            rows = sorted(by_list[name], key=lambda p: p["period"])
+            periods = (
+                rows[0]["period"]
+                if len(rows) == 1
+                else f"{rows[0]['period']} to {rows[-1]['period']}"
+            )
+            last = rows[-1]
             table.add_row(
-                p["list"],
-                p["period"],
-                f"v{p['version']}",
-                str(p["row_count"]),
-                str(p["changed_rows"]),
-                str(p["path"]),
+                name,
+                periods,
+                str(len(rows)),
+                f"{last['period']}/v{last['version']} ({last['row_count']} players)",
             )
         console.print(table)
     console.print(
@@ -66,6 +74,12 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
     )
     for failure in outcome.failures:
         console.print(f"[red]failed: {failure}")
+    if outcome.published:
+        lake = "" if str(outcome.lake) == "lake" else f" --lake {outcome.lake}"
+        console.print(
+            f"next: ratings show{lake} · ratings show fide-standard{lake} · "
+            f"ratings diff LIST PERIOD{lake} · ratings history PLAYER{lake} · ratings ui"
+        )
 
 
 def _players_not_in_registry(outcome: RunOutcome) -> str | None:
