@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import polars as pl
 from rich.console import Console
 from rich.table import Table
@@ -76,10 +79,17 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
         console.print(f"[red]failed: {failure}")
     if outcome.published:
         lake = "" if str(outcome.lake) == "lake" else f" --lake {outcome.lake}"
+        me = program_name()
         console.print(
-            f"next: ratings show{lake} · ratings show fide-standard{lake} · "
-            f"ratings diff LIST PERIOD{lake} · ratings history PLAYER{lake} · ratings ui"
+            f"next: {me} show{lake} · {me} show fide-standard{lake} · "
+            f"{me} diff LIST PERIOD{lake} · {me} history PLAYER{lake} · {me} ui"
         )
+
+
+def program_name() -> str:
+    """How the user invoked the CLI (`.venv/bin/ratings` after `make run`), for the hints."""
+    invoked = sys.argv[0] if sys.argv and sys.argv[0].endswith("ratings") else "ratings"
+    return invoked if "/" not in invoked or not Path(invoked).is_absolute() else "ratings"
 
 
 def _players_not_in_registry(outcome: RunOutcome) -> str | None:
