@@ -30,6 +30,9 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="ingest the inbox and publish every list, period by period")
     run.add_argument("--inbox", default="data_samples", help="inbox folder (default data_samples)")
     _add_lake(run)
+    run.add_argument(
+        "--full", action="store_true", help="recompute every period, not only from the first change"
+    )
 
     show = sub.add_parser("show", help="show a published list (or, without LIST, what exists)")
     show.add_argument("list", nargs="?", help="list name, e.g. fide-standard or site-elo")
@@ -71,7 +74,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     inbox = Path(args.inbox)
     if not inbox.is_dir():
         raise UserError(f"inbox folder '{inbox}' does not exist")
-    outcome = run_pipeline(inbox, Path(args.lake), console=console)
+    outcome = run_pipeline(inbox, Path(args.lake), console=console, full=args.full)
     print_summary(outcome, console)
     return 0 if outcome.ok else 1
 

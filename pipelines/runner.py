@@ -18,6 +18,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
 from assets.partitions import partition_of_period
 from pipelines.errors import UserError
+from pipelines.incremental import period_input_digests, periods_to_run, record_run_inputs
 from pipelines.registry import PERIOD_ASSETS, PERIOD_CHECKS
 from pipelines.resources import PipelinePaths
 from rating_core.lake import read_table, table_partitions
@@ -33,6 +34,7 @@ class RunOutcome:
     files: pl.DataFrame
     notes: list[str]
     periods: list[str]
+    recomputed: list[str]
     published: list[dict] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
 
@@ -92,8 +94,11 @@ def data_periods(lake: Path) -> list[str]:
     return period_range(min(found), max(found))
 
 
-def run_pipeline(inbox: Path, lake: Path, console: Console | None = None) -> RunOutcome:
-    """Ingest, then publish every period in order; a blocking failure stops the run."""
+def run_pipeline(
+    inbox: Path, lake: Path, console: Console | None = None, full: bool = False
+) -> RunOutcome:
+    """Ingest, then rate and publish in period order from the first period whose inputs changed
+    (every period with `full`); a blocking failure stops the run."""
     console = console or Console()
     resources = {"paths": PipelinePaths(inbox=str(inbox), lake=str(lake))}
     instance = _instance()
@@ -112,8 +117,10 @@ def run_pipeline(inbox: Path, lake: Path, console: Console | None = None) -> Run
     notes_frame = read_table(lake, "ingest_notes", partition_col="asset").collect()
     notes = notes_frame.get_column("note").to_list() if notes_frame.height else []
     periods = data_periods(lake)
-    outcome = RunOutcome(inbox, lake, files, notes, periods, failures=failures)
-    if not PERIOD_ASSETS or not periods:
+    digests = period_input_digests(lake, periods)
+    to_run = periods if full else periods_to_run(lake, periods, digests)
+    outcome = RunOutcome(inbox, lake, files, notes, periods, to_run, failures=failures)
+    if not PERIOD_ASSETS or not to_run:
         return outcome
     progress = Progress(
         TextColumn("[bold]rating and publishing"),
@@ -125,8 +132,8 @@ def run_pipeline(inbox: Path, lake: Path, console: Console | None = None) -> Run
         transient=True,
     )
     with progress:
-        task = progress.add_task("", total=len(periods))
-        for period in periods:
+        task = progress.add_task("", total=len(to_run))
+        for period in to_run:
             progress.update(task, description=period)
             result = dg.materialize(
                 [*PERIOD_ASSETS, *PERIOD_CHECKS],
@@ -142,4 +149,6 @@ def run_pipeline(inbox: Path, lake: Path, console: Console | None = None) -> Run
                 outcome.failures.extend(f"{period}: {m}" for m in period_failures)
                 break
             progress.advance(task)
+    if not outcome.failures:
+        record_run_inputs(lake, digests)
     return outcome

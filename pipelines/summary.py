@@ -46,7 +46,14 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
     if registry_missing is not None:
         console.print(registry_missing)
     if outcome.periods:
-        console.print(f"periods: {outcome.periods[0]} to {outcome.periods[-1]}")
+        done = outcome.recomputed
+        if not done:
+            what = "no input changed since the last run: nothing to recompute"
+        elif done == outcome.periods:
+            what = "all recomputed"
+        else:
+            what = f"recomputed from {done[0]} on (inputs of earlier periods unchanged)"
+        console.print(f"periods: {outcome.periods[0]} to {outcome.periods[-1]}; {what}")
     published = [p for p in outcome.published if p["status"] == "published"]
     unchanged = len(outcome.published) - len(published)
     if published:
@@ -71,10 +78,11 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
                 f"{last['period']}/v{last['version']} ({last['row_count']} players)",
             )
         console.print(table)
-    console.print(
-        f"{len(published)} list versions published, {unchanged} lists unchanged "
-        f"(nothing new to publish)."
-    )
+    if outcome.recomputed:
+        console.print(
+            f"{len(published)} list versions published, {unchanged} lists unchanged "
+            f"(nothing new to publish)."
+        )
     for failure in outcome.failures:
         console.print(f"[red]failed: {failure}")
     if outcome.published:

@@ -9,7 +9,7 @@ python-chess, game by game, and is the oracle of the differential tests.
 from __future__ import annotations
 
 import gzip
-import itertools
+import mmap
 import os
 import re
 from concurrent.futures import ThreadPoolExecutor
@@ -84,6 +84,35 @@ TAG_NAMES = np.zeros((N_TAGS, max(len(t) for t in TAGS)), dtype=np.uint8)
 for _k, _t in enumerate(TAGS):
     TAG_NAMES[_k, : len(_t)] = np.frombuffer(_t.encode(), dtype=np.uint8)
 TAG_LENS = np.array([len(t) for t in TAGS], dtype=np.int64)
+# letters that start most SAN moves (files and pieces): a fast path of the scanner
+_SAN_LETTER = np.zeros(256, dtype=np.bool_)
+for _ch in "abcdefghNBRQK":
+    _SAN_LETTER[ord(_ch)] = True
+# bytes that end a `{...}` comment body skip: `}`, newline, and any non-ASCII byte (validated)
+_COMMENT_STOP = np.zeros(256, dtype=np.bool_)
+_COMMENT_STOP[125] = True
+_COMMENT_STOP[10] = True
+_COMMENT_STOP[0x80:] = True
+# flags of a byte in a tag line: 1 newline, 2 non-ASCII, 4 carriage return
+_LINE_FLAGS = np.zeros(256, dtype=np.uint8)
+_LINE_FLAGS[10] = 1
+_LINE_FLAGS[0x80:] = 2
+_LINE_FLAGS[13] = 4
+# tag name -> index in TAGS through a small collision-free hash table (-1: not a needed tag)
+_HASH_SIZE = 512
+
+
+def _tag_hash(name: bytes) -> int:
+    """Hash of a tag name, the same as `_name_hash` in the scanner."""
+    ln = len(name)
+    return (ln * 61 + name[0] * 7 + name[ln - 1] * 13 + name[ln // 2] * 3) & (_HASH_SIZE - 1)
+
+
+TAG_TABLE = np.full(_HASH_SIZE, -1, dtype=np.int64)
+for _k, _t in enumerate(TAGS):
+    _h = _tag_hash(_t.encode())
+    assert TAG_TABLE[_h] < 0, f"tag hash collision for {_t}"
+    TAG_TABLE[_h] = _k
 
 
 @nb.njit(cache=True, inline="always")
@@ -252,6 +281,44 @@ def _match_move(buf: np.ndarray, i: int, end: int) -> int:
     return 0
 
 
+# classes of bytes for the common SAN shapes: 1 file a-h, 2 rank 1-8, 4 piece NBKRQ, 8 `x`, and
+# 16 for every byte that the move regex could still consume after a square ([a-h1-8x-=] and the
+# promotion letters), so that a shape followed by none of them is the whole regex match
+_SAN_CLASS = np.zeros(256, dtype=np.uint8)
+for _ch in "abcdefgh":
+    _SAN_CLASS[ord(_ch)] |= 1
+for _ch in "12345678":
+    _SAN_CLASS[ord(_ch)] |= 2
+for _ch in "NBKRQ":
+    _SAN_CLASS[ord(_ch)] |= 4
+_SAN_CLASS[ord("x")] |= 8
+for _ch in "abcdefgh12345678x-=nbrqkNBRQK":
+    _SAN_CLASS[ord(_ch)] |= 16
+
+
+@nb.njit(cache=True, inline="always")
+def _match_move_fast(buf: np.ndarray, i: int, end: int, cls: np.ndarray) -> int:
+    """`_match_move` with shortcuts for the usual SAN shapes (e4, Nf3, exd5, Nxe5, Nbd7, R1e2)
+    when nothing after them could extend the match; anything else goes to `_match_move`."""
+    if i + 5 <= end:
+        c0 = cls[buf[i]]
+        c1 = cls[buf[i + 1]]
+        c2 = cls[buf[i + 2]]
+        if (c0 & 1) and (c1 & 2) and not (c2 & 16):
+            return 2
+        c3 = cls[buf[i + 3]]
+        if (c0 & 4) and (c1 & 1) and (c2 & 2) and not (c3 & 16):
+            return 3
+        if (
+            (((c0 & 4) and (c1 & 11)) or ((c0 & 1) and (c1 & 10)))
+            and (c2 & 1)
+            and (c3 & 2)
+            and not (cls[buf[i + 4]] & 16)
+        ):
+            return 4
+    return _match_move(buf, i, end)
+
+
 @nb.njit(cache=True, inline="always")
 def _promo(b: int) -> bool:
     """A promotion piece letter of python-chess's move regex ([nbrqkNBRQK])."""
@@ -299,7 +366,7 @@ def _line_end(buf: np.ndarray, i: int, n: int) -> int:
 
 
 @nb.njit(cache=True)
-def _tag(buf: np.ndarray, s: int, e: int) -> tuple[int, int, int, int]:
+def _tag(buf: np.ndarray, s: int, e: int, has_cr: bool) -> tuple[int, int, int, int]:
     """Name and value spans of a tag line buf[s:e] per chess.pgn.TAG_REGEX; (-1, ...) if malformed."""
     i = s + 1
     if i >= e:
@@ -327,27 +394,11 @@ def _tag(buf: np.ndarray, s: int, e: int) -> tuple[int, int, int, int]:
         t -= 1
     if t - 2 < vs or buf[t - 1] != 93 or buf[t - 2] != 34:
         return -1, -1, -1, -1
-    for k in range(vs, t - 2):
-        if buf[k] == 13:
-            return -1, -1, -1, -1
+    if has_cr:
+        for k in range(vs, t - 2):
+            if buf[k] == 13:
+                return -1, -1, -1, -1
     return ns, ne, vs, t - 2
-
-
-@nb.njit(cache=True)
-def _tag_index(buf: np.ndarray, ns: int, ne: int, names: np.ndarray, lens: np.ndarray) -> int:
-    """Index of the tag name buf[ns:ne] in TAGS, -1 for a tag the reader does not need."""
-    ln = ne - ns
-    for k in range(names.shape[0]):
-        if lens[k] != ln:
-            continue
-        ok = True
-        for j in range(ln):
-            if buf[ns + j] != names[k, j]:
-                ok = False
-                break
-        if ok:
-            return k
-    return -1
 
 
 @nb.njit(cache=True)
@@ -361,6 +412,116 @@ def _close_game(buf: np.ndarray, info: np.ndarray, g: int, last_end: int) -> Non
         info[g, MT_E] = e
 
 
+@nb.njit(cache=True, inline="always")
+def _tag_index(
+    buf: np.ndarray, ns: int, ne: int, names: np.ndarray, lens: np.ndarray, table: np.ndarray
+) -> int:
+    """Index of the tag name buf[ns:ne] in TAGS, -1 for a tag the reader does not need."""
+    ln = ne - ns
+    h = (ln * 61 + buf[ns] * 7 + buf[ne - 1] * 13 + buf[ns + ln // 2] * 3) & (table.shape[0] - 1)
+    k = table[h]
+    if k < 0 or lens[k] != ln:
+        return -1
+    for j in range(ln):
+        if buf[ns + j] != names[k, j]:
+            return -1
+    return k
+
+
+@nb.njit(cache=True, inline="always")
+def _line_scan(buf: np.ndarray, i: int, n: int, flags: np.ndarray) -> tuple[int, int]:
+    """Index of the newline ending the line at `i` (or `n`) and the OR of `_LINE_FLAGS` of its bytes."""
+    acc = 0
+    while i < n:
+        f = flags[buf[i]]
+        if f & 1:
+            break
+        acc |= f
+        i += 1
+    return i, acc
+
+
+@nb.njit(cache=True, inline="always")
+def _col_span(info: np.ndarray, spans: np.ndarray, g: int, c: int) -> tuple[int, int]:
+    """The (start, end) byte span of game `g`'s string column `c`: TAGS, then mt, bad_tag, bad_enc."""
+    nt = spans.shape[1] // 2
+    if c < nt:
+        return spans[g, 2 * c], spans[g, 2 * c + 1]
+    if c == nt:
+        return info[g, MT_S], info[g, MT_E]
+    if c == nt + 1:
+        return info[g, BADTAG_S], info[g, BADTAG_E]
+    return info[g, ENC_S], info[g, ENC_E]
+
+
+@nb.njit(cache=True)
+def _emit_views(
+    buf: np.ndarray,
+    info: np.ndarray,
+    spans: np.ndarray,
+    views: np.ndarray,
+    g: int,
+    data: np.ndarray,
+    off: int,
+    bi: int,
+) -> int:
+    """Write game `g`'s Arrow string views (strings over 12 bytes copied to `data` at `off`, data
+    buffer number `bi`); returns the new data offset. Called as a game closes, while its bytes
+    are still in cache."""
+    for c in range(views.shape[1]):
+        s, e = _col_span(info, spans, g, c)
+        if s < 0:
+            continue
+        ln = e - s
+        _put_u32(views, g, c, 0, ln)
+        if ln <= 12:
+            for j in range(ln):
+                views[g, c, 4 + j] = buf[s + j]
+        else:
+            for j in range(4):
+                views[g, c, 4 + j] = buf[s + j]
+            _put_u32(views, g, c, 8, bi)
+            _put_u32(views, g, c, 12, off)
+            for j in range(ln):
+                data[off + j] = buf[s + j]
+            off += ln
+    return off
+
+
+@nb.njit(cache=True)
+def _finish_game(
+    buf: np.ndarray,
+    info: np.ndarray,
+    spans: np.ndarray,
+    g: int,
+    views: np.ndarray,
+    data: np.ndarray,
+    off: int,
+    bi: int,
+) -> tuple[np.ndarray, np.ndarray, int]:
+    """Write game `g`'s string views, growing `views` and `data` as needed; `off` -1 means the
+    data buffer would pass 2 GiB (view offsets are 32-bit) and views are no longer written."""
+    if off < 0:
+        return views, data, off
+    if g >= views.shape[0]:
+        bigger = np.zeros((views.shape[0] * 2, views.shape[1], 16), dtype=np.uint8)
+        bigger[: views.shape[0]] = views
+        views = bigger
+    need = 0
+    for c in range(views.shape[1]):
+        s, e = _col_span(info, spans, g, c)
+        if s >= 0 and e - s > 12:
+            need += e - s
+    if off + need >= 1 << 31:
+        return views, data, -1
+    if off + need > data.shape[0]:
+        more = np.empty(max(2 * data.shape[0], off + need), dtype=np.uint8)
+        more[:off] = data[:off]
+        data = more
+    off = _emit_views(buf, info, spans, views, g, data, off, bi)
+    return views, data, off
+
+
 @nb.njit(cache=True, nogil=True)
 def _scan(
     buf: np.ndarray,
@@ -369,10 +530,13 @@ def _scan(
     first_line: int,
     names: np.ndarray,
     lens: np.ndarray,
+    table: np.ndarray,
     mark_replacement: bool,
-) -> tuple[np.ndarray, np.ndarray, int]:
+    bi: int,
+) -> tuple[np.ndarray, np.ndarray, int, int, np.ndarray, np.ndarray, int]:
     """Scan buf[start:stop] (whole games, `first_line` being its line number): per game its first
-    line, needed tag spans, plies and defects.
+    line, needed tag spans, plies and defects; also the line number after the last line, and
+    the Arrow string views of the games' string columns (see `_finish_game`; data buffer `bi`).
 
     With `mark_replacement` False, returns info with -1 rows count (shape (0, N_INFO)) and stray
     = -1 as soon as a byte sequence is not UTF-8; with it True, lines holding U+FFFD are flagged.
@@ -381,6 +545,9 @@ def _scan(
     cap = 1024
     info = np.full((cap, N_INFO), -1, dtype=np.int64)
     spans = np.full((cap, 2 * names.shape[0]), -1, dtype=np.int64)
+    views = np.zeros((cap, names.shape[0] + 3, 16), dtype=np.uint8)
+    data = np.empty((stop - start) // 8 + 1024, dtype=np.uint8)
+    off = 0
     g = -1
     i = start
     line_no = first_line
@@ -389,6 +556,8 @@ def _scan(
     depth = 0
     last_end = 0
     stray = 0
+    mt_s = -1  # the current game's movetext start and plies, stored in `info` when it closes
+    plies = 0
     while i < n:
         ls = i
         j = i
@@ -404,7 +573,10 @@ def _scan(
         if is_tag and (not in_comment or prev_kind == 0):
             if prev_kind != 1:  # a new game
                 if g >= 0:
+                    info[g, MT_S] = mt_s
+                    info[g, PLIES] = plies
                     _close_game(buf, info, g, last_end)
+                    views, data, off = _finish_game(buf, info, spans, g, views, data, off, bi)
                 g += 1
                 if g >= info.shape[0]:
                     info = _grow(info, -1)
@@ -417,30 +589,36 @@ def _scan(
                 in_comment = False
                 depth = 0
                 last_end = 0
-            e = _line_end(buf, i, n)
-            bad = _check_utf8(buf, i, e, n)
-            if bad == -2 and not mark_replacement:
-                return info[:0], spans[:0], -1
-            if bad == -3 and mark_replacement and info[g, ENC_LINE] == 0:
-                info[g, ENC_LINE], info[g, ENC_S], info[g, ENC_E] = line_no, ls, e
-            ns, ne, vs, ve = _tag(buf, i, e)
+                mt_s = -1
+                plies = 0
+            nl, fl = _line_scan(buf, i, n, _LINE_FLAGS)
+            e = nl
+            if buf[e - 1] == 13:
+                e -= 1
+            if fl & 2:
+                bad = _check_utf8(buf, i, e, n)
+                if bad == -2 and not mark_replacement:
+                    return info[:0], spans[:0], -1, line_no, views[:0], data[:0], 0
+                if bad == -3 and mark_replacement and info[g, ENC_LINE] == 0:
+                    info[g, ENC_LINE], info[g, ENC_S], info[g, ENC_E] = line_no, ls, e
+            ns, ne, vs, ve = _tag(buf, i, e, (fl & 4) != 0)
             if ns < 0:
                 if info[g, BADTAG_LINE] == 0:
                     info[g, BADTAG_LINE], info[g, BADTAG_S], info[g, BADTAG_E] = line_no, ls, e
             else:
-                k = _tag_index(buf, ns, ne, names, lens)
+                k = _tag_index(buf, ns, ne, names, lens, table)
                 if k >= 0:
                     spans[g, 2 * k] = vs
                     spans[g, 2 * k + 1] = ve
             prev_kind = 1
-            i = e
-            while i < n and buf[i] != 10:
-                i += 1
-            i += 1
+            i = nl + 1
             line_no += 1
             continue
         prev_kind = 2
         if not in_comment and c == 37:  # a `%` escape line
+            e = _line_end(buf, i, n)
+            if _check_utf8(buf, i, e, n) == -2 and not mark_replacement:
+                return info[:0], spans[:0], -1, line_no, views[:0], data[:0], 0
             while i < n and buf[i] != 10:
                 i += 1
             i += 1
@@ -451,48 +629,70 @@ def _scan(
                 stray = line_no
             e = _line_end(buf, i, n)
             if _check_utf8(buf, i, e, n) == -2 and not mark_replacement:
-                return info[:0], spans[:0], -1
+                return info[:0], spans[:0], -1, line_no, views[:0], data[:0], 0
             while i < n and buf[i] != 10:
                 i += 1
             i += 1
             line_no += 1
             continue
         while i < n:
-            b = buf[i]
-            if b == 10:
-                break
-            if in_comment:
-                while i < n:
-                    b = buf[i]
-                    if b == 125 or b == 10 or b >= 0x80:
-                        break
+            if in_comment:  # skip the comment body up to `}`, the newline or a non-ASCII byte
+                while i < n and not _COMMENT_STOP[buf[i]]:
                     i += 1
-                if i >= n or b == 10:
-                    continue
+                if i >= n:
+                    break
+                b = buf[i]
                 if b == 125:
                     in_comment = False
                     i += 1
                     continue
+                if b == 10:
+                    break
+            else:
+                # fast paths for the common tokens of a main line: space, comment, move, number
+                b = buf[i]
+                if b == 32:
+                    i += 1
+                    continue
+                if b == 123:  # {
+                    if mt_s < 0:
+                        mt_s = i
+                    in_comment = True
+                    i += 1
+                    continue
+                if depth == 0 and _SAN_LETTER[b]:
+                    if mt_s < 0:
+                        mt_s = i
+                    ln = _match_move_fast(buf, i, n, _SAN_CLASS)
+                    if ln > 0:
+                        plies += 1
+                        i += ln
+                    else:
+                        i += 1
+                    last_end = i
+                    continue
+                if b == 10:
+                    break
             if b >= 0x80:
                 ln = _utf8_len(buf, i, n)
                 if ln == 0:
                     if not mark_replacement:
-                        return info[:0], spans[:0], -1
+                        return info[:0], spans[:0], -1, line_no, views[:0], data[:0], 0
                     ln = 1
                 elif mark_replacement and info[g, ENC_LINE] == 0 and _is_fffd(buf, i, n):
                     info[g, ENC_LINE], info[g, ENC_S] = line_no, ls
                     info[g, ENC_E] = _line_end(buf, ls, n)
                 if not in_comment:
-                    if info[g, MT_S] < 0:
-                        info[g, MT_S] = i
+                    if mt_s < 0:
+                        mt_s = i
                     last_end = i + ln
                 i += ln
                 continue
             if _is_ws(b):
                 i += 1
                 continue
-            if info[g, MT_S] < 0:
-                info[g, MT_S] = i
+            if mt_s < 0:
+                mt_s = i
             if b == 123:  # {
                 in_comment = True
                 i += 1
@@ -501,7 +701,7 @@ def _scan(
                 e = _line_end(buf, i, n)
                 bad = _check_utf8(buf, i, e, n)
                 if bad == -2 and not mark_replacement:
-                    return info[:0], spans[:0], -1
+                    return info[:0], spans[:0], -1, line_no, views[:0], data[:0], 0
                 if bad == -3 and mark_replacement and info[g, ENC_LINE] == 0:
                     info[g, ENC_LINE], info[g, ENC_S], info[g, ENC_E] = line_no, ls, e
                 while i < n and buf[i] != 10:
@@ -525,7 +725,7 @@ def _scan(
                         continue
                 ln = _match_move(buf, i, n)
                 if ln > 0:
-                    info[g, PLIES] += 1
+                    plies += 1
                     i += ln
                     last_end = i
                     continue
@@ -534,8 +734,20 @@ def _scan(
         i += 1
         line_no += 1
     if g >= 0:
+        info[g, MT_S] = mt_s
+        info[g, PLIES] = plies
         _close_game(buf, info, g, last_end)
-    return info[: g + 1], spans[: g + 1], stray
+        views, data, off = _finish_game(buf, info, spans, g, views, data, off, bi)
+    return info[: g + 1], spans[: g + 1], stray, line_no, views[: g + 1], data[: max(off, 0)], off
+
+
+@nb.njit(cache=True, inline="always")
+def _put_u32(views: np.ndarray, a: int, b: int, at: int, v: int) -> None:
+    """Write `v` little-endian as 4 bytes at views[a, b, at:at + 4]."""
+    views[a, b, at] = v & 255
+    views[a, b, at + 1] = (v >> 8) & 255
+    views[a, b, at + 2] = (v >> 16) & 255
+    views[a, b, at + 3] = (v >> 24) & 255
 
 
 @nb.njit(cache=True)
@@ -548,9 +760,29 @@ def _gather(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.n
         offsets[k + 1] = offsets[k] + ln
     data = np.empty(offsets[m], dtype=np.uint8)
     for k in range(m):
-        if starts[k] >= 0:
-            data[offsets[k] : offsets[k + 1]] = buf[starts[k] : ends[k]]
+        s = starts[k]
+        if s >= 0:
+            o = offsets[k]
+            for j in range(ends[k] - s):
+                data[o + j] = buf[s + j]
     return offsets, data
+
+
+def _read_buffer(path: Path) -> np.ndarray:
+    """The file's bytes as a read-only uint8 array: a memory map of a plain file (no copy),
+    the decompressed bytes of a `.gz` or `.zst` file."""
+    if path.suffix in (".gz", ".zst"):
+        return np.frombuffer(_read_bytes(path), dtype=np.uint8)
+    try:
+        with path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size == 0:
+                return np.frombuffer(b"", dtype=np.uint8)
+            flags = mmap.MAP_PRIVATE | getattr(mmap, "MAP_POPULATE", 0)
+            mapped = mmap.mmap(handle.fileno(), size, flags=flags, prot=mmap.PROT_READ)
+    except OSError as exc:
+        raise UnreadableFileError(f"{path}: cannot read the file ({exc.strerror or exc})") from exc
+    return np.frombuffer(mapped, dtype=np.uint8)  # the array keeps the map open
 
 
 def _read_bytes(path: Path) -> bytes:
@@ -600,53 +832,85 @@ def _complete_date(col: str) -> pl.Expr:
     return pl.col(col).is_not_null() & ~pl.col(col).str.contains("?", literal=True)
 
 
-def _strings(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pl.Series:
-    """A String Series of the byte spans [start, end) of `buf`; a negative start is null."""
-    offsets, data = _gather(buf, starts, ends)
-    valid = starts >= 0
-    arr = pa.LargeStringArray.from_buffers(
-        len(starts),
-        pa.py_buffer(offsets),
-        pa.py_buffer(data),
-        pa.py_buffer(np.packbits(valid, bitorder="little")),
-    )
-    return pl.Series(pl.from_arrow(arr))
+def _string_columns(
+    buf: np.ndarray, se: np.ndarray, views: np.ndarray | None, datas: list[np.ndarray]
+) -> list[pl.Series]:
+    """String Series of the byte spans `se` (row: game; columns: start and end of each string
+    column, a negative start being null; the bytes are valid UTF-8). Built from the scanner's
+    Arrow string views (zero copy into Polars); from the spans when `views` is None."""
+    m = se.shape[0]
+    shared = [pa.py_buffer(d) for d in datas]
+    out = []
+    for c in range(se.shape[1] // 2):
+        starts = se[:, 2 * c]
+        valid = pa.py_buffer(np.packbits(starts >= 0, bitorder="little"))
+        if views is not None:
+            column = np.ascontiguousarray(views[:, c])
+            arr = pa.Array.from_buffers(pa.string_view(), m, [valid, pa.py_buffer(column), *shared])
+        else:  # a data buffer would have passed 2 GiB: offsets do not fit a view
+            offsets, chars = _gather(buf, starts, se[:, 2 * c + 1])
+            arr = pa.LargeStringArray.from_buffers(
+                m, pa.py_buffer(offsets), pa.py_buffer(chars), valid
+            )
+        out.append(pl.Series(pl.from_arrow(arr)))
+    return out
+
+
+@nb.njit(cache=True)
+def _next_game_start(buf: np.ndarray, pos: int, n: int) -> int:
+    """Index of the first `[` at or after `pos` that follows a blank line and opens a tag line
+    (not `[%`): a game boundary for the scanner whatever came before. -1 when there is none."""
+    i = max(pos, 2)
+    while i < n - 1:
+        if buf[i] == 91 and buf[i - 1] == 10 and buf[i - 2] == 10 and buf[i + 1] != 37:
+            return i
+        i += 1
+    return -1
 
 
 def _scan_parallel(
     buf: np.ndarray, start: int, mark_replacement: bool
-) -> tuple[np.ndarray, np.ndarray, int]:
+) -> tuple[np.ndarray, np.ndarray, int, np.ndarray | None, list[np.ndarray]]:
     """Run `_scan` on one chunk per CPU, cut where a blank line precedes a tag line (a game
-    boundary for the scanner), and concatenate the per-game arrays in file order."""
+    boundary for the scanner), and concatenate the per-game arrays in file order, with line
+    numbers made absolute. Returns info, spans, stray, the string views (None if a chunk's
+    data buffer overflowed) and the chunks' data buffers."""
     n = buf.shape[0]
     workers = min(os.cpu_count() or 1, 8)
-    if n < PARALLEL_MIN_BYTES or workers < 2:
-        return _scan(buf, start, n, 1, TAG_NAMES, TAG_LENS, mark_replacement)
-    data = buf.tobytes() if not isinstance(buf.base, bytes) else buf.base
     cuts = [start]
-    for k in range(1, workers):
-        pos = data.find(b"\n\n[", max(n * k // workers, cuts[-1]))
-        if pos < 0:
-            break
-        cuts.append(pos + 2)
+    if n >= PARALLEL_MIN_BYTES and workers >= 2:
+        for k in range(1, workers):
+            pos = _next_game_start(buf, max(n * k // workers, cuts[-1] + 1), n)
+            if pos < 0:
+                break
+            cuts.append(pos)
     cuts.append(n)
-    lines = [1]
-    for a, b in itertools.pairwise(cuts[:-1]):
-        lines.append(lines[-1] + data.count(b"\n", a, b))
-    with ThreadPoolExecutor(len(cuts) - 1) as pool:
-        parts = list(
-            pool.map(
-                lambda k: _scan(
-                    buf, cuts[k], cuts[k + 1], lines[k], TAG_NAMES, TAG_LENS, mark_replacement
-                ),
-                range(len(cuts) - 1),
-            )
+
+    def scan(k: int) -> tuple[np.ndarray, np.ndarray, int, int, np.ndarray, np.ndarray, int]:
+        return _scan(
+            buf, cuts[k], cuts[k + 1], 1, TAG_NAMES, TAG_LENS, TAG_TABLE, mark_replacement, k
         )
+
+    if len(cuts) == 2:
+        parts = [scan(0)]
+    else:
+        with ThreadPoolExecutor(len(cuts) - 1) as pool:
+            parts = list(pool.map(scan, range(len(cuts) - 1)))
     if any(p[2] < 0 for p in parts):
-        return parts[0][0][:0], parts[0][1][:0], -1
+        return parts[0][0][:0], parts[0][1][:0], -1, None, []
+    base = 0
+    for info, _, _, end_line, _, _, _ in parts:
+        if base:
+            info[:, FIRST_LINE] += base
+            for col in (BADTAG_LINE, ENC_LINE):
+                info[:, col] += np.where(info[:, col] > 0, base, 0)
+        base += end_line - 1
     info = np.concatenate([p[0] for p in parts])
     spans = np.concatenate([p[1] for p in parts])
-    return info, spans, parts[0][2]
+    views = None
+    if all(p[6] >= 0 for p in parts):
+        views = parts[0][4] if len(parts) == 1 else np.concatenate([p[4] for p in parts])
+    return info, spans, parts[0][2], views, [p[5] for p in parts]
 
 
 def _games_frame(buf: np.ndarray, start: int, mark_replacement: bool) -> tuple[pl.DataFrame, int]:
@@ -654,20 +918,22 @@ def _games_frame(buf: np.ndarray, start: int, mark_replacement: bool) -> tuple[p
 
     Also returns the line of the first stray text before the first game (0 when none).
     """
-    info, spans, stray = _scan_parallel(buf, start, mark_replacement)
+    info, spans, stray, views, datas = _scan_parallel(buf, start, mark_replacement)
+    extra = info[:, [MT_S, MT_E, BADTAG_S, BADTAG_E, ENC_S, ENC_E]]
+    strings = _string_columns(buf, np.concatenate([spans, extra], axis=1), views, datas)
     cols: dict[str, pl.Series] = {
         "game": pl.Series(np.arange(1, info.shape[0] + 1, dtype=np.int64)),
         "first_line": pl.Series(info[:, FIRST_LINE]),
         "plies": pl.Series(info[:, PLIES].astype(np.int32)),
         "has_result": pl.Series(info[:, HAS_RESULT] == 1),
-        "mt": _strings(buf, info[:, MT_S], info[:, MT_E]),
+        "mt": strings[N_TAGS],
         "bad_tag_line": pl.Series(info[:, BADTAG_LINE]),
-        "bad_tag": _strings(buf, info[:, BADTAG_S], info[:, BADTAG_E]),
+        "bad_tag": strings[N_TAGS + 1],
         "bad_enc_line": pl.Series(info[:, ENC_LINE]),
-        "bad_enc": _strings(buf, info[:, ENC_S], info[:, ENC_E]),
+        "bad_enc": strings[N_TAGS + 2],
     }
     for k, tag in enumerate(TAGS):
-        cols[tag] = _strings(buf, spans[:, 2 * k], spans[:, 2 * k + 1])
+        cols[tag] = strings[k]
     games = pl.DataFrame(cols).with_columns(
         pl.col("bad_tag_line", "bad_enc_line").replace(0, None),
     )
@@ -857,12 +1123,11 @@ def read_pgn(path: Path, source_file: str | None = None) -> IngestResult:
     """
     path = Path(path)
     source = str(path) if source_file is None else source_file
-    data = _read_bytes(path)
-    buf = np.frombuffer(data, dtype=np.uint8)
-    start = 3 if data[:3] == b"\xef\xbb\xbf" else 0
+    buf = _read_buffer(path)
+    start = 3 if buf[:3].tobytes() == b"\xef\xbb\xbf" else 0
     games, stray = _games_frame(buf, start, False)
     if stray < 0:  # not UTF-8: rescan the repaired text and flag the lines that held bad bytes
-        data = data.decode("utf-8", errors="replace").encode("utf-8")
+        data = buf.tobytes().decode("utf-8", errors="replace").encode("utf-8")
         buf = np.frombuffer(data, dtype=np.uint8)
         games, stray = _games_frame(buf, start, True)
     result = _split(_derive(games, source), source)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -26,6 +27,7 @@ def ratings(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=900,
+        env={**os.environ, "COLUMNS": "200"},  # no wrapped lines in what the tests read
     )
     if check and proc.returncode != 0:
         raise AssertionError(f"ratings {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
@@ -89,7 +91,11 @@ def test_sample_quarantine_has_each_bad_row_with_a_reason(sample_lake: Path) -> 
 def test_second_run_publishes_nothing_new(sample_lake: Path, samples: Path) -> None:
     before = publish.current_versions(sample_lake)
     out = ratings("run", "--inbox", str(samples), "--lake", str(sample_lake)).stdout
-    assert "0 list versions published" in out
+    assert "nothing to recompute" in out
+    assert publish.current_versions(sample_lake).equals(before)
+    # recomputing every period from scratch gives the same lists: still nothing new
+    out = ratings("run", "--inbox", str(samples), "--lake", str(sample_lake), "--full").stdout
+    assert "all recomputed" in out and "0 list versions published" in out
     assert publish.current_versions(sample_lake).equals(before)
 
 
@@ -330,6 +336,7 @@ def test_late_result_republishes_from_its_month_on(tmp_path: Path, samples: Path
         pl.col("version") != pl.col("version_before")
     )
     assert "late-2026-02.csv" in out
+    assert "recomputed from 2026-02 on" in out  # a backfill from the late result's month
     assert changed.height > 0
     assert changed["period"].min() == "2026-02"  # January's lists are untouched
     # standard lists change; a rapid or blitz list may too (RULES §3 step 7 seeds players
