@@ -7,7 +7,8 @@ white_score per white player. Prints both times, the ratio (target <= 2x) and pe
 a separate process to get its own peak RSS. `--repeat R` times both sides R times and reports
 the fastest of each (the first run pays the cold caches).
 Usage: .venv/bin/python benchmarks/federation.py [--players N] [--games M] [--dir PATH]
-       [--no-explain] [--repeat R]
+       [--no-explain] [--repeat R] [--profile]
+`--profile` prints a cProfile (cumulative) of one warm `fide_period` run instead of the timings.
 """
 
 from __future__ import annotations
@@ -86,6 +87,19 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def profile(path: Path, state: pl.DataFrame, explain: bool) -> None:
+    """Run fide_period once under cProfile and print the costliest calls (cumulative time)."""
+    import cProfile
+    import pstats
+
+    fide_period(pl.scan_parquet(path), state, None, "2024-01", "standard", explain=explain)  # warm
+    prof = cProfile.Profile()
+    prof.enable()
+    fide_period(pl.scan_parquet(path), state, None, "2024-01", "standard", explain=explain)
+    prof.disable()
+    pstats.Stats(prof).sort_stats("cumulative").print_stats(40)
+
+
 def main() -> None:
     """Parse arguments, generate the data, time both runs, print the figures."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -94,6 +108,9 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=None)
     ap.add_argument("--no-explain", action="store_true", help="fide_period(explain=False)")
     ap.add_argument("--repeat", type=int, default=1, help="runs per side; the fastest is shown")
+    ap.add_argument(
+        "--profile", action="store_true", help="print a cProfile of one fide_period run and exit"
+    )
     args = ap.parse_args()
     explain = not args.no_explain
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
@@ -102,6 +119,10 @@ def main() -> None:
         print(
             f"generated {args.games:,} games, {state.height:,} rated players in {time.perf_counter() - t0:.1f}s"
         )
+
+        if args.profile:
+            profile(path, state, explain)
+            return
 
         baselines, engines, base_cpu, engine_cpu = [], [], [], []
         res = None

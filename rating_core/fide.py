@@ -365,7 +365,8 @@ def id_codes(ids: pl.Series, keys: pl.Series) -> np.ndarray:
     One exact string join, in the order of `ids`; everything after it works on integer codes.
     Duplicate keys raise ValueError (a state lists each player once).
     """
-    if keys.drop_nulls().is_duplicated().any():
+    nulls = keys.null_count()
+    if keys.n_unique() - (nulls > 0) < keys.len() - nulls:  # n_unique counts null once
         raise ValueError(f"duplicate {keys.name} among the keys")
     joined = (
         ids.alias("_id")
@@ -386,7 +387,18 @@ def side_codes(g: pl.DataFrame, start: pl.DataFrame) -> np.ndarray:
     Side-major layout: entries 0..G-1 are the white players of `g`, G..2G-1 the black players.
     The ids are matched once (`id_codes`); everything after works on integer codes.
     """
-    return id_codes(pl.concat([g["white_id"], g["black_id"]]), start["player_id"])
+    return id_codes(side_ids(g), start["player_id"])
+
+
+def side_ids(g: pl.DataFrame) -> pl.Series:
+    """Player id of each side of each game in the side-major layout of `side_codes`, as one
+    contiguous chunk (gathers from a chunked series are several times slower)."""
+    return pl.concat([g["white_id"], g["black_id"]], rechunk=True)
+
+
+def _opponent_index(idx: np.ndarray, n_games: int) -> np.ndarray:
+    """Side-major index of the opponent of each side-major index `idx`."""
+    return np.where(idx < n_games, idx + n_games, idx - n_games)
 
 
 def side_ratings(code: np.ndarray, rating: pl.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -406,6 +418,7 @@ class _Sides:
     """Steps 1-3 for both sides of every game (side-major layout, see `side_codes`)."""
 
     n_games: int
+    ids: pl.Series  # side_ids(g): the player of each side
     own_code: np.ndarray  # row of `start`, -1 unknown
     own_rating: np.ndarray  # int64, 0 where own_ok is False
     own_ok: np.ndarray  # the player is rated on this list at period start
@@ -423,7 +436,8 @@ class _Sides:
 def _rate_sides(g: pl.DataFrame, start: pl.DataFrame, standard: bool, rules: FideRules) -> _Sides:
     """The numpy twin of `rate_rows` on both sides of every game of `g` (integers throughout)."""
     n_games = g.height
-    code = side_codes(g, start)
+    ids = side_ids(g)
+    code = id_codes(ids, start["player_id"])
     rating, ok = side_ratings(code, start["rating"])
     opp_rating = np.concatenate((rating[n_games:], rating[:n_games]))
     opp_ok = np.concatenate((ok[n_games:], ok[:n_games]))
@@ -434,20 +448,30 @@ def _rate_sides(g: pl.DataFrame, start: pl.DataFrame, standard: bool, rules: Fid
         gap = np.abs(rating - opp_rating)
         hi = np.maximum(rating, opp_rating)
         excluded = both & (gap >= rules.fast_excluded_gap) & (hi > rules.fast_excluded_above)
+    # In-place steps where possible: every fresh 10M-entry array costs page faults.
     white_score = g["white_score"].to_numpy()
-    score = np.concatenate((white_score, 1.0 - white_score))
+    score = np.empty(2 * n_games, dtype=np.float64)
+    score[:n_games] = white_score
+    np.subtract(1.0, white_score, out=score[n_games:])
     d_raw = opp_rating - rating
     cap = rules.difference_cap
     d_used = np.clip(d_raw, -cap, cap)
     if standard:
-        real = rating >= rules.real_difference_from
-        d_used[real] = d_raw[real]
+        np.copyto(d_used, d_raw, where=rating >= rules.real_difference_from)
     pd_high = PD_HIGH_BY_ABS_D.astype(rating.dtype)
-    high = pd_high[np.minimum(np.abs(d_used), PD_MAX_INDEX)]
-    pd_h = np.where(d_used > 0, 100 - high, high)
-    delta_h = np.rint(score * 100).astype(rating.dtype) - pd_h
+    work = np.abs(d_used)
+    np.minimum(work, PD_MAX_INDEX, out=work)
+    pd_h = pd_high[work]
+    np.subtract(100, pd_h, out=pd_h, where=d_used > 0)
+    hundredths = score * 100
+    np.rint(hundredths, out=hundredths)
+    delta_h = work  # reused: rint(score x 100) - pd_h
+    delta_h[...] = hundredths
+    delta_h -= pd_h
+    del hundredths
     return _Sides(
         n_games=n_games,
+        ids=ids,
         own_code=code,
         own_rating=rating,
         own_ok=ok,
@@ -476,17 +500,17 @@ def per_player_sums(
 
 
 def _newcomer_rows(g: pl.DataFrame, s: _Sides) -> pl.DataFrame:
-    """Sides of unrated players (not on this list) against rated opponents, for the pool."""
-    idx = np.flatnonzero(~s.own_ok & s.opp_ok)
+    """Sides of players absent from the period-start state against rated opponents, for the
+    pool (game_id, event_id, player_id, opponent_id, opponent_rating, score). Players listed
+    with a null rating are left out: they are in the state, so the pool would drop them."""
+    idx = np.flatnonzero((s.own_code < 0) & s.opp_ok)
     game_idx = idx % s.n_games if s.n_games else idx
-    own_ids = pl.concat([g["white_id"], g["black_id"]])
-    opp_ids = pl.concat([g["black_id"], g["white_id"]])
     return pl.DataFrame(
         {
             "game_id": g["game_id"].gather(game_idx),
             "event_id": g["event_id"].gather(game_idx),
-            "player_id": own_ids.gather(idx),
-            "opponent_id": opp_ids.gather(idx),
+            "player_id": s.ids.gather(idx),
+            "opponent_id": s.ids.gather(_opponent_index(idx, s.n_games)),
             "opponent_rating": pl.Series(s.opp_rating[idx], dtype=pl.Int64),
             "score": pl.Series(s.score[idx], dtype=pl.Float64),
         }
@@ -501,68 +525,82 @@ def _merge_by_player(a: pl.DataFrame, b: pl.DataFrame) -> pl.DataFrame:
     return a.merge_sorted(b, key="player_id")
 
 
-def _event_ends(g: pl.DataFrame, event_ids: pl.Series) -> pl.DataFrame:
-    """event_id, event_end: the last game (played_at) in `g` of each of `event_ids`."""
-    needed = event_ids.unique()
-    code = id_codes(g["event_id"], needed)
-    hit = pl.Series(code >= 0)
-    ends = (
-        pl.DataFrame({"_code": code, "played_at": g["played_at"]})
-        .filter(hit)
-        .group_by("_code")
-        .agg(pl.col("played_at").max().alias("event_end"))
-    )
-    return pl.DataFrame({"event_id": needed.gather(ends["_code"]), "event_end": ends["event_end"]})
+def _event_ends(g: pl.DataFrame) -> pl.LazyFrame:
+    """event_id, event_end: the last game (played_at) in `g` of each event.
+
+    One hash group-by over every game is cheaper than first singling out the events of the
+    pooled games (that takes a join of every game's event id as well).
+    """
+    return g.lazy().group_by("event_id").agg(pl.col("played_at").max().alias("event_end"))
 
 
 def _game_explanations(g: pl.DataFrame, s: _Sides, rules: FideRules) -> pl.DataFrame:
-    """One row per rated player per game, in game order (white before black)."""
+    """One row per rated player per game, in game order (white before black).
+
+    Built from the arrays of `s` gathered once in numpy (index arrays computed in place: every
+    fresh array of this size costs page faults), ids gathered from single-chunk series, the
+    reason gathered from a three-entry series instead of a string when/then.
+    """
     n_games = s.n_games
-    order = np.empty(2 * n_games, dtype=np.int64)
-    order[0::2] = np.arange(n_games)
-    order[1::2] = np.arange(n_games, 2 * n_games)
-    idx = order[s.own_ok[order]]
-    game_idx = idx % n_games if n_games else idx
-    own_ids = pl.concat([g["white_id"], g["black_id"]])
-    opp_ids = pl.concat([g["black_id"], g["white_id"]])
-    counted = pl.col("counted")
-    opp_ok = pl.col("_opp_ok")
+    # Game order, white before black: position 2 x game + side of the interleaved sides.
+    pos = np.flatnonzero(s.own_ok.reshape(2, n_games).T.ravel())
+    game_idx = pos >> 1
+    side = pos & 1  # 1 for black
+    del pos
+    idx = side * n_games
+    idx += game_idx
+    opp_idx = side  # reused: 1 - side is the opponent's side
+    np.subtract(1, side, out=opp_idx)
+    opp_idx *= n_games
+    opp_idx += game_idx
+    opp_ok = s.opp_ok[idx]
+    excluded = s.excluded[idx]
+    counted = s.counted[idx]
+    # 0: opponent unrated, 1: excluded (implies a rated opponent), 2: counted.
+    reason_code = excluded.astype(np.uint32)
+    np.subtract(2, reason_code, out=reason_code)
+    reason_code *= opp_ok
+    reasons = pl.Series(
+        [
+            "opponent unrated on this list",
+            f"{rules.fast_excluded_gap}-point rule",
+            None,
+        ],
+        dtype=pl.String,
+    )
     raw = pl.DataFrame(
         {
             "game_id": g["game_id"].gather(game_idx),
-            "player_id": own_ids.gather(idx),
-            "opponent_id": opp_ids.gather(idx),
+            "player_id": s.ids.gather(idx),
+            "opponent_id": s.ids.gather(opp_idx),
             "own_rating": s.own_rating[idx],
             "opponent_rating": s.opp_rating[idx],
-            "_opp_ok": s.opp_ok[idx],
-            "_excluded": s.excluded[idx],
-            "counted": s.counted[idx],
+            "_opp_ok": opp_ok,
+            "counted": counted,
+            "not_counted_reason": reasons.gather(reason_code),
             "d_raw": s.d_raw[idx],
             "d_used": s.d_used[idx],
             "pd_h": s.pd_h[idx],
-            "score": pl.Series(s.score[idx], dtype=pl.Float64),
+            "score": s.score[idx],
             "delta_h": s.delta_h[idx],
         }
     )
+    counted_col = pl.col("counted")
+    opp_ok_col = pl.col("_opp_ok")
     return raw.select(
         "game_id",
         "player_id",
         "opponent_id",
-        "own_rating",
-        pl.when(opp_ok).then(pl.col("opponent_rating")).alias("opponent_rating"),
+        pl.col("own_rating").cast(pl.Int32),
+        pl.when(opp_ok_col).then(pl.col("opponent_rating")).cast(pl.Int32).alias("opponent_rating"),
         "counted",
-        pl.when(~opp_ok)
-        .then(pl.lit("opponent unrated on this list"))
-        .when(pl.col("_excluded"))
-        .then(pl.lit(f"{rules.fast_excluded_gap}-point rule"))
-        .otherwise(None)
-        .alias("not_counted_reason"),
-        pl.when(opp_ok).then(pl.col("d_raw")).alias("d_raw"),
-        pl.when(counted).then(pl.col("d_used")).alias("d_used"),
-        _hundredths_to_float(pl.when(counted).then(pl.col("pd_h"))).alias("pd"),
+        "not_counted_reason",
+        pl.when(opp_ok_col).then(pl.col("d_raw")).cast(pl.Int64).alias("d_raw"),
+        pl.when(counted_col).then(pl.col("d_used")).cast(pl.Int64).alias("d_used"),
+        _hundredths_to_float(pl.when(counted_col).then(pl.col("pd_h"))).alias("pd"),
         "score",
-        _hundredths_to_float(pl.when(counted).then(pl.col("delta_h"))).alias("delta_r"),
-    ).cast(FIDE_GAME_EXPLANATION_SCHEMA)
+        _hundredths_to_float(pl.when(counted_col).then(pl.col("delta_h"))).alias("delta_r"),
+    )
 
 
 def fide_period(
@@ -590,8 +628,11 @@ def fide_period(
     year = int(period[:4])
     standard = rating_list == "standard"
 
-    # Materialized once: the engine reads the games twice (ratings, then event ends).
+    # Materialized once: the engine reads the games twice (ratings, then event ends). The
+    # columns rows are gathered from are made one chunk (gathers are several times faster);
+    # the player ids are concatenated into one chunk by `side_ids`.
     g = select_rated_games(games, period, rating_list).collect()
+    g = g.with_columns(g["game_id"].rechunk(), g["event_id"].rechunk())
 
     st = (
         state.lazy()
@@ -659,30 +700,43 @@ def fide_period(
 
     # Newcomer pool (§8.2): add this period's games, keep the rolling window, evaluate.
     pool_in = pool if pool is not None else _empty(FIDE_POOL_SCHEMA)
-    events_end = _event_ends(g, new_df["event_id"])
-    added = new_df.join(events_end, on="event_id", how="left").select(
-        pl.col("player_id"),
-        pl.col("game_id"),
-        pl.col("event_id"),
-        pl.col("event_end").cast(UTC_TIME),
-        pl.lit(period).alias("period"),
-        pl.col("opponent_id"),
-        pl.col("opponent_rating").cast(pl.Int32),
-        pl.col("score"),
-    )
     window_start = p_idx - rules.newcomer_window_periods + 1
-    pool_all = (
-        pl.concat([pool_in.select(list(FIDE_POOL_SCHEMA)).cast(FIDE_POOL_SCHEMA), added])
-        .join(start.select("player_id"), on="player_id", how="anti")
-        .filter(period_index_expr(pl.col("period")) >= window_start)
-        .filter(period_index_expr(pl.col("period")) <= p_idx)
+    in_window = period_index_expr(pl.col("period")).is_between(window_start, p_idx)
+    # `_new` marks this period's games (their count is the published newcomer's `games`).
+    parts = [
+        pool_in.lazy()
+        .select(list(FIDE_POOL_SCHEMA))
+        .cast(FIDE_POOL_SCHEMA)
+        .join(start.lazy().select("player_id"), on="player_id", how="anti")
+        .filter(in_window)
+        .with_columns(pl.lit(False).alias("_new"))
+    ]
+    if new_df.height and window_start <= p_idx:
+        # This period's pooled sides: their players are not in `start` (see `_newcomer_rows`).
+        parts.append(
+            new_df.lazy()
+            .join(_event_ends(g), on="event_id", how="left")
+            .select(
+                pl.col("player_id"),
+                pl.col("game_id"),
+                pl.col("event_id"),
+                pl.col("event_end").cast(UTC_TIME),
+                pl.lit(period).alias("period"),
+                pl.col("opponent_id"),
+                pl.col("opponent_rating").cast(pl.Int32),
+                pl.col("score"),
+                pl.lit(True).alias("_new"),
+            )
+        )
+    pool_all = pl.concat(parts).collect()
+    evaluated = _evaluate_newcomers(pool_all, rules)
+    newcomers = evaluated.select(list(FIDE_NEWCOMER_SCHEMA))
+    published = evaluated.filter(pl.col("published"))
+    pool_out = (
+        pool_all.drop("_new")
+        .join(published.select("player_id"), on="player_id", how="anti")
+        .sort("player_id", "period", "game_id")
     )
-    newcomers = _evaluate_newcomers(pool_all, rules)
-    published = newcomers.filter(pl.col("published"))
-    pool_out = pool_all.join(published.select("player_id"), on="player_id", how="anti").sort(
-        "player_id", "period", "game_id"
-    )
-    new_games_this_period = added.group_by("player_id").agg(pl.len().cast(pl.Int32).alias("games"))
 
     # Lists and state.
     kept = per_df.filter(~pl.col("dropped"))
@@ -696,16 +750,14 @@ def fide_period(
         .alias("peak_after"),
         last_played.alias("last_after"),
     )
-    newcomer_state = published.join(
-        new_games_this_period, on="player_id", how="left", maintain_order="left"
-    ).select(
+    newcomer_state = published.select(
         pl.col("player_id"),
         pl.col("ru").alias("rating"),
         pl.col("n").alias("rated_games"),
         pl.col("ru").alias("peak_rating"),
         pl.lit(period).alias("last_played_period"),
         pl.lit(period).alias("listed_since"),
-        pl.col("games").fill_null(0).cast(pl.Int32),
+        pl.col("_games_new").cast(pl.Int32).alias("games"),
     )
     new_state = _merge_by_player(
         kept.select(
@@ -824,37 +876,48 @@ def _evaluate_newcomers(pool: pl.DataFrame, rules: FideRules) -> pl.DataFrame:
     """Initial ratings (§8.2) for every pooled player; zero-score first events disregarded.
 
     The first event is the earliest event (end date, then id) among the player's pooled games.
+    `pool`: FIDE_POOL_SCHEMA plus `_new` (this period's game). Returns FIDE_NEWCOMER_SCHEMA
+    plus `_games_new` (the player's games of this period), sorted by player_id.
+    One group-by per event and one per player: the disregarded event's totals are subtracted
+    from the player's, instead of marking the pooled games and aggregating them again.
     """
     if pool.height == 0:
-        return _empty(FIDE_NEWCOMER_SCHEMA)
-    events = pool.group_by("player_id", "event_id").agg(
-        pl.col("event_end").max(), pl.col("score").sum().alias("event_points")
+        return _empty({**FIDE_NEWCOMER_SCHEMA, "_games_new": pl.Int32})
+    events = (
+        pool.lazy()
+        .group_by("player_id", "event_id")
+        .agg(
+            pl.col("event_end").max(),
+            pl.col("score").sum().alias("event_points"),
+            pl.len().alias("e_n"),
+            pl.col("opponent_rating").cast(pl.Int64).sum().alias("e_opp"),
+            (pl.col("score") * 2).round(0).cast(pl.Int64).sum().alias("e_points2"),
+            pl.col("_new").sum().alias("e_new"),
+        )
+        .sort("player_id", "event_end", "event_id")
     )
-    first = (
-        events.sort("player_id", "event_end", "event_id")
-        .group_by("player_id", maintain_order=True)
-        .first()
-        .filter(pl.col("event_points") == 0)
-        .select("player_id", pl.col("event_id").alias("first_event_disregarded"))
+    # A null event id never matches a pooled game, so it is never disregarded.
+    drop = (pl.col("event_points").first() == 0) & pl.col("event_id").first().is_not_null()
+    agg = events.group_by("player_id", maintain_order=True).agg(
+        pl.when(drop).then(pl.col("event_id").first()).alias("first_event_disregarded"),
+        *[
+            (pl.col(c).sum() - pl.when(drop).then(pl.col(c).first()).otherwise(0)).alias(out)
+            for c, out in (
+                ("e_n", "n"),
+                ("event_points", "points"),
+                ("e_opp", "opponents_sum"),
+                ("e_points2", "points2"),
+            )
+        ],
+        pl.col("e_new").sum().alias("_games_new"),
     )
     hyp_n = rules.newcomer_hypothetical_games
     hyp_sum = rules.newcomer_hypothetical_rating * hyp_n
-    marked = pool.join(first, on="player_id", how="left").with_columns(
-        (pl.col("event_id") != pl.col("first_event_disregarded")).fill_null(True).alias("used")
-    )
-    used = pl.col("used")
-    agg = marked.group_by("player_id").agg(
-        used.sum().cast(pl.Int32).alias("n"),
-        pl.col("score").filter(used).sum().alias("points"),
-        pl.col("opponent_rating").cast(pl.Int64).filter(used).sum().alias("opponents_sum"),
-        (pl.col("score") * 2).round(0).cast(pl.Int64).filter(used).sum().alias("points2"),
-    )
     den = pl.col("n").cast(pl.Int64) + hyp_n
     # p = (points + hyp_n/2) / (n + hyp_n): the hypothetical games are draws.
     p_h = div_round_half_away_expr(100 * (pl.col("points2") + hyp_n), 2 * den)
     out = (
-        agg.join(first, on="player_id", how="left")
-        .with_columns(p_h.alias("p_h"))
+        agg.with_columns(p_h.alias("p_h"))
         .with_columns(dp_expr(pl.col("p_h")).alias("dp"))
         .with_columns(
             pl.min_horizontal(
@@ -872,7 +935,12 @@ def _evaluate_newcomers(pool: pl.DataFrame, rules: FideRules) -> pl.DataFrame:
             (pl.col("p_h").cast(pl.Float64) / 100).alias("p"),
         )
     )
-    return out.select(list(FIDE_NEWCOMER_SCHEMA)).cast(FIDE_NEWCOMER_SCHEMA).sort("player_id")
+    return (
+        out.select(*FIDE_NEWCOMER_SCHEMA, "_games_new")
+        .cast({**FIDE_NEWCOMER_SCHEMA, "_games_new": pl.Int32})
+        .sort("player_id")
+        .collect()
+    )
 
 
 # --- calculator (RULES §7) --------------------------------------------------------------------

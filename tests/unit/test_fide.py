@@ -620,3 +620,31 @@ def test_explain_false_same_lists_without_game_explanations() -> None:
     assert lean.game_explanations.schema == full.game_explanations.schema
     for name in ("state", "list_rows", "player_explanations", "newcomers", "pool", "dropped"):
         assert getattr(lean, name).equals(getattr(full, name)), name
+
+
+def test_newcomer_games_event_end_and_null_rated_state_player() -> None:
+    # z: 4 pooled games from 2023-12 and 2 this period -> published, `games` counts this period.
+    pooled = [("z", f"p{i}", "old", dt.date(2023, 12, 10), "2023-12", 1800, 0.5) for i in range(4)]
+    g = games_frame(
+        [
+            ("g1", "t", 5, "z", "o", 0.5),
+            ("g2", "t", 9, "o", "z", 0.5),
+            ("g3", "t", 6, "w", "o", 0.0),  # w: pooled, event t ends on day 9 (g2)
+            ("g4", "u", 7, "nr", "o", 1.0),  # nr: listed with a null rating, never pooled
+        ]
+    )
+    st = state_frame([("o", 1800, 100, 1800), ("nr", None, 0, None)])
+    r = fide_period(g, st, None, "2024-01", "standard", pool=pool_frame(pooled))
+    z = row(r.list_rows, "z")
+    assert (z["newcomer"], z["games"], z["rated_games"], z["rating"]) == (True, 2, 6, 1800)
+    assert set(r.newcomers["player_id"]) == {"w", "z"}
+    w = row(r.pool, "w")
+    assert w["event_end"] == dt.datetime(2024, 1, 9, 12, tzinfo=UTC)
+    assert r.pool["player_id"].to_list() == ["w"]
+
+
+def test_id_codes_null_keys_are_not_duplicates() -> None:
+    from rating_core import fide
+
+    keys = pl.Series("player_id", ["a", None, None, "b"])
+    assert fide.id_codes(pl.Series(["b", None, "a"]), keys).tolist() == [3, -1, 0]
