@@ -8,6 +8,7 @@ from __future__ import annotations
 import dagster as dg
 import polars as pl
 
+from assets.period_io import frame_metadata
 from pipelines.resources import PipelinePaths
 from rating_core import inbox as inbox_readers
 from rating_core.inbox import InboxBatch
@@ -16,14 +17,10 @@ from rating_core.names import player_names
 
 
 def _metadata(batch: InboxBatch) -> dict[str, dg.MetadataValue]:
-    """Row counts, schema and per-file counts, shown on every materialization."""
-    schema = dg.TableSchema(
-        columns=[dg.TableColumn(name, str(dtype)) for name, dtype in batch.rows.schema.items()]
-    )
+    """Row count and schema, plus quarantined count, per-file counts and notes."""
     return {
-        "dagster/row_count": dg.MetadataValue.int(batch.rows.height),
+        **frame_metadata(batch.rows),
         "quarantined": dg.MetadataValue.int(batch.quarantine.height),
-        "dagster/column_schema": dg.MetadataValue.table_schema(schema),
         "files": dg.MetadataValue.json(batch.files.to_dicts()),
         "notes": dg.MetadataValue.json(list(batch.notes)),
     }
