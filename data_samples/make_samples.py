@@ -1061,6 +1061,8 @@ def make_clubs() -> None:
             [pool[i] for i in (0, 1, 4, 5, 7, 9)],
             ["2026-04-21", "2026-04-28", "2026-05-05", "2026-05-12", "2026-05-19"],
         ),
+        # a one-day January event, so that the club's standard list starts with the first period
+        ("ankara-sk-new-year-2026-01", "standard", pool[4:10], ["2026-01-10"] * 5),
     ]
     for tid, rl, players, dates in club:
         rounds = [

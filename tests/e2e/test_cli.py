@@ -371,3 +371,9 @@ def test_explanations_reproduce_published_ukd_changes(sample_lake: Path) -> None
         published = dict(zip(listed["player_id"], listed["rating"], strict=True))
         for player, rating in ratings_after.items():
             assert published[player] == rating
+
+
+def test_club_lists_from_the_first_period(sample_lake: Path) -> None:
+    periods = publish.list_periods(sample_lake, "club-ankara-sk-standard")
+    assert periods == [f"2026-0{m}" for m in range(1, 7)]
+    assert publish.list_periods(sample_lake, "club-ankara-sk-blitz")[0] == "2026-04"
