@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 
 from pipelines.errors import UserError
-from pipelines.output import print_json, print_table
+from pipelines.output import console, print_json, print_table
 from rating_core import publish
 from rating_core.lake import as_local_path, read_table
 
@@ -135,11 +135,16 @@ def cmd_diff(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"manifest": manifest, "diff": diff.to_dicts()})
         return 0
+    shown = diff.drop(["list", "period", "version"], strict=False)
+    if (shown["cause"] == manifest.get("reason")).all():  # the title already says it
+        shown = shown.drop("cause")
+    if shown.select(pl.col("old", "new").drop_nulls() % 1 == 0).to_series().all():
+        shown = shown.with_columns(pl.col("old", "new", "change").cast(pl.Int64))
+    console.print(f"reason: {manifest.get('reason')}", highlight=False)
     print_table(
-        f"{args.list} {period} v{version} (parent v{manifest.get('parent_version')}): "
-        f"{manifest.get('reason')}",
-        diff.columns,
-        diff.rows(),
+        f"{args.list} {period} v{version} against v{manifest.get('parent_version')}",
+        shown.columns,
+        shown.with_columns(pl.col(pl.Float64).round(1)).rows(),
     )
     return 0
 

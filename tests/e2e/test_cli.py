@@ -347,6 +347,13 @@ def test_late_result_republishes_from_its_month_on(tmp_path: Path, samples: Path
     assert set(feb["player_id"].to_list()) == {"13400002", "34500002"}
     manifest = publish.read_manifest(lake, "fide-standard", "2026-02")
     assert "changed since v1" in manifest["reason"]
+    shown = json.loads(
+        ratings("diff", "fide-standard", "2026-02", "--lake", str(lake), "--json").stdout
+    )
+    assert shown["manifest"]["version"] == 2
+    assert {row["player_id"] for row in shown["diff"]} == {"13400002", "34500002"}
+    text = ratings("diff", "fide-standard", "2026-02", "--lake", str(lake)).stdout
+    assert "v2 against v1" in text and "13400002" in text
 
 
 def test_explanations_reproduce_published_ukd_changes(sample_lake: Path) -> None:
