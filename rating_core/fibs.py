@@ -490,8 +490,7 @@ def fibs_list(
             pl.lit("fibs").alias("list"),
             pl.lit(period, dtype=pl.String).alias("period"),
             "player_id",
-            # .round(1) snaps the float product back onto the nearest one-decimal double.
-            round_half_away_expr(pl.col("rating"), 1).round(1).alias("rating"),
+            round_half_away_expr(pl.col("rating"), 1).alias("rating"),
             pl.col("rating").alias("rating_exact"),
             "experience",
             (pl.col("experience") < rules.provisional_below).alias("provisional"),

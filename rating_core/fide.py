@@ -36,7 +36,11 @@ from rating_core.fide_tables import (
     dp_expr,
     pd_hundredths_expr,
 )
-from rating_core.rounding import round_half_away, round_hundredths_half_away_expr
+from rating_core.rounding import (
+    round_half_away,
+    round_half_away_expr,
+    round_hundredths_half_away_expr,
+)
 from rating_core.schemas import RATING_LISTS, UTC_TIME
 
 
@@ -931,7 +935,9 @@ def _evaluate_newcomers(pool: pl.DataFrame, rules: FideRules) -> pl.DataFrame:
             ((pl.col("n") >= rules.newcomer_min_games) & (pl.col("ru") >= rules.floor)).alias(
                 "published"
             ),
-            ((pl.col("opponents_sum") + hyp_sum).cast(pl.Float64) / den).round(2).alias("ra"),
+            round_half_away_expr(
+                (pl.col("opponents_sum") + hyp_sum).cast(pl.Float64) / den, 2
+            ).alias("ra"),
             (pl.col("p_h").cast(pl.Float64) / 100).alias("p"),
         )
     )

@@ -28,7 +28,11 @@ from rating_core.fide import (
     two_sided,
 )
 from rating_core.fide_tables import dp_expr, pd_hundredths_expr
-from rating_core.rounding import round_half_away, round_hundredths_half_away_expr
+from rating_core.rounding import (
+    round_half_away,
+    round_half_away_expr,
+    round_hundredths_half_away_expr,
+)
 from rating_core.schemas import RATING_LISTS
 
 
@@ -218,7 +222,7 @@ def _tournament_explanation(t: pl.DataFrame) -> pl.DataFrame:
             "k",
             "m",
             pl.when(pl.col("m") > 0)
-            .then((pl.col("sum_capped").cast(pl.Float64) / pl.col("m")).round(2))
+            .then(round_half_away_expr(pl.col("sum_capped").cast(pl.Float64) / pl.col("m"), 2))
             .alias("average_capped"),
             "d",
             (pl.col("pd_h").cast(pl.Float64) / 100).alias("pd"),
@@ -441,7 +445,7 @@ def _evaluate_newcomers(pool: pl.DataFrame, rules: UkdRules) -> pl.DataFrame:
         .with_columns(dp_expr(pl.col("p_h")).alias("dp"))
         .with_columns(
             div_round_half_away_expr(pl.col("opponents_sum") + pl.col("dp") * n, n).alias("ru"),
-            (pl.col("opponents_sum").cast(pl.Float64) / n).round(2).alias("ra"),
+            round_half_away_expr(pl.col("opponents_sum").cast(pl.Float64) / n, 2).alias("ra"),
             (pl.col("p_h").cast(pl.Float64) / 100).alias("p"),
         )
         .with_columns(
