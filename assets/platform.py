@@ -86,13 +86,20 @@ def site_lists_published(
 ) -> dg.MaterializeResult:
     lake, period = paths.lake_path, period_key(context)
     decisions = _annulled(paths)
-    games = read_table(lake, "games").filter(pl.col("period") <= period).collect()
+    annulled_games = (
+        read_table(lake, "games", schema=GAMES_SCHEMA)
+        .select("game_id", "period", "white_id", "black_id")
+        .filter(pl.col("game_id").is_in(decisions["game_id"].implode()))
+        .collect()
+        if decisions.height
+        else pl.DataFrame(schema={"game_id": pl.String, "period": pl.String})
+    )
     return publish_period_lists(
         lake,
         "site",
         period,
-        reason=annulment_reason(decisions, games, period),
-        causes=annulment_causes(decisions, games, period),
+        reason=annulment_reason(decisions, annulled_games, period),
+        causes=annulment_causes(decisions, annulled_games, period),
     )
 
 
