@@ -28,9 +28,3 @@ def period_range(first: str, last: str) -> list[str]:
         out.append(current)
         current = next_period(current)
     return out
-
-
-def periods_between(earlier: str, later: str) -> int:
-    """How many months `later` is after `earlier` (0 for the same month)."""
-    (y1, m1), (y2, m2) = _parts(earlier), _parts(later)
-    return (y2 - y1) * 12 + (m2 - m1)
