@@ -5,6 +5,8 @@ else from its own previous partition (self-dependency), so a late result in an o
 backfill from that month on.
 """
 
+from collections.abc import Callable
+
 import dagster as dg
 import polars as pl
 
@@ -93,63 +95,57 @@ def _write_results(
     return frame
 
 
-@dg.asset(
-    group_name="ratings",
-    partitions_def=monthly_periods,
-    deps=[
-        "games",
-        "players",
-        "starting_lists",
-        dg.AssetDep("fide_ratings", partition_mapping=previous_period),
-    ],
-    description="FIDE standard, rapid and blitz ratings after the period, with explanations.",
-)
-def fide_ratings(context: dg.AssetExecutionContext, paths: PipelinePaths) -> dg.MaterializeResult:
-    period = period_key(context)
-    games = _federation_games(paths, period, "federation")
-    starts, pools, origins = _starts_and_pools(paths, "fide", period)
-    results = fide_lists_period(games, starts, pools, _registry(paths), period)
-    digest = input_digest(games, *[starts[k] for k in RATING_LISTS])
-    rows = _write_results(
-        paths,
-        "fide",
-        period,
-        results,
-        digest,
-        ("game_explanations", "player_explanations", "newcomers", "dropped"),
+def _federation_ratings(
+    system: str,
+    rate: Callable[[PipelinePaths, pl.DataFrame, dict, dict, str], dict],
+    explanation_tables: tuple[str, ...],
+    extra_deps: list[str],
+    description: str,
+) -> dg.AssetsDefinition:
+    """The monthly ratings asset of one federation system (FIDE or UKD, all three lists)."""
+
+    @dg.asset(
+        name=f"{system}_ratings",
+        group_name="ratings",
+        partitions_def=monthly_periods,
+        deps=[
+            "games",
+            "starting_lists",
+            *extra_deps,
+            dg.AssetDep(f"{system}_ratings", partition_mapping=previous_period),
+        ],
+        description=description,
     )
-    return dg.MaterializeResult(
-        metadata={**frame_metadata(rows), "started_from": dg.MetadataValue.json(origins)}
-    )
+    def ratings(context: dg.AssetExecutionContext, paths: PipelinePaths) -> dg.MaterializeResult:
+        period = period_key(context)
+        games = _federation_games(paths, period, "federation")
+        starts, pools, origins = _starts_and_pools(paths, system, period)
+        results = rate(paths, games, starts, pools, period)
+        digest = input_digest(games, *[starts[k] for k in RATING_LISTS])
+        rows = _write_results(paths, system, period, results, digest, explanation_tables)
+        return dg.MaterializeResult(
+            metadata={**frame_metadata(rows), "started_from": dg.MetadataValue.json(origins)}
+        )
+
+    return ratings
 
 
-@dg.asset(
-    group_name="ratings",
-    partitions_def=monthly_periods,
-    deps=[
-        "games",
-        "starting_lists",
-        dg.AssetDep("ukd_ratings", partition_mapping=previous_period),
-    ],
-    description="UKD standard, rapid and blitz ratings after the period, with explanations.",
+fide_ratings = _federation_ratings(
+    "fide",
+    lambda paths, games, starts, pools, period: fide_lists_period(
+        games, starts, pools, _registry(paths), period
+    ),
+    ("game_explanations", "player_explanations", "newcomers", "dropped"),
+    ["players"],
+    "FIDE standard, rapid and blitz ratings after the period, with explanations.",
 )
-def ukd_ratings(context: dg.AssetExecutionContext, paths: PipelinePaths) -> dg.MaterializeResult:
-    period = period_key(context)
-    games = _federation_games(paths, period, "federation")
-    starts, pools, origins = _starts_and_pools(paths, "ukd", period)
-    results = ukd_lists_period(games, starts, pools, period)
-    digest = input_digest(games, *[starts[k] for k in RATING_LISTS])
-    rows = _write_results(
-        paths,
-        "ukd",
-        period,
-        results,
-        digest,
-        ("game_explanations", "tournament_explanations", "player_explanations", "newcomers"),
-    )
-    return dg.MaterializeResult(
-        metadata={**frame_metadata(rows), "started_from": dg.MetadataValue.json(origins)}
-    )
+ukd_ratings = _federation_ratings(
+    "ukd",
+    lambda paths, games, starts, pools, period: ukd_lists_period(games, starts, pools, period),
+    ("game_explanations", "tournament_explanations", "player_explanations", "newcomers"),
+    [],
+    "UKD standard, rapid and blitz ratings after the period, with explanations.",
+)
 
 
 @dg.asset(
