@@ -218,9 +218,14 @@ def fide_k_allowed(
     bad = 0
     if rows.height:
         played = rows.filter(pl.col("games") > 0)
-        allowed = pl.col("k").is_in([10, 20, 40]) | (
-            pl.col("k") == FIDE_RULES.k_times_n_max // pl.col("games")
-        )
+        allowed = pl.col("k").is_in(
+            [
+                FIDE_RULES.k_established_top,
+                FIDE_RULES.k_default,
+                FIDE_RULES.k_new,
+                FIDE_RULES.k_junior,
+            ]
+        ) | (pl.col("k") == FIDE_RULES.k_times_n_max // pl.col("games"))
         over = pl.col("k") * pl.col("games") > FIDE_RULES.k_times_n_max
         bad = played.filter(~allowed | over).height
     return dg.AssetCheckResult(passed=bad == 0, metadata={"bad_k": bad})

@@ -25,8 +25,9 @@ from pipelines.resources import PipelinePaths
 from rating_core.fibs import fibs_list, fibs_replay
 from rating_core.lake import read_table
 from rating_core.moderation import annulment_causes, annulment_reason
+from rating_core.rounding import FLOAT_TOLERANCE
 from rating_core.schemas import GAMES_SCHEMA, MATCHES_SCHEMA
-from rating_core.site import site_lists, site_replay
+from rating_core.site import SITE_RULES, site_lists, site_replay
 
 
 def _annulled(paths: PipelinePaths) -> pl.DataFrame:
@@ -113,7 +114,11 @@ def site_floor_respected(
 ) -> dg.AssetCheckResult:
     period = check_period(context)
     state = read_period(paths.lake_path, "state/site", period)
-    below = state.filter(pl.col("rating") < 100 - 1e-9).height if state.height else 0
+    below = (
+        state.filter(pl.col("rating") < SITE_RULES.floor - FLOAT_TOLERANCE).height
+        if state.height
+        else 0
+    )
     return dg.AssetCheckResult(passed=below == 0, metadata={"below_floor": below})
 
 
@@ -149,7 +154,9 @@ def site_provisional_consistent(
 ) -> dg.AssetCheckResult:
     rows = read_period(paths.lake_path, "list_rows/site", check_period(context))
     wrong = (
-        rows.filter(pl.col("provisional") != (pl.col("total_games") < 10)).height
+        rows.filter(
+            pl.col("provisional") != (pl.col("total_games") < SITE_RULES.provisional_below)
+        ).height
         if rows.height
         else 0
     )
