@@ -4,19 +4,25 @@ Generates synthetic games in Polars, times the full engine (Polars preparation +
 end state only), times a plain-Python implementation of the same rules on a slice, checks that
 both agree on that slice, and prints games/s, the ratio and peak RSS.
 
-    .venv/bin/python benchmarks/replay.py [--games N] [--players M] [--slice S]
+    .venv/bin/python benchmarks/replay.py [--games N] [--players M] [--slice S] [--repeat R]
+
+The machine may be shared: both the engine and the plain loop are timed `--repeat` times and
+the best of each is compared (every time is printed), with the load average beside them.
 """
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import resource
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import polars as pl
@@ -27,6 +33,7 @@ from rating_core.fibs import FIBS_RULES, fibs_replay  # noqa: E402
 from rating_core.schemas import CATEGORIES, GAMES_SCHEMA, PLAYERS_SCHEMA, conform  # noqa: E402
 from rating_core.site import SITE_RULES, site_replay  # noqa: E402
 
+R = TypeVar("R")
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 SPAN_US = 365 * 24 * 3600 * 1_000_000  # one year of games: 12 periods
 N_BOTS = 20
@@ -35,6 +42,28 @@ N_BOTS = 20
 def peak_rss_mb() -> float:
     """Peak resident set size of this process in MiB (Linux reports KiB)."""
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def load() -> str:
+    """The 1, 5 and 15-minute load averages (other jobs on the machine)."""
+    return "load {:.2f} {:.2f} {:.2f}".format(*os.getloadavg())
+
+
+def timed(repeat: int, run: Callable[[], R]) -> tuple[float, list[float], R]:
+    """(best time, every time, last result) of `repeat` (at least 1) calls of `run`."""
+    times = []
+    for _ in range(repeat - 1):
+        t = time.perf_counter()
+        run()  # the result is dropped at once: one run's memory at a time
+        times.append(time.perf_counter() - t)
+    t = time.perf_counter()
+    result = run()
+    times.append(time.perf_counter() - t)
+    return min(times), times, result
+
+
+def runs(times: list[float]) -> str:
+    return "runs " + ", ".join(f"{x:.2f}" for x in times) + "s"
 
 
 def synth_games(n: int, players: int, seed: int = 7) -> tuple[pl.DataFrame, pl.DataFrame]:
@@ -214,31 +243,31 @@ def python_fibs(matches: list[dict]) -> dict:
     return dict(ratings)
 
 
-def bench_site(n: int, players: int, slice_n: int) -> None:
+def bench_site(n: int, players: int, slice_n: int, repeat: int) -> None:
     t = time.perf_counter()
     games, bots = synth_games(n, players)
     print(
         f"site: generated {n:,} games among {players:,} players in {time.perf_counter() - t:.1f}s"
     )
     site_replay(games.head(1000), bots, history=False)  # numba: load the cached kernel
-    t = time.perf_counter()
-    result = site_replay(games, bots, history=False)
-    engine_s = time.perf_counter() - t
+    engine_s, times, result = timed(repeat, lambda: site_replay(games, bots, history=False))
     engine_rate = n / engine_s
     print(
         f"site: engine {engine_s:.2f}s for {n:,} games ({result.rated_games:,} rated) "
-        f"= {engine_rate:,.0f} games/s (Polars preparation + numba kernel, end state)"
+        f"= {engine_rate:,.0f} games/s (Polars preparation + numba kernel, end state; "
+        f"{runs(times)}; {load()})"
     )
     del result
 
     sample = games.head(slice_n)
     rows = sample.with_columns(pl.col("category").cast(pl.String)).to_dicts()
     bot_ratings = {b: float(r) for b, r in zip(bots["player_id"], bots["bot_rating"], strict=True)}
-    t = time.perf_counter()
-    expected = python_site(rows, bot_ratings, set())
-    py_s = time.perf_counter() - t
+    py_s, times, expected = timed(repeat, lambda: python_site(rows, bot_ratings, set()))
     py_rate = slice_n / py_s
-    print(f"site: plain Python loop {py_s:.2f}s for {slice_n:,} games = {py_rate:,.0f} games/s")
+    print(
+        f"site: plain Python loop {py_s:.2f}s for {slice_n:,} games = {py_rate:,.0f} games/s "
+        f"({runs(times)}; {load()})"
+    )
     ours = site_replay(sample, bots, history=False).state
     got = {
         (p, k): v for p, k, v in zip(ours["player_id"], ours["number"], ours["rating"], strict=True)
@@ -249,24 +278,26 @@ def bench_site(n: int, players: int, slice_n: int) -> None:
     print(f"site: ratio {engine_rate / py_rate:,.1f}x   peak RSS {peak_rss_mb():,.0f} MiB")
 
 
-def bench_fibs(n: int, players: int, slice_n: int) -> None:
+def bench_fibs(n: int, players: int, slice_n: int, repeat: int) -> None:
     t = time.perf_counter()
     ms = synth_matches(n, players)
     print(f"fibs: generated {n:,} matches in {time.perf_counter() - t:.1f}s")
     fibs_replay(ms.head(1000), history=False)
-    t = time.perf_counter()
-    result = fibs_replay(ms, history=False)
-    engine_s = time.perf_counter() - t
+    engine_s, times, result = timed(repeat, lambda: fibs_replay(ms, history=False))
     engine_rate = n / engine_s
-    print(f"fibs: engine {engine_s:.2f}s for {n:,} matches = {engine_rate:,.0f} matches/s")
+    print(
+        f"fibs: engine {engine_s:.2f}s for {n:,} matches = {engine_rate:,.0f} matches/s "
+        f"({runs(times)}; {load()})"
+    )
     del result
     sample = ms.head(slice_n)
     rows = sample.to_dicts()
-    t = time.perf_counter()
-    expected = python_fibs(rows)
-    py_s = time.perf_counter() - t
+    py_s, times, expected = timed(repeat, lambda: python_fibs(rows))
     py_rate = slice_n / py_s
-    print(f"fibs: plain Python loop {py_s:.2f}s for {slice_n:,} matches = {py_rate:,.0f} matches/s")
+    print(
+        f"fibs: plain Python loop {py_s:.2f}s for {slice_n:,} matches = {py_rate:,.0f} matches/s "
+        f"({runs(times)}; {load()})"
+    )
     ours = fibs_replay(sample, history=False).state
     got = dict(zip(ours["player_id"], ours["rating"], strict=True))
     diff = max(abs(got[p] - v) for p, v in expected.items())
@@ -280,12 +311,15 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=10_000_000)
     parser.add_argument("--players", type=int, default=1_000_000)
     parser.add_argument("--slice", type=int, default=200_000, help="games for the Python loop")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each (best kept)")
     parser.add_argument("--skip-fibs", action="store_true")
     args = parser.parse_args()
+    args.repeat = max(1, args.repeat)
     slice_n = min(args.slice, args.games)
-    bench_site(args.games, args.players, slice_n)
+    print(f"{load()} on {os.cpu_count()} CPUs")
+    bench_site(args.games, args.players, slice_n, args.repeat)
     if not args.skip_fibs:
-        bench_fibs(args.games, args.players, slice_n)
+        bench_fibs(args.games, args.players, slice_n, args.repeat)
 
 
 if __name__ == "__main__":

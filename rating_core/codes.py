@@ -1,10 +1,13 @@
-"""Dense integer codes for string ids, and the replay order: the shared front of the replays.
+"""Dense integer codes for string ids, the replay order and a cache prefetch: the shared front
+of the replays.
 
-Both sequential kernels (site Elo, FIBS) work on integer-coded arrays. Coding 20M ids with a
-Polars unique + sort + join costs several seconds; hashing once (Polars) and numbering the
-hashes in one numba pass is about three times faster. Every result is checked against the
-strings (a hash collision falls back to the exact Polars path), so results never depend on
-hashing.
+Both sequential kernels (site Elo, FIBS) work on integer-coded arrays. Strings are coded in one
+numba pass over Polars' Arrow string views, with no copy: a string of at most 12 bytes is stored
+inside its 16-byte view, so the view itself is an exact key (no hashing risk); a longer string
+is keyed by its first bytes and a 64-bit hash, and every such row is then compared with the
+string of its code (a collision takes the exact Polars path). Results never depend on hashing.
+The hash table, like the replays' state, is probed with software prefetches a few rows ahead,
+so the cache misses of consecutive rows overlap instead of queueing.
 """
 
 from __future__ import annotations
@@ -13,137 +16,231 @@ from collections.abc import Callable
 
 import numpy as np
 import polars as pl
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX = np.uint64(0xC2B2AE3D27D4EB4F)
+_LOW32 = np.uint64(0xFFFFFFFF)
+_INLINE = 12  # Arrow string views hold strings of up to 12 bytes inline
+_AHEAD = 16  # rows between a prefetch and its use in the coding pass
+
+
+@intrinsic
+def prefetch(typingctx, arr, idx):  # type: ignore[no-untyped-def]
+    """Ask the CPU to start loading the cache line of 1-D `arr[idx]` for writing (no effect on
+    results; the replays use it to overlap the cache misses of the next few games)."""
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        aryty, idxty = signature.args
+        ary = context.make_array(aryty)(context, builder, args[0])
+        i = context.cast(builder, args[1], idxty, types.intp)
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [i], wraparound=False)
+        ptr = builder.bitcast(ptr, ir.IntType(8).as_pointer())
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        # rw 1 (the line is about to be written), locality 3 (keep in all levels), data cache.
+        builder.call(fn, [ptr, ir.Constant(i32, 1), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+def aligned_empty(shape: tuple[int, ...], dtype: type, align: int = 128) -> np.ndarray:
+    """An uninitialised C-contiguous array whose data starts on an `align`-byte boundary, so
+    that fixed-size records never straddle more cache lines than they must."""
+    itemsize = np.dtype(dtype).itemsize
+    nbytes = int(np.prod(shape)) * itemsize
+    raw = np.empty(nbytes + align, dtype=np.uint8)
+    start = (-raw.ctypes.data) % align
+    return raw[start : start + nbytes].view(dtype).reshape(shape)
+
+
+# --- string keys and the coding pass ----------------------------------------------------------
+
+# A key is two uint64 words. An inline string's key is its view (length in the low 32 bits of
+# the first word, up to 4 bytes above it, 8 more bytes in the second word) with unused bytes
+# zeroed; a long string's key is (first 4 bytes << 32 | _LONG, 64-bit hash of the string). The
+# low 32 bits of a key's first word are thus at most 15, so a table slot stores the code in
+# bits 4..31 of that word: one 16-byte slot per key (a 1M-id table is 32 MB, not 64).
+_LONG = np.uint64(15)
+_CODE_SHIFT = np.uint64(4)
+_CODE_MASK = np.uint64((1 << 28) - 1)
+_KEY_MASK = ~(_CODE_MASK << _CODE_SHIFT)
+_FREE = np.uint64(0xFFFFFFFFFFFFFFFF)  # an empty slot's first word
+MAX_CODES = (1 << 28) - 2  # distinct strings a table can code (the code field, minus _FREE)
+
+
+@njit(cache=True, inline="always")
+def _view_key(v0: np.uint64, v1: np.uint64) -> tuple[np.uint64, np.uint64]:
+    """The exact key of an inline string view (length, then up to 12 bytes, unused bytes
+    masked to zero whatever the writer left in them)."""
+    length = v0 & _LOW32
+    if length <= 4:
+        keep0 = np.uint64(32 + 8 * length)
+        k0 = v0 if keep0 == 64 else v0 & ((np.uint64(1) << keep0) - np.uint64(1))
+        return k0, np.uint64(0)
+    keep1 = np.uint64(8 * (length - 4))
+    k1 = v1 if keep1 == 64 else v1 & ((np.uint64(1) << keep1) - np.uint64(1))
+    return v0, k1
+
+
+@njit(cache=True, inline="always")
+def _slot(k0: np.uint64, k1: np.uint64, bits: int) -> int:
+    """Table slot of a key (multiplicative hashing, top `bits` bits)."""
+    h = ((k0 * _GOLDEN) ^ k1) * _MIX
+    return np.int64(h >> np.uint64(64 - bits))
 
 
 @njit(cache=True)
-def _key_codes(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Dense codes 0..k-1 of int64 `keys` (equal keys, equal codes) and a row of each code.
+def _bits_of(table: np.ndarray) -> int:
+    bits = 0
+    while (1 << bits) < table.shape[0]:
+        bits += 1
+    return bits
 
-    One pass over an open-addressing table (Fibonacci hashing, linear probing, doubled at half
-    load; key and code side by side so a probe touches one cache line): linear time, no sort.
-    Codes follow first appearance and `first[c]` is the first row holding code c. Best when
-    the distinct keys are few relative to the rows (player ids); see `key_codes_bucketed`.
+
+@njit(cache=True)
+def _code_views(
+    views: np.ndarray,
+    nulls: np.ndarray,
+    hashes: np.ndarray,
+    row0: int,
+    start: int,
+    codes: np.ndarray,
+    table: np.ndarray,
+    dkeys: np.ndarray,
+    first: np.ndarray,
+    m: int,
+) -> tuple[int, int]:
+    """Code the string views `views[start:]` (one Arrow chunk; rows row0 + i overall).
+
+    Equal keys get equal codes, numbered by first appearance; `first[c]` is the overall row of
+    code c's first appearance and `dkeys[c]` its key. A null row (nulls[i], when `nulls` is not
+    empty) gets -1. The table is open addressing with linear probing, one 16-byte slot per key
+    (see `_LONG`), kept at most half full; each row's slot is prefetched `_AHEAD` rows early.
+    A row equal to the row before reuses its code (sorted columns cost almost nothing).
+
+    Returns (stop, m): stop is -1 when the chunk is done, else the row where the pass stopped
+    because the table is half full (the caller doubles it, with `dkeys` and `first`) or, with
+    `hashes` empty, because the row holds a long string (the caller hashes the chunk); the
+    caller then resumes there. Growing in the caller keeps every big array a numpy allocation,
+    which numpy backs with huge pages (fewer TLB misses on random probes).
     """
-    n = keys.shape[0]
-    bits = 10
-    table = np.full((1 << bits, 2), -1, dtype=np.int64)  # [key, code]; code -1: empty
-    codes = np.empty(n, dtype=np.int32)
-    first = np.empty(n, dtype=np.int64)
-    m = 0
-    for i in range(n):
-        k = keys[i]
-        mask = (1 << bits) - 1
-        j = np.int64((np.uint64(k) * _GOLDEN) >> np.uint64(64 - bits))
+    n = views.shape[0]
+    has_nulls = nulls.shape[0] > 0
+    has_hashes = hashes.shape[0] > 0
+    bits = _bits_of(table)
+    mask = (1 << bits) - 1
+    limit = min(table.shape[0] // 2, dkeys.shape[0])
+    flat = table.reshape(-1)
+    prev0 = prev1 = np.uint64(0)
+    prev_code = -1
+    for i in range(start, n):
+        a = i + _AHEAD
+        if a < n and (views[a, 0] & _LOW32) <= _INLINE:
+            p0, p1 = _view_key(views[a, 0], views[a, 1])
+            prefetch(flat, 2 * _slot(p0, p1, bits))
+        if has_nulls and nulls[i]:
+            codes[row0 + i] = -1
+            continue
+        v0 = views[i, 0]
+        if prev_code >= 0 and v0 == prev0 and views[i, 1] == prev1 and (v0 & _LOW32) <= _INLINE:
+            codes[row0 + i] = prev_code  # same inline string as the row before
+            continue
+        if m >= limit:
+            return i, m
+        if (v0 & _LOW32) <= _INLINE:
+            k0, k1 = _view_key(v0, views[i, 1])
+        else:
+            if not has_hashes:
+                return i, m
+            k0, k1 = (v0 & ~_LOW32) | _LONG, np.uint64(hashes[i])
+        j = _slot(k0, k1, bits)
         while True:
-            c = table[j, 1]
-            if c < 0:
-                table[j, 0] = k
-                table[j, 1] = m
-                codes[i] = m
-                first[m] = i
+            s0 = table[j, 0]
+            if s0 == _FREE:
+                table[j, 0] = k0 | (np.uint64(m) << _CODE_SHIFT)
+                table[j, 1] = k1
+                dkeys[m, 0] = k0
+                dkeys[m, 1] = k1
+                first[m] = row0 + i
+                codes[row0 + i] = m
                 m += 1
                 break
-            if table[j, 0] == k:
-                codes[i] = c
+            if (s0 & _KEY_MASK) == k0 and table[j, 1] == k1:
+                codes[row0 + i] = np.int64((s0 >> _CODE_SHIFT) & _CODE_MASK)
                 break
             j = (j + 1) & mask
-        if 2 * m > (1 << bits):  # grow and re-insert every distinct key
-            bits += 1
-            mask = (1 << bits) - 1
-            table = np.full((1 << bits, 2), -1, dtype=np.int64)
-            for c2 in range(m):
-                k2 = keys[first[c2]]
-                j2 = np.int64((np.uint64(k2) * _GOLDEN) >> np.uint64(64 - bits))
-                while table[j2, 1] >= 0:
-                    j2 = (j2 + 1) & mask
-                table[j2, 0] = k2
-                table[j2, 1] = c2
-    return codes, first[:m].copy()
+        prev0, prev1, prev_code = v0, views[i, 1], codes[row0 + i]
+    return -1, m
 
 
 @njit(cache=True)
-def key_codes_bucketed(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Dense codes 0..k-1 of int64 `keys` (equal keys, equal codes) and a row of each code.
-
-    For many distinct keys (pairs of players), where one big table would miss the cache on
-    every probe. Linear time, no sort: the keys are first split into 256 buckets by the top bits of their
-    Fibonacci hash (one counting pass, one scatter pass), then each bucket is coded with a small
-    open-addressing table that stays in cache. Codes are numbered bucket by bucket; within a
-    bucket rows are visited in order, so `first[c]` is the first row holding code c.
-    """
-    n = keys.shape[0]
-    pbits = 8
-    n_parts = 1 << pbits
-    start = np.zeros(n_parts + 1, dtype=np.int64)
-    for i in range(n):
-        h = np.uint64(keys[i]) * _GOLDEN
-        start[np.int64(h >> np.uint64(64 - pbits)) + 1] += 1
-    for p in range(n_parts):
-        start[p + 1] += start[p]
-    pos = start[:n_parts].copy()
-    part_rows = np.empty(n, dtype=np.int64)
-    part_keys = np.empty(n, dtype=np.int64)
-    for i in range(n):
-        h = np.uint64(keys[i]) * _GOLDEN
-        p = np.int64(h >> np.uint64(64 - pbits))
-        part_rows[pos[p]] = i
-        part_keys[pos[p]] = keys[i]
-        pos[p] += 1
-    codes = np.empty(n, dtype=np.int32)
-    first = np.empty(n, dtype=np.int64)
-    m = 0
-    table = np.full((1 << 20, 2), -1, dtype=np.int64)  # [key, code]; code -1: empty
-    for p in range(n_parts):
-        lo, hi = start[p], start[p + 1]
-        m0 = m
-        bits = 4
-        table[: 1 << bits, 1] = -1
-        for q in range(lo, hi):
-            k = part_keys[q]
-            mask = (1 << bits) - 1
-            j = np.int64((np.uint64(k) * _GOLDEN) >> np.uint64(64 - pbits - bits)) & mask
-            while True:
-                c = table[j, 1]
-                if c < 0:
-                    table[j, 0] = k
-                    table[j, 1] = m
-                    codes[part_rows[q]] = m
-                    first[m] = part_rows[q]
-                    m += 1
-                    break
-                if table[j, 0] == k:
-                    codes[part_rows[q]] = c
-                    break
-                j = (j + 1) & mask
-            if 2 * (m - m0) > (1 << bits):  # grow and re-insert the bucket's distinct keys
-                bits += 1
-                if (1 << bits) > table.shape[0]:
-                    table = np.full((1 << bits, 2), -1, dtype=np.int64)
-                mask = (1 << bits) - 1
-                table[: 1 << bits, 1] = -1
-                for c2 in range(m0, m):
-                    k2 = keys[first[c2]]
-                    j2 = np.int64((np.uint64(k2) * _GOLDEN) >> np.uint64(64 - pbits - bits))
-                    j2 &= mask
-                    while table[j2, 1] >= 0:
-                        j2 = (j2 + 1) & mask
-                    table[j2, 0] = k2
-                    table[j2, 1] = c2
-    return codes, first[:m].copy()
+def _rehash(table: np.ndarray, dkeys: np.ndarray, m: int) -> None:
+    """Insert the m distinct keys `dkeys` (codes 0..m-1) into the empty `table`."""
+    bits = _bits_of(table)
+    mask = (1 << bits) - 1
+    for c in range(m):
+        j = _slot(dkeys[c, 0], dkeys[c, 1], bits)
+        while table[j, 0] != _FREE:
+            j = (j + 1) & mask
+        table[j, 0] = dkeys[c, 0] | (np.uint64(c) << _CODE_SHIFT)
+        table[j, 1] = dkeys[c, 1]
 
 
-def dense_codes(values: pl.Series) -> tuple[np.ndarray, pl.Series]:
-    """Sorted distinct non-null `values` and the int32 code of each value in them (-1: null).
+@njit(cache=True)
+def _lookup_views(
+    views: np.ndarray, hashes: np.ndarray, table: np.ndarray, out: np.ndarray
+) -> None:
+    """out[i] = the code of the (non-null, already coded) string view i in `table`."""
+    bits = _bits_of(table)
+    mask = (1 << bits) - 1
+    for i in range(views.shape[0]):
+        v0 = views[i, 0]
+        if (v0 & _LOW32) <= _INLINE:
+            k0, k1 = _view_key(v0, views[i, 1])
+        else:
+            k0, k1 = (v0 & ~_LOW32) | _LONG, np.uint64(hashes[i])
+        j = _slot(k0, k1, bits)
+        while not ((table[j, 0] & _KEY_MASK) == k0 and table[j, 1] == k1):
+            j = (j + 1) & mask
+        out[i] = np.int64((table[j, 0] >> _CODE_SHIFT) & _CODE_MASK)
 
-    Equivalent to `values.unique().sort()` plus a lookup, without the big sort or join: the
-    values are hashed (Polars), coded in one numba pass, and only the distinct values are
-    sorted. A hash collision is detected (every value is compared with the representative of
-    its code) and then the exact slow path is taken, so the result never depends on hashing.
-    """
-    return _codes_from_keys(values, _hash_key)
+
+@njit(cache=True)
+def _count_long(views: np.ndarray, nulls: np.ndarray) -> int:
+    """How many non-null views of this chunk hold a string over 12 bytes."""
+    has_nulls = nulls.shape[0] > 0
+    k = 0
+    for i in range(views.shape[0]):
+        if (views[i, 0] & _LOW32) > _INLINE and not (has_nulls and nulls[i]):
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def _long_rows(views: np.ndarray, nulls: np.ndarray, row0: int, out: np.ndarray, k: int) -> int:
+    """Append to `out` (from k) the overall rows of this chunk holding a string over 12 bytes."""
+    has_nulls = nulls.shape[0] > 0
+    for i in range(views.shape[0]):
+        if (views[i, 0] & _LOW32) > _INLINE and not (has_nulls and nulls[i]):
+            out[k] = row0 + i
+            k += 1
+    return k
+
+
+@njit(cache=True)
+def _apply_rank(codes: np.ndarray, rank: np.ndarray) -> None:
+    """codes[i] = rank[codes[i]] in place, keeping -1 (null)."""
+    for i in range(codes.shape[0]):
+        c = codes[i]
+        if c >= 0:
+            codes[i] = rank[c]
 
 
 def _hash_key(values: pl.Series) -> np.ndarray:
@@ -151,47 +248,173 @@ def _hash_key(values: pl.Series) -> np.ndarray:
     return values.hash(seed=0x5EED).to_numpy().view(np.int64)
 
 
-def _codes_from_keys(
+def _chunk_views(chunk: pl.Series) -> np.ndarray | None:
+    """The (n, 2) uint64 Arrow string views of a one-chunk String series (no copy), or None
+    when this Polars does not export string views."""
+    arr = chunk.to_arrow(compat_level=pl.CompatLevel.newest())
+    if str(arr.type) not in ("string_view", "binary_view"):
+        return None
+    buf = arr.buffers()[1]
+    if buf is None:
+        return np.zeros((0, 2), dtype=np.uint64)
+    views = np.frombuffer(buf, dtype=np.uint64).reshape(-1, 2)
+    return views[arr.offset : arr.offset + len(arr)]
+
+
+def dense_codes(values: pl.Series) -> tuple[np.ndarray, pl.Series]:
+    """Sorted distinct non-null `values` and the int32 code of each value in them (-1: null).
+
+    Equivalent to `values.unique().sort()` plus a lookup, without the big sort or join: one
+    numba pass over the string views (several chunks, e.g. a `pl.concat` of id columns, are
+    coded together without copying), then only the distinct values are sorted.
+    """
+    return _dense_codes(values, _hash_key)
+
+
+def _dense_codes(
     values: pl.Series, key_of: Callable[[pl.Series], np.ndarray]
 ) -> tuple[np.ndarray, pl.Series]:
-    """`dense_codes` with the 64-bit key function `key_of` (tests pass a colliding one)."""
-    values = values.rename("value")
-    keys = key_of(values)
-    if values.len() == 0:
+    """`dense_codes` with the 64-bit hash `key_of` for long strings (tests pass a colliding one)."""
+    values = values.cast(pl.String).rename("value")
+    n = values.len()
+    if n == 0:
         return np.zeros(0, dtype=np.int32), values.clear()
-    keys = np.ascontiguousarray(keys).view(np.int64)
-    codes, first = _key_codes(keys)
-    distinct = values.gather(first)
-    if not values.eq_missing(distinct.gather(codes)).all():  # a collision: exact path
-        sorted_ids = values.drop_nulls().unique().sort()
-        table = pl.DataFrame({"value": sorted_ids}).with_row_index("idx")
-        joined = values.to_frame().join(table, on="value", how="left", maintain_order="left")
-        return joined["idx"].fill_null(-1).cast(pl.Int32).to_numpy(), sorted_ids
-    # The distinct values are now known to hash apart: sort them (a plain string sort is much
-    # cheaper than an arg_sort) and find each one's position by coding [sorted, distinct].
-    ordered = distinct.sort(nulls_last=True)
-    k = ordered.len() - ordered.null_count()  # a null sorts last and gets code -1
-    both, _ = _key_codes(np.concatenate([key_of(ordered), keys[first]]))
-    position = np.empty(ordered.len(), dtype=np.int32)  # code -> position in `ordered`
-    position[both[: ordered.len()]] = np.arange(ordered.len(), dtype=np.int32)
-    rank = position[both[ordered.len() :]]
-    rank[rank >= k] = -1
-    return rank[codes], ordered.head(k)
+    codes = np.empty(n, dtype=np.int32)
+    table = np.full((1 << 10, 2), _FREE, dtype=np.uint64)
+    dkeys = np.empty((1 << 9, 2), dtype=np.uint64)
+    first = np.empty(1 << 9, dtype=np.int64)
+    m = row0 = 0
+    hashed: list[tuple[np.ndarray, np.ndarray, int]] = []  # chunks holding long strings
+    for chunk in values.get_chunks():
+        views = _chunk_views(chunk)
+        if views is None:
+            return _exact_codes(values)
+        nulls = chunk.is_null().to_numpy() if chunk.null_count() else np.zeros(0, dtype=np.bool_)
+        hashes = np.zeros(0, dtype=np.int64)
+        stop = 0
+        while stop >= 0:
+            stop, m = _code_views(views, nulls, hashes, row0, stop, codes, table, dkeys, first, m)
+            if stop < 0:
+                break
+            if 2 * m >= table.shape[0]:  # half full: double the table and the key arrays
+                if m >= MAX_CODES // 2:
+                    return _exact_codes(values)
+                table = np.full((2 * table.shape[0], 2), _FREE, dtype=np.uint64)
+                _rehash(table, dkeys, m)
+                dkeys = np.concatenate([dkeys, np.empty_like(dkeys)])
+                first = np.concatenate([first, np.empty_like(first)])
+            else:  # a long string: key the chunk's long strings by a hash from here on
+                hashes = np.ascontiguousarray(key_of(chunk)).view(np.int64)
+        if hashes.shape[0]:
+            hashed.append((views, nulls, row0))
+        row0 += chunk.len()
+    first = first[:m]
+    n_long = sum(_count_long(views, nulls) for views, nulls, _ in hashed)
+    if n_long:  # long strings were keyed by a hash: compare each with its code's string
+        long_rows = np.empty(n_long, dtype=np.int64)
+        k = 0
+        for views, nulls, start in hashed:
+            k = _long_rows(views, nulls, start, long_rows, k)
+        same = values.gather(long_rows).eq_missing(values.gather(first[codes[long_rows]]))
+        if not same.all():
+            return _exact_codes(values)
+    # Sort only the distinct strings (a plain sort is much cheaper than an arg_sort), then find
+    # each one's code in the table: rank[code] is the code's position in the sorted ids.
+    ordered = values.gather(first).sort().rechunk()
+    views = _chunk_views(ordered)
+    assert views is not None
+    hashes = key_of(ordered) if n_long else np.zeros(0, dtype=np.int64)
+    at = np.empty(m, dtype=np.int32)
+    _lookup_views(views, np.ascontiguousarray(hashes).view(np.int64), table, at)
+    rank = np.empty(m, dtype=np.int32)
+    rank[at] = np.arange(m, dtype=np.int32)
+    _apply_rank(codes, rank)
+    return codes, ordered
 
 
-def sort_permutation(keys: pl.DataFrame) -> np.ndarray | None:
-    """The stable order of `keys` rows sorted by all its columns, or None if already sorted.
+def _exact_codes(values: pl.Series) -> tuple[np.ndarray, pl.Series]:
+    """The exact Polars path (unique, sort, join): after a hash collision, or when Polars does
+    not export string views, or past MAX_CODES distinct strings."""
+    sorted_ids = values.drop_nulls().unique().sort()
+    table = pl.DataFrame({"value": sorted_ids}).with_row_index("idx")
+    joined = values.to_frame().join(table, on="value", how="left", maintain_order="left")
+    return joined["idx"].fill_null(-1).cast(pl.Int32).to_numpy(), sorted_ids
 
-    Replay inputs usually arrive in time order: one vectorized comparison with the previous
-    row is much cheaper than a multi-column sort (which includes a string tiebreak).
+
+# --- replay order -------------------------------------------------------------------------------
+
+
+@njit(cache=True)
+def rows_where_both_zero(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The positions i (int64, increasing) where a[i] == 0 and b[i] == 0, in two passes."""
+    k = 0
+    for i in range(a.shape[0]):
+        if a[i] == 0 and b[i] == 0:
+            k += 1
+    out = np.empty(k, dtype=np.int64)
+    k = 0
+    for i in range(a.shape[0]):
+        if a[i] == 0 and b[i] == 0:
+            out[k] = i
+            k += 1
+    return out
+
+
+@njit(cache=True)
+def _order_scan(rows: np.ndarray, period: np.ndarray, t: np.ndarray) -> tuple[bool, int]:
+    """(whether (period, t) never decreases along `rows`, how many rows tie with the previous)."""
+    ordered = True
+    ties = 0
+    for k in range(1, rows.shape[0]):
+        p0, p1 = period[rows[k - 1]], period[rows[k]]
+        t0, t1 = t[rows[k - 1]], t[rows[k]]
+        if p1 < p0 or (p1 == p0 and t1 < t0):
+            ordered = False
+        elif p1 == p0 and t1 == t0:
+            ties += 1
+    return ordered, ties
+
+
+@njit(cache=True)
+def _tie_groups(rows: np.ndarray, period: np.ndarray, t: np.ndarray, ties: int) -> tuple:
+    """Positions in `rows` that belong to a run of equal (period, t), and a run number each."""
+    pos = np.empty(2 * ties, dtype=np.int64)
+    grp = np.empty(2 * ties, dtype=np.int64)
+    k = 0
+    g = -1
+    for i in range(1, rows.shape[0]):
+        a, b = rows[i - 1], rows[i]
+        if period[a] == period[b] and t[a] == t[b]:
+            if k == 0 or pos[k - 1] != i - 1:  # a new run starts at i - 1
+                g += 1
+                pos[k] = i - 1
+                grp[k] = g
+                k += 1
+            pos[k] = i
+            grp[k] = g
+            k += 1
+    return pos[:k], grp[:k]
+
+
+def replay_order(rows: np.ndarray, period: np.ndarray, t: np.ndarray, ids: pl.Series) -> np.ndarray:
+    """`rows` sorted by (period[row], t[row], ids[row]), stably (may reorder `rows` in place).
+
+    `period` and `t` are integer keys over all rows (period codes in period order, times in
+    µs); the string `ids` only break ties. Replay inputs usually arrive in time order: one scan
+    then finds the rows already ordered and only the runs of equal (period, t) are sorted by id.
+    Otherwise the integer keys are sorted first (stable), then the runs.
     """
-    if keys.height < 2:
-        return None
-    in_order: pl.Expr = pl.lit(True)  # this row sorts at or after the previous one
-    for name in reversed(keys.columns):
-        c = pl.col(name)
-        in_order = (c > c.shift()) | ((c == c.shift()) & in_order)
-    no_nulls = pl.all_horizontal(pl.col(n).null_count() == 0 for n in keys.columns)
-    if keys.select(in_order.slice(1).all(ignore_nulls=False) & no_nulls).item():
-        return None
-    return keys.select(pl.arg_sort_by(keys.columns, maintain_order=True)).to_series().to_numpy()
+    if rows.shape[0] < 2:
+        return rows
+    ordered, ties = _order_scan(rows, period, t)
+    if not ordered:
+        keys = pl.DataFrame({"p": period[rows], "t": t[rows]})
+        perm = keys.select(pl.arg_sort_by("p", "t", maintain_order=True)).to_series().to_numpy()
+        rows = rows[perm]
+        _, ties = _order_scan(rows, period, t)
+    if ties:
+        pos, grp = _tie_groups(rows, period, t, ties)
+        sub = pl.DataFrame({"g": grp, "id": ids.gather(rows[pos])})
+        within = sub.select(pl.arg_sort_by("g", "id", maintain_order=True)).to_series().to_numpy()
+        rows[pos] = rows[pos[within]]
+    return rows

@@ -1,7 +1,8 @@
 """Backgammon site rating with the FIBS formula (RULES §5), replayed match by match.
 
-Filtering and integer coding are Polars; the replay, including the fair-play 24-hour pair
-window, is one numba kernel. The player state plus the pair state (recent rating-changing
+Ids and periods are coded to integers once (`rating_core.codes`); the replay, including the
+fair-play 24-hour pair window (a hash table of the pairs active within the window, inside the
+kernel), is one numba kernel. The player state plus the pair state (recent rating-changing
 matches per pair) is all a replay needs, so periods chain exactly like one long replay.
 """
 
@@ -13,7 +14,13 @@ import numpy as np
 import polars as pl
 from numba import njit
 
-from rating_core.codes import dense_codes, key_codes_bucketed, sort_permutation
+from rating_core.codes import (
+    aligned_empty,
+    dense_codes,
+    prefetch,
+    replay_order,
+    rows_where_both_zero,
+)
 from rating_core.rounding import round_half_away, round_half_away_expr
 from rating_core.schemas import PLAYERS_SCHEMA, UTC_TIME, empty
 
@@ -136,134 +143,417 @@ def fibs_value(length: float, factor: float) -> float:
     return factor * np.sqrt(length)
 
 
+# --- the sequential replay (numba) -------------------------------------------------------------
+
+# Each player's state is one 32-byte record (aligned, so one cache line): rating (float64 slot
+# 0), experience and ranked matches (int64 slots 1 and 2 of an int64 view of the same memory).
+_PLAYER_RECORD = 4
+_EXP, _MATCHES = 1, 2
+_EMPTY = -1  # an unused pair-table slot (pair keys are >= 0)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_AHEAD = 8  # matches between prefetching a match's records and replaying it
+
+
+@njit(cache=True, inline="always")
+def _home(key: int, bits: int) -> int:
+    """Home slot of a pair key in a table of 2**bits slots (Fibonacci hashing)."""
+    return np.int64((np.uint64(key) * _GOLDEN) >> np.uint64(64 - bits))
+
+
+@njit(cache=True)
+def _table_bits(table: np.ndarray) -> int:
+    bits = 0
+    while (1 << bits) < table.shape[0]:
+        bits += 1
+    return bits
+
+
+@njit(cache=True)
+def _find(table: np.ndarray, key: int, bits: int) -> int:
+    """The slot holding `key`, or the empty slot where it would go (linear probing)."""
+    mask = (1 << bits) - 1
+    j = _home(key, bits)
+    while table[j, 0] != key and table[j, 0] != _EMPTY:
+        j = (j + 1) & mask
+    return j
+
+
+@njit(cache=True, inline="always")
+def _latest_in(table: np.ndarray, j: int) -> int:
+    """The latest rating-changing match time held in slot j."""
+    latest = table[j, 1]
+    for q in range(2, table.shape[1]):
+        latest = max(latest, table[j, q])
+    return latest
+
+
+@njit(cache=True)
+def _delete(table: np.ndarray, j: int, bits: int) -> None:
+    """Empty slot j, moving later entries of its probe run back (linear-probing deletion, no
+    tombstones: every remaining key stays reachable from its home slot)."""
+    mask = (1 << bits) - 1
+    k = j
+    while True:
+        k = (k + 1) & mask
+        key = table[k, 0]
+        if key == _EMPTY:
+            break
+        h = _home(key, bits)
+        # The entry at k may fill the hole at j unless its home lies cyclically in (j, k].
+        if (j < k and (h <= j or h > k)) or (j > k and h <= j and h > k):
+            table[j] = table[k]
+            j = k
+    table[j, 0] = _EMPTY
+
+
+@njit(cache=True)
+def _purge(table: np.ndarray, now: int, window: int) -> int:
+    """Delete in place every pair that is stale at `now`; returns the pairs left.
+
+    One pass from an empty slot round the table: a deletion only moves entries of the same
+    run back towards the hole, so each entry is checked once it reaches its final slot.
+    """
+    bits = _table_bits(table)
+    mask = (1 << bits) - 1
+    e = 0
+    while table[e, 0] != _EMPTY:
+        e += 1
+    live = 0
+    i = (e + 1) & mask
+    for _ in range(table.shape[0] - 1):
+        while table[i, 0] != _EMPTY and now - _latest_in(table, i) >= window:
+            _delete(table, i, bits)
+        if table[i, 0] != _EMPTY:
+            live += 1
+        i = (i + 1) & mask
+    return live
+
+
+@njit(cache=True)
+def _reinsert(table: np.ndarray, new: np.ndarray) -> None:
+    """Copy every entry of `table` into the empty table `new`."""
+    bits = _table_bits(new)
+    for s in range(table.shape[0]):
+        if table[s, 0] != _EMPTY:
+            new[_find(new, table[s, 0], bits)] = table[s]
+
+
+def _rebuilt(
+    table: np.ndarray, used: int, now: int, window: int, gc: bool
+) -> tuple[np.ndarray, int]:
+    """(pair table, pairs in it) with room for new pairs: stale pairs purged in place (with
+    `gc`), then, if still over a quarter full, copied into a table twice as large or more
+    (numpy-allocated, so backed by huge pages: fewer TLB misses on random probes)."""
+    if gc:
+        used = _purge(table, now, window)
+    size = table.shape[0]
+    if 4 * (used + 1) <= size:
+        return table, used
+    while 4 * (used + 1) > size:
+        size *= 2
+    new = np.full((size, table.shape[1]), _EMPTY, dtype=np.int64)
+    _reinsert(table, new)
+    return new, used
+
+
+@njit(cache=True)
+def _load_pairs(table: np.ndarray, keys: np.ndarray, times: np.ndarray) -> int:
+    """Insert a saved pair state (keys and times sorted by key then time) into an empty table
+    with room for all: each pair keeps its last `cap` times, newest in the last column, no
+    match in the slots before. Returns the number of pairs."""
+    cap = table.shape[1] - 1
+    bits = _table_bits(table)
+    live = 0
+    i = 0
+    while i < keys.shape[0]:
+        e = i
+        while e < keys.shape[0] and keys[e] == keys[i]:
+            e += 1
+        j = _find(table, keys[i], bits)
+        table[j, 0] = keys[i]
+        table[j, 1:] = _SENTINEL
+        for q in range(max(i, e - cap), e):
+            table[j, cap - (e - q) + 1] = times[q]
+        live += 1
+        i = e
+    return live
+
+
 @njit(cache=True)
 def _fibs_kernel(
+    start: int,
+    rows: np.ndarray,
     w_idx: np.ndarray,
     l_idx: np.ndarray,
     length: np.ndarray,
     t: np.ndarray,
-    pair: np.ndarray,
     ratings: np.ndarray,
-    experience: np.ndarray,
-    matches: np.ndarray,
-    pair_times: np.ndarray,
-    pair_pos: np.ndarray,
+    counters: np.ndarray,
+    table: np.ndarray,
+    live: int,
+    gc: bool,
     window: int,
     scale: float,
     factor: float,
     m_max: float,
     m_min: float,
     divisor: float,
+    n_players: int,
     record: bool,
     out: np.ndarray,
     out_exp: np.ndarray,
     out_counted: np.ndarray,
-) -> None:
-    """Replay ranked matches in order, updating the arrays in place.
+) -> tuple[int, int]:
+    """Replay the ranked matches `rows` (row numbers, in order), updating the records in place.
 
-    pair_times[p] is a ring of the pair's last rating-changing match times, pair_pos[p] its
-    oldest slot: a match changes ratings only if that oldest one ended 24 h or more before it.
-    When `record`, out[i, s, :] = before, opponent, p, v, m, change, after (s 0 winner, 1 loser).
+    `ratings`/`counters` are float64/int64 views of the player records (`_PLAYER_RECORD`).
+    The pair table (open addressing on key min·n_players + max) holds per pair the times of its
+    last `cap` rating-changing matches, oldest first: a match changes ratings only if the oldest
+    ended `window` or more before it (fewer than `cap` in the window), and then it replaces the
+    oldest. `gc`: times never decrease along `rows`, so a pair whose latest rating-changing
+    match ended `window` or more before the current match is stale (every later match of the
+    pair counts exactly as for a new pair): a new pair takes the first stale slot on its probe
+    path, so stale pairs are recycled instead of filling the table.
+    When `record`, out[r, s, :] = before, opponent, p, v, m, change, after (s 0 winner, 1
+    loser). The records of the match `_AHEAD` places later are prefetched.
+
+    Replays rows[start:] and returns (stop, used): stop is -1 at the end, else the position
+    of a match whose new pair would fill the table past half; the caller rebuilds it
+    (`_rebuilt`, which drops stale pairs and grows it if needed) and resumes there. `used`
+    counts the occupied slots.
     """
-    cap = pair_times.shape[1]
-    for i in range(w_idx.shape[0]):
+    cap = table.shape[1] - 1
+    flat = ratings.reshape(-1)
+    pair_flat = table.reshape(-1)
+    bits = _table_bits(table)
+    n = rows.shape[0]
+    mask = (1 << bits) - 1
+    for r in range(start, n):
+        if r + _AHEAD < n:
+            a = rows[r + _AHEAD]
+            wa, la = w_idx[a], l_idx[a]
+            prefetch(flat, wa * _PLAYER_RECORD)
+            prefetch(flat, la * _PLAYER_RECORD)
+            prefetch(pair_flat, _home(min(wa, la) * n_players + max(wa, la), bits) * (cap + 1))
+        i = rows[r]
         w = w_idx[i]
         lo = l_idx[i]
-        n = float(length[i])
-        a = ratings[w]
-        b = ratings[lo]
-        p_w = fibs_win_probability(a, b, n, scale)
-        p_l = fibs_win_probability(b, a, n, scale)
-        v = fibs_value(n, factor)
-        m_w = fibs_multiplier(float(experience[w]), n, m_max, m_min, divisor)
-        m_l = fibs_multiplier(float(experience[lo]), n, m_max, m_min, divisor)
-        pr = pair[i]
-        pos = pair_pos[pr]
-        counted = t[i] - pair_times[pr, pos] >= window
+        n_pts = float(length[i])
+        a_r = ratings[w, 0]
+        b_r = ratings[lo, 0]
+        exp_w = counters[w, _EXP]
+        exp_l = counters[lo, _EXP]
+        p_w = fibs_win_probability(a_r, b_r, n_pts, scale)
+        p_l = fibs_win_probability(b_r, a_r, n_pts, scale)
+        v = fibs_value(n_pts, factor)
+        m_w = fibs_multiplier(float(exp_w), n_pts, m_max, m_min, divisor)
+        m_l = fibs_multiplier(float(exp_l), n_pts, m_max, m_min, divisor)
+        key = min(w, lo) * n_players + max(w, lo)
+        j = _home(key, bits)
+        reuse = -1
+        while table[j, 0] != key and table[j, 0] != _EMPTY:
+            if gc and reuse < 0 and t[i] - _latest_in(table, j) >= window:
+                reuse = j
+            j = (j + 1) & mask
+        if table[j, 0] == _EMPTY:  # a new pair: a stale slot on the way, else this one
+            if reuse >= 0:
+                j = reuse
+            elif 2 * (live + 1) > table.shape[0]:
+                return r, live
+            else:
+                live += 1
+            table[j, 0] = key
+            table[j, 1:] = _SENTINEL
+        counted = t[i] - table[j, 1] >= window
         ch_w = 0.0
         ch_l = 0.0
         if counted:
-            pair_times[pr, pos] = t[i]
-            pair_pos[pr] = (pos + 1) % cap
+            for q in range(1, cap):
+                table[j, q] = table[j, q + 1]
+            table[j, cap] = t[i]
             ch_w = v * (1.0 - p_w) * m_w
             ch_l = -v * p_l * m_l
         if record:
-            out[i, 0, 0] = a
-            out[i, 0, 1] = b
-            out[i, 0, 2] = p_w
-            out[i, 0, 3] = v
-            out[i, 0, 4] = m_w
-            out[i, 0, 5] = ch_w
-            out[i, 0, 6] = a + ch_w
-            out[i, 1, 0] = b
-            out[i, 1, 1] = a
-            out[i, 1, 2] = p_l
-            out[i, 1, 3] = v
-            out[i, 1, 4] = m_l
-            out[i, 1, 5] = ch_l
-            out[i, 1, 6] = b + ch_l
-            out_exp[i, 0] = experience[w]
-            out_exp[i, 1] = experience[lo]
-            out_counted[i] = counted
-        ratings[w] = a + ch_w
-        ratings[lo] = b + ch_l
-        experience[w] += length[i]
-        experience[lo] += length[i]
-        matches[w] += 1
-        matches[lo] += 1
+            out[r, 0, 0] = a_r
+            out[r, 0, 1] = b_r
+            out[r, 0, 2] = p_w
+            out[r, 0, 3] = v
+            out[r, 0, 4] = m_w
+            out[r, 0, 5] = ch_w
+            out[r, 0, 6] = a_r + ch_w
+            out[r, 1, 0] = b_r
+            out[r, 1, 1] = a_r
+            out[r, 1, 2] = p_l
+            out[r, 1, 3] = v
+            out[r, 1, 4] = m_l
+            out[r, 1, 5] = ch_l
+            out[r, 1, 6] = b_r + ch_l
+            out_exp[r, 0] = exp_w
+            out_exp[r, 1] = exp_l
+            out_counted[r] = counted
+        ratings[w, 0] = a_r + ch_w
+        ratings[lo, 0] = b_r + ch_l
+        counters[w, _EXP] = exp_w + length[i]
+        counters[lo, _EXP] = exp_l + length[i]
+        counters[w, _MATCHES] += 1
+        counters[lo, _MATCHES] += 1
+    return -1, live
 
 
-# --- replay -----------------------------------------------------------------------------------
+@njit(cache=True)
+def _pair_rows(table: np.ndarray, after: int) -> tuple[np.ndarray, np.ndarray]:
+    """(pair key, time) of every rating-changing match time in the table later than `after`."""
+    cap = table.shape[1] - 1
+    k = 0
+    for s in range(table.shape[0]):
+        if table[s, 0] != _EMPTY:
+            for q in range(1, cap + 1):
+                if table[s, q] > after:
+                    k += 1
+    keys = np.empty(k, dtype=np.int64)
+    times = np.empty(k, dtype=np.int64)
+    k = 0
+    for s in range(table.shape[0]):
+        if table[s, 0] != _EMPTY:
+            for q in range(1, cap + 1):
+                if table[s, q] > after:
+                    keys[k] = table[s, 0]
+                    times[k] = table[s, q]
+                    k += 1
+    return keys, times
+
+
+@njit(cache=True)
+def _classify_matches(
+    w_code: np.ndarray,
+    l_code: np.ndarray,
+    unranked: np.ndarray,
+    vs_ai: np.ndarray,
+    time_null: np.ndarray,
+    period: np.ndarray,
+    length: np.ndarray,
+    reason: np.ndarray,
+    invalid: np.ndarray,
+) -> None:
+    """reason: 1 not ranked, 2 against the AI, 0 neither; invalid: a missing player, time,
+    period or length, a length below 1, or a player against themselves."""
+    has_time_null = time_null.shape[0] > 0
+    for i in range(w_code.shape[0]):
+        reason[i] = 1 if unranked[i] else (2 if vs_ai[i] else 0)
+        w, lo = w_code[i], l_code[i]
+        invalid[i] = (
+            w < 0
+            or lo < 0
+            or w == lo
+            or (has_time_null and time_null[i])
+            or period[i] < 0
+            or length[i] < 1
+        )
+
+
+@njit(cache=True)
+def _time_profile(rows: np.ndarray, t: np.ndarray, window: int) -> tuple[bool, int, int]:
+    """(whether t[rows] never decreases, the most matches within `window` of one another
+    along `rows` when it does, the latest time), in one pass."""
+    ordered = True
+    best = 0
+    latest = _SENTINEL
+    lo = 0
+    for r in range(rows.shape[0]):
+        now = t[rows[r]]
+        latest = max(latest, now)
+        if r and now < t[rows[r - 1]]:
+            ordered = False
+        if ordered:
+            while now - t[rows[lo]] >= window:
+                lo += 1
+            best = max(best, r - lo + 1)
+    return ordered, best, latest
 
 
 _RANKED_COLUMNS = ["match_id", "ended_at", "period", "winner_id", "loser_id", "length"]
 
 
-def _classify(matches: pl.DataFrame) -> tuple[pl.DataFrame, np.ndarray]:
-    """Matches with `_reason` (excluded) and `_invalid` (rejected), and the row numbers of the
-    ranked ones in replay order (period, ended_at, match_id)."""
-    vs_ai = pl.col("vs_ai").fill_null(False) if "vs_ai" in matches.columns else pl.lit(False)
-    invalid = (
-        pl.col("winner_id").is_null()
-        | pl.col("loser_id").is_null()
-        | (pl.col("winner_id") == pl.col("loser_id"))
-        | pl.col("ended_at").is_null()
-        | pl.col("period").is_null()
-        | pl.col("length").is_null()
-        | (pl.col("length") < 1)
-    )
-    reason = (  # 1 unranked, 2 against the AI, 0 neither (text only for excluded rows)
-        pl.when(pl.col("ranked").fill_null(False).not_())
-        .then(pl.lit(1, dtype=pl.UInt8))
-        .when(vs_ai)
-        .then(pl.lit(2, dtype=pl.UInt8))
-        .otherwise(pl.lit(0, dtype=pl.UInt8))
-    )
-    m = matches.with_columns(reason.alias("_reason"), invalid.alias("_invalid"))
-    ok = m.select((pl.col("_reason") == 0) & pl.col("_invalid").not_()).to_series()
-    rows = np.flatnonzero(ok.to_numpy())
-    perm = sort_permutation(m.select("period", "ended_at", "match_id")[rows])
-    return m, rows if perm is None else rows[perm]
+@dataclass(frozen=True)
+class _Classified:
+    """Matches with their reason codes, player codes and the ranked ones in replay order."""
+
+    frame: pl.DataFrame  # the input matches
+    ids: pl.Series  # sorted distinct player ids (state, pair state, matches)
+    codes: np.ndarray  # codes of [state ids, pair a, pair b, winners, losers]
+    w_code: np.ndarray
+    l_code: np.ndarray
+    reason: np.ndarray  # uint8: 1 not ranked, 2 against the AI, 0 neither
+    invalid: np.ndarray  # bool
+    length: np.ndarray  # int64, 0 where null
+    rows: np.ndarray  # ranked valid matches in replay order (period, ended_at, match_id)
 
 
-def _excluded_rejected(m: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    excluded = m.filter(pl.col("_reason") != 0).select(
-        "match_id",
-        "period",
-        pl.col("_reason")
-        .replace_strict([1, 2], [R_UNRANKED, R_AI], return_dtype=pl.String)
-        .alias("reason"),
+def _classify(
+    matches: pl.DataFrame,
+    state_ids: pl.Series | None = None,
+    pairs: pl.DataFrame | None = None,
+) -> _Classified:
+    """Code every id once (state, pair state, winners, losers), classify and order matches."""
+    pairs = pairs if pairs is not None else empty(FIBS_PAIR_STATE_SCHEMA)
+    sid = state_ids if state_ids is not None else pl.Series(dtype=pl.String)
+    n_m = matches.height
+    codes, ids = dense_codes(
+        pl.concat(
+            [
+                sid.cast(pl.String),
+                pairs["player_a"].cast(pl.String),
+                pairs["player_b"].cast(pl.String),
+                matches["winner_id"].cast(pl.String),
+                matches["loser_id"].cast(pl.String),
+            ]
+        )
     )
-    rejected = m.filter((pl.col("_reason") == 0) & pl.col("_invalid")).select(
-        "match_id", "period", pl.lit(REJ_INVALID).alias("reason")
+    w_code = codes[codes.shape[0] - 2 * n_m : codes.shape[0] - n_m]
+    l_code = codes[codes.shape[0] - n_m :]
+    period, _ = dense_codes(matches["period"].cast(pl.String))
+    ended = matches["ended_at"]
+    vs_ai = (
+        matches["vs_ai"].fill_null(False).to_numpy()
+        if "vs_ai" in matches.columns
+        else np.zeros(n_m, dtype=np.bool_)
+    )
+    length = matches["length"].cast(pl.Int64).fill_null(0).to_numpy()
+    reason = np.empty(n_m, dtype=np.uint8)
+    invalid = np.empty(n_m, dtype=np.bool_)
+    _classify_matches(
+        w_code,
+        l_code,
+        matches["ranked"].fill_null(False).not_().to_numpy(),
+        vs_ai,
+        ended.is_null().to_numpy() if ended.null_count() else np.zeros(0, dtype=np.bool_),
+        period,
+        length,
+        reason,
+        invalid,
+    )
+    rows = rows_where_both_zero(reason, invalid)
+    t = ended.to_physical().fill_null(0).to_numpy()
+    rows = replay_order(rows, period, t, matches["match_id"])
+    return _Classified(matches, ids, codes, w_code, l_code, reason, invalid, length, rows)
+
+
+def _excluded_rejected(c: _Classified) -> tuple[pl.DataFrame, pl.DataFrame]:
+    keys = c.frame.select("match_id", "period")
+    ex = np.flatnonzero(c.reason != 0)
+    excluded = keys[ex].with_columns(
+        pl.Series([R_UNRANKED, R_AI]).gather(c.reason[ex].astype(np.int64) - 1).alias("reason")
+    )
+    rejected = keys[np.flatnonzero((c.reason == 0) & c.invalid)].with_columns(
+        pl.lit(REJ_INVALID).alias("reason")
     )
     return excluded, rejected
 
 
 def classify_matches(matches: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
     """Split matches into (ranked, excluded, rejected); ranked is sorted (period, ended_at, id)."""
-    m, rows = _classify(matches)
-    return m.select(_RANKED_COLUMNS)[rows], *_excluded_rejected(m)
+    c = _classify(matches)
+    return c.frame.select(_RANKED_COLUMNS)[c.rows], *_excluded_rejected(c)
 
 
 def fibs_replay(
@@ -276,126 +566,106 @@ def fibs_replay(
     """Replay ranked backgammon matches from a starting (state, pairs), e.g. last period's end."""
     state = state if state is not None else empty(FIBS_STATE_SCHEMA)
     pairs = pairs if pairs is not None else empty(FIBS_PAIR_STATE_SCHEMA)
-    m, rows = _classify(matches)
-    n = rows.shape[0]
+    c = _classify(matches, state["player_id"], pairs)
+    rows, ids = c.rows, c.ids
+    n, n_s, n_p, n_players = rows.shape[0], state.height, pairs.height, ids.len()
 
-    # Every id coded once (hash + one numba pass, see `dense_codes`): ids come out sorted.
-    n_s, n_p, n_m = state.height, pairs.height, m.height
-    codes, ids = dense_codes(
-        pl.concat(
-            [
-                state["player_id"],
-                pairs["player_a"],
-                pairs["player_b"],
-                m["winner_id"].cast(pl.String),
-                m["loser_id"].cast(pl.String),
-            ]
-        )
-    )
-    s_codes = codes[:n_s]
-    pa = codes[n_s : n_s + n_p].astype(np.int64)
-    pb = codes[n_s + n_p : n_s + 2 * n_p].astype(np.int64)
-    w = codes[n_s + 2 * n_p : n_s + 2 * n_p + n_m][rows].astype(np.int64)
-    lo = codes[n_s + 2 * n_p + n_m :][rows].astype(np.int64)
-    n_players = ids.len()
-    ratings = np.full(n_players, rules.start, dtype=np.float64)
-    experience = np.zeros(n_players, dtype=np.int64)
-    played = np.zeros(n_players, dtype=np.int64)
+    records = aligned_empty((n_players, _PLAYER_RECORD), np.float64, align=64)
+    ratings, counters = records, records.view(np.int64)
+    ratings[:, 0] = rules.start
+    counters[:, 1:] = 0
     present = np.zeros(n_players, dtype=np.bool_)
-    if state.height:
-        ratings[s_codes] = state["rating"].to_numpy()
-        experience[s_codes] = state["experience"].to_numpy()
-        played[s_codes] = state["matches"].to_numpy()
+    if n_s:
+        s_codes = c.codes[:n_s]
+        ratings[s_codes, 0] = state["rating"].to_numpy()
+        counters[s_codes, _EXP] = state["experience"].to_numpy()
+        counters[s_codes, _MATCHES] = state["matches"].to_numpy()
         present[s_codes] = True
 
-    match_keys = np.minimum(w, lo) * n_players + np.maximum(w, lo)
-    pair_keys_in = np.minimum(pa, pb) * n_players + np.maximum(pa, pb)
-    all_keys = np.concatenate([match_keys, pair_keys_in])
-    inverse, first = key_codes_bucketed(all_keys)
-    keys = all_keys[first]
-    pair_of_match = inverse[:n].astype(np.int64)
-    cap = rules.fair_play_max
-    pair_times = np.full((keys.shape[0], cap), _SENTINEL, dtype=np.int64)
-    pair_pos = np.zeros(keys.shape[0], dtype=np.int64)
-    if pairs.height:
-        loaded = (
-            pl.DataFrame(
-                {
-                    "pair": inverse[n:].astype(np.int64),
-                    "t": pairs["ended_at"].dt.epoch("us").to_numpy(),
-                }
-            )
-            .sort("pair", "t")
-            .with_columns(pl.int_range(pl.len()).reverse().over("pair").alias("_from_end"))
-            .filter(pl.col("_from_end") < cap)
-            .with_columns(pl.int_range(pl.len()).over("pair").alias("slot"))
-        )
-        lp, lt, ls = (loaded[c].to_numpy() for c in ("pair", "t", "slot"))
-        pair_times[lp, ls] = lt
-        counts = loaded.group_by("pair").len()
-        pair_pos[counts["pair"].to_numpy()] = counts["len"].to_numpy() % cap
+    cap, window = rules.fair_play_max, rules.fair_play_window_us
+    t = c.frame["ended_at"].dt.epoch("us").fill_null(0).to_numpy()
+    gc, busiest, latest = _time_profile(rows, t, window)
+    # Room for every pair that can be active at once (at most the matches of the busiest
+    # window when stale pairs are recycled), so that the table rarely needs a rebuild.
+    active = busiest if gc else min(n, 1 << 16)
+    bits = 10
+    while (1 << bits) < 2 * (n_p + active + 1):
+        bits += 1
+    table = np.full((1 << bits, cap + 1), _EMPTY, dtype=np.int64)
+    live = 0
+    if n_p:
+        pa = c.codes[n_s : n_s + n_p].astype(np.int64)
+        pb = c.codes[n_s + n_p : n_s + 2 * n_p].astype(np.int64)
+        loaded = pl.DataFrame(
+            {
+                "key": np.minimum(pa, pb) * n_players + np.maximum(pa, pb),
+                "t": pairs["ended_at"].dt.epoch("us").to_numpy(),
+            }
+        ).sort("key", "t")
+        live = _load_pairs(table, loaded["key"].to_numpy(), loaded["t"].to_numpy())
 
-    t = m["ended_at"].dt.epoch("us").fill_null(0).to_numpy()[rows].astype(np.int64)
-    length = m["length"].fill_null(0).to_numpy()[rows].astype(np.int64)
     n_out = n if history else 0
     out = np.full((n_out, 2, 7), np.nan, dtype=np.float64)
     out_exp = np.zeros((n_out, 2), dtype=np.int64)
     out_counted = np.zeros(n_out, dtype=np.bool_)
-    _fibs_kernel(
-        w,
-        lo,
-        length,
-        t,
-        pair_of_match,
-        ratings,
-        experience,
-        played,
-        pair_times,
-        pair_pos,
-        rules.fair_play_window_us,
-        rules.scale,
-        rules.value_factor,
-        rules.multiplier_max,
-        rules.multiplier_min,
-        rules.experience_divisor,
-        history,
-        out,
-        out_exp,
-        out_counted,
-    )
-    present[w] = True
-    present[lo] = True
-    keep = np.nonzero(present)[0]
+    stop = 0
+    while stop >= 0:
+        stop, live = _fibs_kernel(
+            stop,
+            rows,
+            c.w_code,
+            c.l_code,
+            c.length,
+            t,
+            ratings,
+            counters,
+            table,
+            live,
+            gc,
+            window,
+            rules.scale,
+            rules.value_factor,
+            rules.multiplier_max,
+            rules.multiplier_min,
+            rules.experience_divisor,
+            n_players,
+            history,
+            out,
+            out_exp,
+            out_counted,
+        )
+        if stop >= 0:
+            table, live = _rebuilt(table, live, int(t[rows[stop]]), window, gc)
+    keep = np.flatnonzero(present | (counters[:, _MATCHES] > 0))
     new_state = pl.DataFrame(
         {
             "player_id": ids.gather(keep),
-            "rating": ratings[keep],
-            "experience": experience[keep],
-            "matches": played[keep],
+            "rating": ratings[keep, 0],
+            "experience": counters[keep, _EXP],
+            "matches": counters[keep, _MATCHES],
         },
         schema=FIBS_STATE_SCHEMA,
     )
 
     # Pair state: recent rating-changing matches that can still matter for a later match.
-    latest = max(int(t.max()) if n else _SENTINEL, _latest(pairs))
-    slot_p, slot_s = np.nonzero(pair_times > latest - rules.fair_play_window_us)
+    latest = max(int(latest), _latest(pairs))
+    keys, times = _pair_rows(table, latest - rules.fair_play_window_us)
+    recent = pl.DataFrame({"key": keys, "t": times}).sort("key", "t")
+    keys = recent["key"].to_numpy()
     new_pairs = pl.DataFrame(
         {
-            "player_a": ids.gather(keys[slot_p] // n_players),
-            "player_b": ids.gather(keys[slot_p] % n_players),
-            "ended_at": pl.Series(pair_times[slot_p, slot_s]).cast(pl.Datetime("us")),
+            "player_a": ids.gather(keys // n_players),
+            "player_b": ids.gather(keys % n_players),
+            "ended_at": recent["t"].cast(pl.Datetime("us")).dt.replace_time_zone("UTC"),
         }
-    ).with_columns(pl.col("ended_at").dt.replace_time_zone("UTC"))
-    new_pairs = new_pairs.cast(FIBS_PAIR_STATE_SCHEMA).sort(  # type: ignore[arg-type]
-        "player_a", "player_b", "ended_at"
-    )
+    ).cast(FIBS_PAIR_STATE_SCHEMA)  # type: ignore[arg-type]  # ids are sorted: so are the pairs
 
     hist = (
-        _history_frame(m.select(_RANKED_COLUMNS)[rows], out, out_exp, out_counted)
+        _history_frame(c.frame.select(_RANKED_COLUMNS)[rows], out, out_exp, out_counted)
         if history
         else empty(FIBS_HISTORY_SCHEMA)
     )
-    return FibsReplayResult(hist, new_state, new_pairs, *_excluded_rejected(m))
+    return FibsReplayResult(hist, new_state, new_pairs, *_excluded_rejected(c))
 
 
 def _latest(pairs: pl.DataFrame) -> int:

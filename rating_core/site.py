@@ -1,8 +1,11 @@
 """Site ratings (RULES §2): per-category ratings and the weighted site Elo, replayed game by game.
 
-Which games are rated is decided in Polars; the sequential replay is one numba kernel over
-integer-coded arrays. The state (rating and game count per player per number) is all the
-replay needs, so a period can be replayed from the previous period's state or all at once.
+Ids and periods are coded to integers once (`rating_core.codes`), the closed sets are read as
+their Enum codes, and one numba pass applies the exclusion and rejection rules to those integer
+columns (no string is compared per game); the sequential replay is a second numba kernel over
+one cache-aligned record per player. The state (rating and game count per player per number) is
+all the replay needs, so a period can be replayed from the previous period's state or all at
+once.
 """
 
 from __future__ import annotations
@@ -14,10 +17,23 @@ import numpy as np
 import polars as pl
 from numba import njit
 
-from rating_core.codes import dense_codes, sort_permutation
+from rating_core.codes import (
+    aligned_empty,
+    dense_codes,
+    prefetch,
+    replay_order,
+    rows_where_both_zero,
+)
 from rating_core.elo import elo_update, expected_score, score_of
 from rating_core.rounding import round_half_away, round_half_away_expr
-from rating_core.schemas import CATEGORIES, PLAYERS_SCHEMA, empty
+from rating_core.schemas import (
+    CATEGORIES,
+    KINDS,
+    PLAYERS_SCHEMA,
+    STATUSES,
+    TERMINATIONS,
+    empty,
+)
 from rating_core.timecontrol import TIME_CONTROL_RULES
 
 SITE_ELO = "site-elo"
@@ -145,7 +161,7 @@ def empty_site_state() -> pl.DataFrame:
     return empty(SITE_STATE_SCHEMA)
 
 
-# --- which games are rated (vectorized) ------------------------------------------------------
+# --- which games are rated ---------------------------------------------------------------------
 
 EXCLUDE_REASONS = [
     R_MODERATION,
@@ -170,7 +186,24 @@ REJECT_REASONS = [
     REJ_NO_RESULT,
     REJ_NO_CATEGORY,
 ]
-_BOTS_CODE = CATEGORIES.index("bots")
+# Reason codes: 1 + index in the list above, 0 for none (the kernel below compares with these).
+X_MODERATION, X_CASUAL, X_ABORTED, X_ANNULLED, X_FORFEIT, X_BYE = range(1, 7)
+X_ABORT_TERMINATION, X_FEW_PLIES, X_OTB, X_BOTH_BOTS, X_BOT_NO_MOVE = range(7, 12)
+J_BOT_LOST, J_MISSING, J_SELF, J_NO_BOT, J_NO_PLIES, J_BOT_RATING = range(1, 7)
+J_NO_RESULT, J_NO_CATEGORY = range(7, 9)
+
+# Physical codes of the closed sets the rules test (schemas' Enum order); NULL_CODE is a null,
+# OTHER_CODE a string outside the set (only when a column arrives as plain strings).
+NULL_CODE, OTHER_CODE = 255, 254
+S_ABORTED, S_ANNULLED, S_FORFEIT, S_BYE = (
+    STATUSES.index(s) for s in ("aborted", "annulled", "forfeit", "bye")
+)
+T_TIMEOUT, T_ABANDON, T_ABORT, T_BOT_NO_MOVE = (
+    TERMINATIONS.index(t) for t in ("timeout", "abandon", "abort", "bot_no_move")
+)
+K_OTB = KINDS.index("otb")
+C_OTB, C_BOTS = CATEGORIES.index("otb"), CATEGORIES.index("bots")
+_EMPTY_BOOL = np.zeros(0, dtype=np.bool_)
 
 
 def _col_or(frame: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Expr:
@@ -178,53 +211,227 @@ def _col_or(frame: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Expr:
     return pl.col(name) if name in frame.columns else pl.lit(None, dtype=dtype).alias(name)
 
 
-def _reason_code(branches: list[tuple[pl.Expr, str]], reasons: list[str]) -> pl.Expr:
-    """The first matching branch as a UInt8 code (1 + index in `reasons`), 0 when none matches."""
-    expr: pl.Expr | None = None
-    for cond, reason in reversed(branches):
-        code = pl.lit(reasons.index(reason) + 1, dtype=pl.UInt8)
-        tail = expr if expr is not None else pl.lit(0, dtype=pl.UInt8)
-        expr = pl.when(cond).then(code).otherwise(tail)
-    assert expr is not None
-    return expr
+def _enum_codes(col: pl.Series, values: list[str], strict: bool = False) -> np.ndarray:
+    """uint8 physical code of each value in the closed set `values` (NULL_CODE for a null,
+    OTHER_CODE for a string outside the set; `strict` raises on such a string instead)."""
+    enum = pl.Enum(values)
+    phys = (col if col.dtype == enum else col.cast(enum, strict=strict)).to_physical()
+    codes = phys.fill_null(NULL_CODE).cast(pl.UInt8).to_numpy()
+    if phys.null_count() > col.null_count():
+        codes = codes.copy()
+        codes[(phys.is_null() & col.is_not_null()).to_numpy()] = OTHER_CODE
+    return codes
 
 
-def _reason_text(code: str, reasons: list[str]) -> pl.Expr:
-    return pl.col(code).replace_strict(
-        list(range(1, len(reasons) + 1)), reasons, return_dtype=pl.String
-    )
+def _flags(col: pl.Series) -> np.ndarray:
+    """A Boolean column as a numpy array, null as False; empty when every value is null."""
+    if col.null_count() == col.len():
+        return _EMPTY_BOOL
+    return col.fill_null(False).to_numpy()
+
+
+def _tags(col: pl.Series) -> np.ndarray:
+    """An Elo tag column as float64, null as NaN; empty when every value is null."""
+    if col.null_count() == col.len():
+        return np.zeros(0, dtype=np.float64)
+    return col.cast(pl.Float64).fill_null(np.nan).to_numpy()
+
+
+def _filled(col: pl.Series, fill: object) -> tuple[np.ndarray, np.ndarray]:
+    """(values with nulls replaced by `fill`, null mask or an empty array when no nulls)."""
+    if col.null_count() == 0:
+        return col.to_numpy(), _EMPTY_BOOL
+    return col.fill_null(fill).to_numpy(), col.is_null().to_numpy()
+
+
+@njit(cache=True, inline="always")
+def _in_bitset(bits: np.ndarray, code: int) -> bool:
+    """Whether bit `code` (>= 0) of the uint64 bitset is set; False for code -1 (a null id)."""
+    if code < 0:
+        return False
+    return (bits[code >> 6] >> np.uint64(code & 63)) & np.uint64(1) == np.uint64(1)
+
+
+@njit(cache=True)
+def _classify_kernel(
+    w_code: np.ndarray,
+    b_code: np.ndarray,
+    missing: np.ndarray,
+    moderated: np.ndarray,
+    casual: np.ndarray,
+    status: np.ndarray,
+    term: np.ndarray,
+    plies: np.ndarray,
+    plies_null: np.ndarray,
+    kind: np.ndarray,
+    cat: np.ndarray,
+    otb_confirmed: np.ndarray,
+    w_is_bot: np.ndarray,
+    b_is_bot: np.ndarray,
+    w_elo: np.ndarray,
+    b_elo: np.ndarray,
+    score: np.ndarray,
+    score_null: np.ndarray,
+    reg_bot: np.ndarray,
+    reg_rating: np.ndarray,
+    min_plies: int,
+    bot_no_move_min_plies: int,
+    exclude: np.ndarray,
+    reject: np.ndarray,
+    final: np.ndarray,
+    final_null: np.ndarray,
+    cat_out: np.ndarray,
+    w_bot: np.ndarray,
+    b_bot: np.ndarray,
+    bot_rating: np.ndarray,
+) -> None:
+    """The exclusion and rejection rules (RULES §2), one pass over the games' integer columns.
+
+    Writes per game: exclude/reject (reason codes, first matching rule wins, 0 none), the final
+    white score (a missing bot move from move 10 on is a human loss; `final_null` where it stays
+    null), the effective category (bots for any game with a bot), bot flags (flag or registry)
+    and the bot's fixed rating (registry, else the Elo tag; NaN none; white's when both are
+    bots). `reg_bot` is a bitset over player codes (registry bots), `reg_rating` the registry's
+    bot_rating per code (NaN none). Null masks, the bot flags and the Elo tags may be empty
+    arrays (no nulls; no flag or tag at all). Conditions follow SQL three-valued logic exactly
+    as a Polars expression would: a rule whose condition is null does not apply.
+    """
+    has_missing = missing.shape[0] > 0
+    has_moderated = moderated.shape[0] > 0
+    has_plies_null = plies_null.shape[0] > 0
+    has_score_null = score_null.shape[0] > 0
+    has_w_flag, has_b_flag = w_is_bot.shape[0] > 0, b_is_bot.shape[0] > 0
+    has_w_elo, has_b_elo = w_elo.shape[0] > 0, b_elo.shape[0] > 0
+    for i in range(w_code.shape[0]):
+        wc, bc = w_code[i], b_code[i]
+        wb = (has_w_flag and w_is_bot[i]) or _in_bitset(reg_bot, wc)
+        bb = (has_b_flag and b_is_bot[i]) or _in_bitset(reg_bot, bc)
+        wr = br = np.nan
+        if wb:
+            wr = reg_rating[wc] if wc >= 0 else np.nan
+            if np.isnan(wr) and has_w_elo:
+                wr = w_elo[i]
+        if bb:
+            br = reg_rating[bc] if bc >= 0 else np.nan
+            if np.isnan(br) and has_b_elo:
+                br = b_elo[i]
+        tm = term[i]
+        bot_no_move = tm == T_BOT_NO_MOVE
+        human_bot = wb != bb
+        p_null = has_plies_null and plies_null[i]
+        p = plies[i]
+        st = status[i]
+        x = 0
+        if has_moderated and moderated[i]:
+            x = X_MODERATION
+        elif casual[i]:
+            x = X_CASUAL
+        elif st == S_ABORTED:
+            x = X_ABORTED
+        elif st == S_ANNULLED:
+            x = X_ANNULLED
+        elif st == S_FORFEIT:
+            x = X_FORFEIT
+        elif st == S_BYE:
+            x = X_BYE
+        elif tm == T_ABORT:
+            x = X_ABORT_TERMINATION
+        elif not p_null and p < min_plies:
+            x = X_FEW_PLIES
+        elif (kind[i] == K_OTB or cat[i] == C_OTB) and not otb_confirmed[i]:
+            x = X_OTB
+        elif wb and bb:
+            x = X_BOTH_BOTS
+        elif bot_no_move and human_bot and not p_null and p < bot_no_move_min_plies:
+            x = X_BOT_NO_MOVE
+        s_null = has_score_null and score_null[i]
+        s = score[i]
+        lost_by_bot = not s_null and ((wb and s == 0.0) or (bb and s == 1.0))
+        j = 0
+        if lost_by_bot and (tm in (T_TIMEOUT, T_ABANDON)):
+            j = J_BOT_LOST
+        elif x != 0:
+            j = 0
+        elif wc < 0 or bc < 0 or (has_missing and missing[i]):
+            j = J_MISSING
+        elif wc == bc:
+            j = J_SELF
+        elif bot_no_move and not (wb or bb):
+            j = J_NO_BOT
+        elif bot_no_move and p_null:
+            j = J_NO_PLIES
+        elif (wb and np.isnan(wr)) or (bb and np.isnan(br)):
+            j = J_BOT_RATING
+        # "score is null and not (bot_no_move and human_bot)": with a null termination and a
+        # human-bot game the second part is null, so the rule does not apply.
+        elif s_null and (not human_bot or (tm != NULL_CODE and not bot_no_move)):
+            j = J_NO_RESULT
+        elif cat[i] == NULL_CODE and not (wb or bb):
+            j = J_NO_CATEGORY
+        exclude[i] = x
+        reject[i] = j
+        if bot_no_move and human_bot:
+            final[i] = 1.0 if wb else 0.0
+            final_null[i] = False
+        else:
+            final[i] = s
+            final_null[i] = s_null
+        cat_out[i] = C_BOTS if (wb or bb) else cat[i]
+        w_bot[i] = wb
+        b_bot[i] = bb
+        bot_rating[i] = wr if wb else br
 
 
 @dataclass(frozen=True)
 class _Classified:
-    """Every platform game with its exclusion/rejection codes, bot fields and player codes."""
+    """Every platform game with its reason codes, bot fields, player codes and replay order."""
 
-    frame: pl.DataFrame  # the input columns plus _exclude/_reject (UInt8, 0 none) and bot fields
+    frame: pl.DataFrame  # the platform games' input columns the outputs need
     ids: pl.Series  # sorted distinct player ids (games, `extra_ids`, registry bots)
     w_code: np.ndarray  # int32 code of white_id in `ids` per game (-1: null)
     b_code: np.ndarray
     extra_codes: np.ndarray  # codes of `extra_ids`
+    exclude: np.ndarray  # uint8 reason code (1 + index in EXCLUDE_REASONS), 0 none
+    reject: np.ndarray  # uint8 reason code (1 + index in REJECT_REASONS), 0 none
+    score: np.ndarray  # final white score, 0.0 where null
+    score_null: np.ndarray
+    cat: np.ndarray  # uint8 effective category (index in CATEGORIES), NULL_CODE none
+    w_bot: np.ndarray
+    b_bot: np.ndarray
+    bot_rating: np.ndarray  # the bot side's fixed rating (white's if both), NaN none
+    reg_rating: np.ndarray  # registry bot_rating per player code, NaN none
+    period: np.ndarray  # int32 code of each game's period in `periods` (-1: null)
+    periods: pl.Series  # sorted distinct periods of the games and of `extra_periods`
+    extra_period_codes: np.ndarray
     rated: np.ndarray  # row numbers (into `frame`) of the rated games in replay order
+
+    def _fixed_rating(self, code: np.ndarray, tag: str) -> np.ndarray:
+        """Per rated game: the registry's bot_rating of a side, else its Elo tag, else 0."""
+        r = self.rated
+        reg = self.reg_rating[code[r]]
+        elo = self.frame[tag].cast(pl.Float64).fill_null(np.nan).to_numpy()[r]
+        value = np.where(np.isnan(reg), elo, reg)
+        return np.where(np.isnan(value), 0.0, value)
 
     def rated_frame(self) -> pl.DataFrame:
         """The rated games in replay order with the columns `classify_site_games` documents."""
-        return self.frame.select(
-            "game_id",
-            "played_at",
-            "period",
-            "white_id",
-            "black_id",
-            pl.col("_score").alias("white_score"),
-            pl.col("_cat")
-            .replace_strict(
+        r = self.rated
+        cat = pl.Series(self.cat[r]).cast(pl.Int64)
+        return self.frame.select("game_id", "played_at", "period", "white_id", "black_id")[
+            r
+        ].with_columns(
+            pl.when(pl.Series(self.score_null[r]))
+            .then(None)
+            .otherwise(pl.Series(self.score[r]))
+            .alias("white_score"),
+            cat.replace_strict(
                 list(range(len(CATEGORIES))), CATEGORIES, return_dtype=pl.Enum(CATEGORIES)
-            )
-            .alias("category"),
-            "w_bot",
-            "b_bot",
-            pl.col("w_bot_rating").fill_null(0.0),
-            pl.col("b_bot_rating").fill_null(0.0),
-        )[self.rated]
+            ).alias("category"),
+            pl.Series("w_bot", self.w_bot[r]),
+            pl.Series("b_bot", self.b_bot[r]),
+            pl.Series("w_bot_rating", self._fixed_rating(self.w_code, "white_elo")),
+            pl.Series("b_bot_rating", self._fixed_rating(self.b_code, "black_elo")),
+        )
 
 
 def _classify(
@@ -233,13 +440,15 @@ def _classify(
     annulled: Iterable[str] | pl.Series | None,
     rules: SiteRules,
     extra_ids: pl.Series | None = None,
+    extra_periods: pl.Series | None = None,
 ) -> _Classified:
     """Decide, per platform game, whether it is rated, excluded (why) or rejected (why).
 
-    Player ids are coded once (`dense_codes` over white, black, `extra_ids` and the registry's
-    bots); the registry is looked up by code with numpy, not joined per game.
+    Player ids are coded once (`dense_codes` over `extra_ids`, the registry's bots, white and
+    black); the closed sets become their Enum codes and one numba pass applies the rules, so no
+    string is compared per game. Periods are coded the same way (with `extra_periods`).
     """
-    cols = [
+    g = games.select(
         "game_id",
         "played_at",
         "period",
@@ -247,9 +456,6 @@ def _classify(
         "black_id",
         "white_score",
         "category",
-    ]
-    g = games.select(
-        *cols,
         _col_or(games, "rated", pl.Boolean),
         _col_or(games, "status", pl.String),
         _col_or(games, "plies", pl.Int32),
@@ -297,115 +503,95 @@ def _classify(
     reg_codes = codes[n_extra : n_extra + n_reg]
     w_code = codes[n_extra + n_reg : n_extra + n_reg + n]
     b_code = codes[n_extra + n_reg + n :]
-    # One padding slot at the end: code -1 (a null id) reads "not a bot, no rating".
-    reg_bot = np.zeros(ids.len() + 1, dtype=np.bool_)
-    reg_rating = np.full(ids.len() + 1, np.nan)
-    reg_bot[reg_codes] = reg["_bot"].to_numpy()
-    reg_rating[reg_codes] = reg["_bot_rating"].to_numpy()
+    reg_bot = np.zeros(ids.len() // 64 + 1, dtype=np.uint64)
+    bots = reg_codes[reg["_bot"].to_numpy()].astype(np.uint64)
+    np.bitwise_or.at(reg_bot, bots >> np.uint64(6), np.uint64(1) << (bots & np.uint64(63)))
+    reg_rating = np.full(ids.len(), np.nan)
+    reg_rating[reg_codes] = reg["_bot_rating"].fill_null(np.nan).to_numpy()
 
-    g = g.with_columns(
-        (pl.col("white_is_bot").fill_null(False) | pl.Series(reg_bot[w_code])).alias("w_bot"),
-        (pl.col("black_is_bot").fill_null(False) | pl.Series(reg_bot[b_code])).alias("b_bot"),
-        pl.coalesce(
-            pl.Series(reg_rating[w_code], nan_to_null=True), pl.col("white_elo").cast(pl.Float64)
-        ).alias("w_bot_rating"),
-        pl.coalesce(
-            pl.Series(reg_rating[b_code], nan_to_null=True), pl.col("black_elo").cast(pl.Float64)
-        ).alias("b_bot_rating"),
+    extra_p = extra_periods if extra_periods is not None else pl.Series(dtype=pl.String)
+    p_codes, periods = dense_codes(
+        pl.concat([extra_p.cast(pl.String), g["period"].cast(pl.String)])
     )
+    period = p_codes[extra_p.len() :]
 
-    w_bot, b_bot = pl.col("w_bot"), pl.col("b_bot")
-    any_bot = w_bot | b_bot
-    human_bot = w_bot ^ b_bot
-    term = pl.col("termination")
-    bot_no_move = term == "bot_no_move"
-    plies = pl.col("plies")
-    status = pl.col("status")
-    lost_by_bot = (w_bot & (pl.col("white_score") == 0.0)) | (
-        b_bot & (pl.col("white_score") == 1.0)
-    )
+    missing = _EMPTY_BOOL
+    if g["played_at"].null_count() or g["period"].null_count():
+        missing = (g["played_at"].is_null() | g["period"].is_null()).to_numpy()
+    moderated = _EMPTY_BOOL
     annulled_ids = pl.Series(
         "game_id", list(annulled) if annulled is not None else [], dtype=pl.String
     )
-    moderated = (
-        pl.col("game_id").is_in(annulled_ids.implode()) if annulled_ids.len() else pl.lit(False)
+    if annulled_ids.len():
+        moderated = g["game_id"].is_in(annulled_ids.implode()).fill_null(False).to_numpy()
+    plies_col = g["plies"]
+    plies, plies_null = _filled(
+        plies_col if plies_col.dtype == pl.Int32 else plies_col.cast(pl.Int64), 0
     )
-    exclude = _reason_code(
-        [
-            (moderated, R_MODERATION),
-            (pl.col("rated").fill_null(True).not_(), R_CASUAL),
-            (status == "aborted", R_ABORTED),
-            (status == "annulled", R_STATUS_ANNULLED),
-            (status == "forfeit", R_FORFEIT),
-            (status == "bye", R_BYE),
-            (term == "abort", R_ABORT_TERMINATION),
-            (plies < rules.min_plies, R_FEW_PLIES),
-            (
-                ((pl.col("kind") == "otb") | (pl.col("category") == "otb"))
-                & pl.col("otb_confirmed").fill_null(False).not_(),
-                R_OTB,
-            ),
-            (w_bot & b_bot, R_BOTH_BOTS),
-            (bot_no_move & human_bot & (plies < rules.bot_no_move_min_plies), R_BOT_NO_MOVE),
-        ],
-        EXCLUDE_REASONS,
+    score, score_null = _filled(g["white_score"].cast(pl.Float64), 0.0)
+    exclude = np.empty(n, dtype=np.uint8)
+    reject = np.empty(n, dtype=np.uint8)
+    final = np.empty(n, dtype=np.float64)
+    final_null = np.empty(n, dtype=np.bool_)
+    cat = np.empty(n, dtype=np.uint8)
+    w_bot, b_bot = np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.bool_)
+    bot_rating = np.empty(n, dtype=np.float64)
+    _classify_kernel(
+        w_code,
+        b_code,
+        missing,
+        moderated,
+        g["rated"].not_().fill_null(False).to_numpy(),
+        _enum_codes(g["status"], STATUSES),
+        _enum_codes(g["termination"], TERMINATIONS),
+        plies,
+        plies_null,
+        _enum_codes(g["kind"], KINDS),
+        _enum_codes(g["category"], CATEGORIES, strict=True),
+        g["otb_confirmed"].fill_null(False).to_numpy(),
+        _flags(g["white_is_bot"]),
+        _flags(g["black_is_bot"]),
+        _tags(g["white_elo"]),
+        _tags(g["black_elo"]),
+        score,
+        score_null,
+        reg_bot,
+        reg_rating,
+        rules.min_plies,
+        rules.bot_no_move_min_plies,
+        exclude,
+        reject,
+        final,
+        final_null,
+        cat,
+        w_bot,
+        b_bot,
+        bot_rating,
     )
-    missing = (
-        pl.col("white_id").is_null()
-        | pl.col("black_id").is_null()
-        | pl.col("played_at").is_null()
-        | pl.col("period").is_null()
+    final[final_null] = 0.0
+    rated = rows_where_both_zero(exclude, reject)
+    t = g["played_at"].to_physical().fill_null(0).to_numpy()
+    rated = replay_order(rated, period, t, g["game_id"])
+    return _Classified(
+        g,
+        ids,
+        w_code,
+        b_code,
+        extra_codes,
+        exclude,
+        reject,
+        final,
+        final_null,
+        cat,
+        w_bot,
+        b_bot,
+        bot_rating,
+        reg_rating,
+        period,
+        periods,
+        p_codes[: extra_p.len()],
+        rated,
     )
-    reject = (
-        pl.when(lost_by_bot & term.is_in(["timeout", "abandon"]))
-        .then(pl.lit(REJECT_REASONS.index(REJ_BOT_LOST) + 1, dtype=pl.UInt8))
-        .when(pl.col("_exclude") != 0)
-        .then(pl.lit(0, dtype=pl.UInt8))
-        .otherwise(
-            _reason_code(
-                [
-                    (missing, REJ_MISSING),
-                    (pl.col("white_id") == pl.col("black_id"), REJ_SELF),
-                    (bot_no_move & any_bot.not_(), REJ_NO_BOT),
-                    (bot_no_move & plies.is_null(), REJ_NO_PLIES),
-                    (
-                        (w_bot & pl.col("w_bot_rating").is_null())
-                        | (b_bot & pl.col("b_bot_rating").is_null()),
-                        REJ_BOT_RATING,
-                    ),
-                    (
-                        pl.col("white_score").is_null() & (bot_no_move & human_bot).not_(),
-                        REJ_NO_RESULT,
-                    ),
-                    (pl.col("category").is_null() & any_bot.not_(), REJ_NO_CATEGORY),
-                ],
-                REJECT_REASONS,
-            )
-        )
-    )
-    # From move 10 on, a missing bot move is a loss for the human whatever the record says.
-    final_score = (
-        pl.when(bot_no_move & human_bot)
-        .then(pl.when(w_bot).then(1.0).otherwise(0.0))
-        .otherwise(pl.col("white_score"))
-    )
-    g = g.with_columns(
-        exclude.alias("_exclude"),
-        final_score.alias("_score"),
-        pl.when(any_bot)
-        .then(pl.lit(_BOTS_CODE, dtype=pl.UInt8))
-        .otherwise(pl.col("category").cast(pl.Enum(CATEGORIES)).to_physical().cast(pl.UInt8))
-        .alias("_cat"),
-    ).with_columns(reject.alias("_reject"))
-    ok = (pl.col("_exclude") == 0) & (pl.col("_reject") == 0)
-    rated = np.flatnonzero(g.select(ok.fill_null(False)).to_series().to_numpy())
-    return _Classified(g, ids, w_code, b_code, extra_codes, _replay_order(g, rated))
-
-
-def _replay_order(g: pl.DataFrame, rows: np.ndarray) -> np.ndarray:
-    """`rows` sorted by (period, played_at, game_id)."""
-    perm = sort_permutation(g.select("period", "played_at", "game_id")[rows])
-    return rows if perm is None else rows[perm]
 
 
 def classify_site_games(
@@ -414,7 +600,7 @@ def classify_site_games(
     annulled: Iterable[str] | pl.Series | None = None,
     rules: SiteRules = SITE_RULES,
 ) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
-    """Split platform games into (rated, excluded, rejected) frames with Polars expressions.
+    """Split platform games into (rated, excluded, rejected) frames.
 
     `rated` is sorted by (period, played_at, game_id) and carries the human-relative fields the
     kernel needs: final white score, effective category, bot flags and bot fixed ratings.
@@ -424,30 +610,47 @@ def classify_site_games(
 
 
 def _excluded(c: _Classified) -> pl.DataFrame:
-    return c.frame.filter((pl.col("_reject") == 0) & (pl.col("_exclude") != 0)).select(
-        "game_id", "period", _reason_text("_exclude", EXCLUDE_REASONS).alias("reason")
+    rows = np.flatnonzero((c.reject == 0) & (c.exclude != 0))
+    return c.frame.select("game_id", "period")[rows].with_columns(
+        pl.Series(EXCLUDE_REASONS).gather(c.exclude[rows].astype(np.int64) - 1).alias("reason")
     )
 
 
 def _rejected(c: _Classified) -> pl.DataFrame:
-    return c.frame.filter(pl.col("_reject") != 0).select(
-        "game_id",
-        "period",
-        "source_file",
-        "source_line",
-        pl.format(
-            "white {} bot={} score={} termination={} plies={}",
-            pl.col("white_id"),
-            pl.col("w_bot"),
-            pl.col("white_score"),
-            pl.col("termination"),
-            pl.col("plies"),
-        ).alias("value"),
-        _reason_text("_reject", REJECT_REASONS).alias("reason"),
+    rows = np.flatnonzero(c.reject != 0)
+    return (
+        c.frame[rows]
+        .with_columns(pl.Series("w_bot", c.w_bot[rows]))
+        .select(
+            "game_id",
+            "period",
+            "source_file",
+            "source_line",
+            pl.format(
+                "white {} bot={} score={} termination={} plies={}",
+                pl.col("white_id"),
+                pl.col("w_bot"),
+                pl.col("white_score"),
+                pl.col("termination"),
+                pl.col("plies"),
+            ).alias("value"),
+            pl.Series(REJECT_REASONS).gather(c.reject[rows].astype(np.int64) - 1).alias("reason"),
+        )
     )
 
 
 # --- the sequential replay (numba) -----------------------------------------------------------
+
+# Each player's state is one 128-byte record (two cache lines, aligned): the ratings of the
+# N_NUMBERS numbers as float64 at slots 0..8, then their game counts as int32 (int32 view, from
+# _GAMES) and the code of the period of their last game as int16 (int16 view, from _LAST). A
+# game reads and writes one record per human, so it touches two records instead of six rows.
+N_NUMBERS = 1 + len(CATEGORIES)
+_RECORD = 16  # float64 slots per player
+_GAMES = 2 * N_NUMBERS  # int32 index of number 0's game count (byte 72)
+_LAST = 6 * N_NUMBERS  # int16 index of number 0's last period (byte 108)
+_MAX_PERIODS = np.iinfo(np.int16).max
+_AHEAD = 8  # games between prefetching two players' records and replaying their game
 
 
 @njit(cache=True)
@@ -460,8 +663,7 @@ def _site_kernel(
     weights: np.ndarray,
     w_bot: np.ndarray,
     b_bot: np.ndarray,
-    w_bot_r: np.ndarray,
-    b_bot_r: np.ndarray,
+    bot_r: np.ndarray,
     period: np.ndarray,
     ratings: np.ndarray,
     games: np.ndarray,
@@ -474,28 +676,39 @@ def _site_kernel(
     out: np.ndarray,
     out_games: np.ndarray,
 ) -> None:
-    """Replay the games `rows` (row numbers, in replay order), updating `ratings`/`games`/`last`.
+    """Replay the games `rows` (row numbers, in replay order), updating the player records.
 
-    The per-game arrays cover every game; only rows[r] are read. For the r-th rated game, side
-    s (0 white, 1 black) and slot j (0 site Elo, 1 category) it writes, when `record`,
-    out[r, s, j, :] = before, opponent, expected, k, raw change, change, after and
+    `ratings`, `games` and `last` are float64, int32 and int16 views of the same records (see
+    `_RECORD`). The per-game arrays cover every game; only rows[r] are read. For the r-th rated
+    game, side s (0 white, 1 black) and slot j (0 site Elo, 1 category) it writes, when
+    `record`, out[r, s, j, :] = before, opponent, expected, k, raw change, change, after and
     out_games[r, s, j] = games before. Bot sides keep their fixed rating and are not written.
-    cat_num[i] is the category index (column 1 + cat_num[i]), weights[cat_num[i]] its weight;
-    period[r] is the code of the r-th rated game's period.
+    cat_num[i] is the category index (number 1 + cat_num[i]), weights[cat_num[i]] its weight;
+    bot_r[i] is the fixed rating of game i's bot side, period[i] the code of its period
+    (stored, per number, as the period of the last game). The records of the game `_AHEAD` places later are
+    prefetched, so the cache misses of several games overlap.
     """
-    for r in range(rows.shape[0]):
+    flat = ratings.reshape(-1)
+    n = rows.shape[0]
+    for r in range(n):
+        if r + _AHEAD < n:
+            a = rows[r + _AHEAD]
+            prefetch(flat, w_idx[a] * _RECORD)
+            prefetch(flat, w_idx[a] * _RECORD + 8)
+            prefetch(flat, b_idx[a] * _RECORD)
+            prefetch(flat, b_idx[a] * _RECORD + 8)
         i = rows[r]
         wi = w_idx[i]
         bi = b_idx[i]
         wb = w_bot[i]
         bb = b_bot[i]
         c = cat_num[i]
-        per = period[r]
+        per = period[i]
         for j in range(2):
             col = 0 if j == 0 else 1 + c
             wt = weights[c] if j == 0 else 1.0
-            rw = w_bot_r[i] if wb else ratings[wi, col]
-            rb = b_bot_r[i] if bb else ratings[bi, col]
+            rw = bot_r[i] if wb else ratings[wi, col]
+            rb = bot_r[i] if bb else ratings[bi, col]
             for s in range(2):
                 if s == 0:
                     if wb:
@@ -505,12 +718,12 @@ def _site_kernel(
                     if bb:
                         continue
                     p, me, opp, sc = bi, rb, rw, 1.0 - w_score[i]
-                gb = games[p, col]
+                gb = games[p, _GAMES + col]
                 k = k_new if gb < k_threshold else k_est
                 e, raw, applied, after = elo_update(me, opp, sc, k, wt, floor)
                 ratings[p, col] = after
-                games[p, col] = gb + 1
-                last[p, col] = per
+                games[p, _GAMES + col] = gb + 1
+                last[p, _LAST + col] = per
                 if record:
                     out[r, s, j, 0] = me
                     out[r, s, j, 1] = opp
@@ -520,6 +733,36 @@ def _site_kernel(
                     out[r, s, j, 5] = applied
                     out[r, s, j, 6] = after
                     out_games[r, s, j] = gb
+
+
+@njit(cache=True)
+def _state_rows(
+    ratings: np.ndarray, games: np.ndarray, last: np.ndarray, present: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(player, number, rating, games, last period) of every number a player holds (present
+    before the replay or with games), player-major then number order."""
+    n_players = ratings.shape[0]
+    k = 0
+    for p in range(n_players):
+        for j in range(N_NUMBERS):
+            if present[p, j] or games[p, _GAMES + j] > 0:
+                k += 1
+    player = np.empty(k, dtype=np.int32)
+    number = np.empty(k, dtype=np.int32)
+    rating = np.empty(k, dtype=np.float64)
+    count = np.empty(k, dtype=np.int64)
+    per = np.empty(k, dtype=np.int32)
+    k = 0
+    for p in range(n_players):
+        for j in range(N_NUMBERS):
+            if present[p, j] or games[p, _GAMES + j] > 0:
+                player[k] = p
+                number[k] = j
+                rating[k] = ratings[p, j]
+                count[k] = games[p, _GAMES + j]
+                per[k] = last[p, _LAST + j]
+                k += 1
+    return player, number, rating, count, per
 
 
 def site_replay(
@@ -536,45 +779,35 @@ def site_replay(
     per-game rows (for very large replays where only the end state is wanted).
     """
     state = state if state is not None else empty_site_state()
-    c = _classify(games, players, annulled, rules, extra_ids=state["player_id"])
+    c = _classify(
+        games,
+        players,
+        annulled,
+        rules,
+        extra_ids=state["player_id"],
+        extra_periods=state["last_period"],
+    )
     rows = c.rated
     n = rows.shape[0]
-    g = c.frame
+    n_players, periods = c.ids.len(), c.periods
+    if periods.len() > _MAX_PERIODS:
+        raise ValueError(f"a site replay spans at most {_MAX_PERIODS} periods")
 
-    # Rated games are in period order, so their periods are runs: code the runs, not the rows.
-    per = g["period"].cast(pl.String)[rows]
-    new_run = per.ne_missing(per.shift()).fill_null(True).to_numpy()
-    run_periods = per.filter(pl.Series(new_run))
-    periods = pl.concat([state["last_period"].drop_nulls(), run_periods]).unique().sort()
-    game_period = np.searchsorted(periods.to_numpy(), run_periods.to_numpy()).astype(np.int32)[
-        np.cumsum(new_run) - 1
-    ]
-    n_players, n_numbers = c.ids.len(), len(SITE_NUMBERS)
-
-    ratings = np.full((n_players, n_numbers), rules.start, dtype=np.float64)
-    counts = np.zeros((n_players, n_numbers), dtype=np.int32)
-    last = np.full((n_players, n_numbers), -1, dtype=np.int32)
-    present = np.zeros((n_players, n_numbers), dtype=np.bool_)
+    template = np.zeros(_RECORD, dtype=np.float64)
+    template[:N_NUMBERS] = rules.start
+    template.view(np.int16)[_LAST : _LAST + N_NUMBERS] = -1
+    ratings = aligned_empty((n_players, _RECORD), np.float64)
+    ratings[:] = template
+    counts, last = ratings.view(np.int32), ratings.view(np.int16)
+    present = np.zeros((n_players, N_NUMBERS), dtype=np.bool_)
     if state.height:
         s_p = c.extra_codes
-        s_n = state["number"].replace_strict(SITE_NUMBERS, list(range(n_numbers))).to_numpy()
+        s_n = state["number"].replace_strict(SITE_NUMBERS, list(range(N_NUMBERS))).to_numpy()
         ratings[s_p, s_n] = state["rating"].to_numpy()
-        counts[s_p, s_n] = state["games"].to_numpy()
-        last[s_p, s_n] = (
-            state["last_period"]
-            .replace_strict(periods, list(range(periods.len())), default=-1, return_dtype=pl.Int32)
-            .to_numpy()
-        )
+        counts[s_p, _GAMES + s_n] = state["games"].to_numpy()
+        last[s_p, _LAST + s_n] = c.extra_period_codes
         present[s_p, s_n] = True
 
-    arrays = g.select(
-        pl.col("_score").fill_null(0.0),
-        pl.col("_cat").fill_null(0),
-        pl.col("w_bot").fill_null(False),
-        pl.col("b_bot").fill_null(False),
-        pl.col("w_bot_rating").fill_null(0.0),
-        pl.col("b_bot_rating").fill_null(0.0),
-    )
     weight_of = np.array([rules.weight(cat) for cat in CATEGORIES], dtype=np.float64)
     out = np.full((n if history else 0, 2, 2, 7), np.nan, dtype=np.float64)
     out_games = np.zeros((n if history else 0, 2, 2), dtype=np.int64)
@@ -582,14 +815,13 @@ def site_replay(
         rows,
         c.w_code,
         c.b_code,
-        arrays["_score"].to_numpy(),
-        arrays["_cat"].to_numpy(),
+        c.score,
+        c.cat,
         weight_of,
-        arrays["w_bot"].to_numpy(),
-        arrays["b_bot"].to_numpy(),
-        arrays["w_bot_rating"].to_numpy(),
-        arrays["b_bot_rating"].to_numpy(),
-        game_period,
+        c.w_bot,
+        c.b_bot,
+        c.bot_rating,
+        c.period.astype(np.int16),
         ratings,
         counts,
         last,
@@ -602,18 +834,16 @@ def site_replay(
         out_games,
     )
 
-    present |= counts > 0
-    p_idx, n_idx = np.nonzero(present)
-    last_of = last[p_idx, n_idx]
+    p_idx, n_idx, rating, count, last_of = _state_rows(ratings, counts, last, present)
     new_state = pl.DataFrame(
         {
             "player_id": c.ids.gather(p_idx),
             "number": pl.Series(SITE_NUMBERS).gather(n_idx),
-            "rating": ratings[p_idx, n_idx],
-            "games": counts[p_idx, n_idx],
-            "last_period": periods.append(pl.Series([None], dtype=pl.String)).gather(
-                np.where(last_of < 0, periods.len(), last_of)
-            ),
+            "rating": rating,
+            "games": count,
+            "last_period": periods.append(pl.Series([None], dtype=pl.String))
+            .rechunk()
+            .gather(np.where(last_of < 0, periods.len(), last_of)),
         },
         schema=SITE_STATE_SCHEMA,
     )  # ordered by player_id, then number in SITE_NUMBERS order (ids are sorted)

@@ -5,11 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import numpy as np
 import polars as pl
 import pytest
 
-from rating_core import codes as coding
 from rating_core import site
 from rating_core.schemas import GAMES_SCHEMA, PLAYERS_SCHEMA, conform
 from rating_core.site import (
@@ -404,54 +402,7 @@ def test_rules_object_holds_the_constants() -> None:
         SITE_RULES.start = 1200  # type: ignore[misc]
 
 
-# --- fast preparation: id coding and replay order ------------------------------------------
-
-
-def _reference_codes(values: pl.Series) -> tuple[list[int], list[str]]:
-    ids = sorted({v for v in values.to_list() if v is not None})
-    pos = {v: i for i, v in enumerate(ids)}
-    return [pos[v] if v is not None else -1 for v in values.to_list()], ids
-
-
-def test_dense_codes_are_sorted_ranks_and_null_is_minus_one() -> None:
-    values = pl.Series(["p10", "p9", None, "bot", "p10", "é", "p9", "p1"], dtype=pl.String)
-    codes, ids = coding.dense_codes(values)
-    assert (codes.tolist(), ids.to_list()) == _reference_codes(values)
-
-
-def test_dense_codes_hash_collision_falls_back_to_exact_path() -> None:
-    values = pl.Series(["b", "a", "c", "a", None, "b"], dtype=pl.String)
-
-    def colliding(v: pl.Series) -> np.ndarray:
-        return np.zeros(v.len(), dtype=np.int64)  # every value collides
-
-    codes, ids = coding._codes_from_keys(values, colliding)
-    assert (codes.tolist(), ids.to_list()) == _reference_codes(values)
-
-
-def test_dense_codes_many_values() -> None:
-    rng = np.random.default_rng(3)
-    values = pl.Series([f"p{i}" for i in rng.integers(0, 5000, 40_000)])
-    codes, ids = coding.dense_codes(values)
-    assert (codes.tolist(), ids.to_list()) == _reference_codes(values)
-
-
-def test_key_codes_bucketed_agrees_with_unique() -> None:
-    keys = np.random.default_rng(5).integers(0, 30_000, 200_000).astype(np.int64)
-    for fn in (coding._key_codes, coding.key_codes_bucketed):
-        codes, first = fn(keys)
-        assert np.array_equal(keys[first][codes], keys)  # equal codes, equal keys
-        assert len(first) == len(np.unique(keys))  # distinct keys, distinct codes
-
-
-def test_sort_permutation_none_when_sorted_and_string_tiebreak_otherwise() -> None:
-    t = [T0, T0, T0 + timedelta(minutes=1)]
-    sorted_keys = pl.DataFrame({"period": ["2024-01"] * 3, "at": t, "id": ["g10", "g9", "g1"]})
-    assert coding.sort_permutation(sorted_keys) is None
-    keys = pl.DataFrame(
-        {"period": ["2024-02", "2024-01", "2024-01"], "at": [T0] * 3, "id": ["a", "g9", "g10"]}
-    )
-    assert coding.sort_permutation(keys).tolist() == [2, 1, 0]  # type: ignore[union-attr]
+# --- replay order -------------------------------------------------------------------------
 
 
 def test_unsorted_input_gives_the_same_replay_as_sorted_input() -> None:
