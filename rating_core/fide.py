@@ -10,10 +10,16 @@ Public API (pure Polars, no Dagster):
 - `fide_period(games, state, players, period, rating_list, standard_state=None, pool=None,
   explain=True)` -> `FidePeriodResult` (state, list_rows, game_explanations, player_explanations,
   newcomers, pool, dropped), every frame sorted and typed by the schema constants below;
-  `explain=False` leaves game_explanations empty (same schema) and changes nothing else.
-  Player ids are matched to state rows once (`id_codes`); the rating steps run in numpy on
-  integer codes and per-player sums are bincounts, so no string join or sort touches the
-  one-row-per-player-per-game data.
+  `explain=False` computes the list without the per-game table (game_explanations empty, same
+  schema) and changes nothing else. Player ids are coded once with the state's ids
+  (`side_codes`, `rating_core.codes.dense_codes`: exact, no string join); the rating steps run
+  in numpy on integer codes and per-player sums are bincounts, so no string join or sort
+  touches the one-row-per-player-per-game data.
+- `fide_game_explanations(games, state, period, rating_list, standard_state=None)`: the
+  per-game explanation table alone (one row per player per game: opponent, ratings used, D,
+  PD, ΔR), from the same inputs and the same steps as `fide_period` (`_period_games`,
+  `_period_start`, `_code_sides`, `_rate_sides`, `_game_explanations`), so every published
+  change can be traced to its games.
 - `fide_calculator(rating, k, games)`: the seed calculator for one tournament, every step.
 
 Shared building blocks, also used by `ukd` and `club` so that no rule is implemented twice:
@@ -24,12 +30,14 @@ hundredths (PD x 100, score x 100) and rounded once, half away from zero.
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 import polars as pl
 
+from rating_core.codes import dense_codes
 from rating_core.fide_tables import (
     PD_HIGH_BY_ABS_D,
     PD_MAX_INDEX,
@@ -363,46 +371,29 @@ def _empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
     return pl.DataFrame(schema=schema)
 
 
-def id_codes(ids: pl.Series, keys: pl.Series) -> np.ndarray:
-    """Position in `keys` (unique player ids) of each of `ids`, -1 when absent or null.
-
-    One exact string join, in the order of `ids`; everything after it works on integer codes.
-    Duplicate keys raise ValueError (a state lists each player once).
-    """
-    nulls = keys.null_count()
-    if keys.n_unique() - (nulls > 0) < keys.len() - nulls:  # n_unique counts null once
-        raise ValueError(f"duplicate {keys.name} among the keys")
-    joined = (
-        ids.alias("_id")
-        .to_frame()
-        .join(
-            keys.alias("_id").to_frame().with_row_index("_code"),
-            on="_id",
-            how="left",
-            maintain_order="left",
-        )
-    )
-    return joined["_code"].cast(pl.Int64).fill_null(-1).to_numpy()
-
-
-def side_codes(g: pl.DataFrame, start: pl.DataFrame) -> np.ndarray:
-    """Row of `start` for each side of each game, -1 when the player is not in `start`.
+def side_codes(g: pl.DataFrame, keys: pl.Series) -> np.ndarray:
+    """Position in `keys` (unique player ids) of each side of each game of `g`, -1 when the
+    player is absent from `keys` or null.
 
     Side-major layout: entries 0..G-1 are the white players of `g`, G..2G-1 the black players.
-    The ids are matched once (`id_codes`); everything after works on integer codes.
+    The keys and every side's id are coded together once (`dense_codes`: exact, no string
+    join); a key's code then maps to its position. Duplicate keys raise ValueError.
     """
-    return id_codes(side_ids(g), start["player_id"])
+    n_keys = keys.len()
+    codes, distinct = dense_codes(pl.concat([keys, g["white_id"], g["black_id"]]))
+    key_codes = codes[:n_keys]
+    listed = key_codes >= 0
+    if listed.any() and np.bincount(key_codes[listed]).max() > 1:
+        raise ValueError(f"duplicate {keys.name} among the keys")
+    position = np.full(distinct.len() + 1, -1, dtype=np.int64)  # the last entry: null (-1)
+    position[key_codes[listed]] = np.flatnonzero(listed)
+    return position[codes[n_keys:]]
 
 
 def side_ids(g: pl.DataFrame) -> pl.Series:
     """Player id of each side of each game in the side-major layout of `side_codes`, as one
     contiguous chunk (gathers from a chunked series are several times slower)."""
     return pl.concat([g["white_id"], g["black_id"]], rechunk=True)
-
-
-def _opponent_index(idx: np.ndarray, n_games: int) -> np.ndarray:
-    """Side-major index of the opponent of each side-major index `idx`."""
-    return np.where(idx < n_games, idx + n_games, idx - n_games)
 
 
 def side_ratings(code: np.ndarray, rating: pl.Series) -> tuple[np.ndarray, np.ndarray]:
@@ -417,73 +408,114 @@ def side_ratings(code: np.ndarray, rating: pl.Series) -> tuple[np.ndarray, np.nd
     return values[code], valid[code]
 
 
+# PD in hundredths by D = opponent - own rating, at index D + PD_MAX_INDEX (|D| clipped to
+# PD_MAX_INDEX, "> 735"): the higher-rated side (D <= 0) reads H, the lower side L = 1 - H.
+_PD_BY_D = np.concatenate((PD_HIGH_BY_ABS_D[::-1], 100 - PD_HIGH_BY_ABS_D[1:]))
+
+
 @dataclass(frozen=True)
-class _Sides:
-    """Steps 1-3 for both sides of every game (side-major layout, see `side_codes`)."""
+class _Coded:
+    """Both sides of every game matched to the list in force at period start (side-major
+    layout, see `side_codes`): what the newcomer pool needs, before steps 1-3."""
 
     n_games: int
-    ids: pl.Series  # side_ids(g): the player of each side
     own_code: np.ndarray  # row of `start`, -1 unknown
-    own_rating: np.ndarray  # int64, 0 where own_ok is False
+    own_rating: np.ndarray  # int32 (int64 for huge ratings), 0 where own_ok is False
     own_ok: np.ndarray  # the player is rated on this list at period start
-    opp_rating: np.ndarray
-    opp_ok: np.ndarray
-    excluded: np.ndarray  # 600-point rule (rapid/blitz)
-    counted: np.ndarray  # own_ok & opp_ok & ~excluded
-    score: np.ndarray  # float64
-    d_raw: np.ndarray  # int64
-    d_used: np.ndarray  # int64 (meaningful where counted)
-    pd_h: np.ndarray  # int64 hundredths
-    delta_h: np.ndarray  # int64 hundredths
+    white_score: np.ndarray  # float64, per game (a side's score: `_score_at`)
 
 
-def _rate_sides(g: pl.DataFrame, start: pl.DataFrame, standard: bool, rules: FideRules) -> _Sides:
-    """The numpy twin of `rate_rows` on both sides of every game of `g` (integers throughout)."""
-    n_games = g.height
-    ids = side_ids(g)
-    code = id_codes(ids, start["player_id"])
+@dataclass(frozen=True)
+class _Sides(_Coded):
+    """Steps 1-3 for both sides of every game (side-major layout, see `side_codes`).
+
+    Flags that are the same for both sides of a game (both players rated, the 600-point rule,
+    counted) are kept once per game; a side's opponent is the other half (`_opponent_index`).
+    """
+
+    excluded: np.ndarray  # per game: the 600-point rule (rapid/blitz)
+    counted: np.ndarray  # per game: both players rated and not excluded
+    d_raw: np.ndarray  # the dtype of own_rating, as are the next three
+    d_used: np.ndarray  # meaningful where counted
+    pd_h: np.ndarray  # hundredths
+    delta_h: np.ndarray  # hundredths
+
+    def counted_sides(self) -> np.ndarray:
+        """`counted` for each side (side-major)."""
+        return np.concatenate((self.counted, self.counted))
+
+
+def _opponent_index(idx: np.ndarray, n_games: int) -> np.ndarray:
+    """Side-major index of the opponent of each side-major index `idx`."""
+    return np.where(idx < n_games, idx + n_games, idx - n_games)
+
+
+def _side_scores(white_score: np.ndarray, side: np.ndarray | int) -> np.ndarray:
+    """Score S of the white (side 0) or black (side 1) player of games scored `white_score`."""
+    return np.where(side == 0, white_score, 1.0 - white_score)
+
+
+def _score_at(c: _Coded, idx: np.ndarray) -> np.ndarray:
+    """Score S of the sides `idx` (side-major), from the games' white scores."""
+    game = idx % c.n_games if c.n_games else idx
+    return _side_scores(c.white_score[game], (idx >= c.n_games).astype(np.int8))
+
+
+def _code_sides(g: pl.DataFrame, start: pl.DataFrame) -> _Coded:
+    """Each side of each game of `g` as a row of `start` (`side_codes`), with its rating."""
+    code = side_codes(g, start["player_id"])
     rating, ok = side_ratings(code, start["rating"])
-    opp_rating = np.concatenate((rating[n_games:], rating[:n_games]))
-    opp_ok = np.concatenate((ok[n_games:], ok[:n_games]))
-    both = ok & opp_ok
+    return _Coded(
+        n_games=g.height,
+        own_code=code,
+        own_rating=rating,
+        own_ok=ok,
+        white_score=g["white_score"].to_numpy(),
+    )
+
+
+def _rate_sides(c: _Coded, standard: bool, rules: FideRules) -> _Sides:
+    """The numpy twin of `rate_rows` on both sides of every game (integers throughout).
+
+    In place where possible: every fresh array of this size costs page faults, so the
+    opponents' ratings are never materialized (D of black is minus D of white).
+    """
+    n_games, rating = c.n_games, c.own_rating
+    white, black = rating[:n_games], rating[n_games:]
+    rated = c.own_ok[:n_games] & c.own_ok[n_games:]
     if standard:
-        excluded = np.zeros(2 * n_games, dtype=bool)
+        excluded = np.zeros(n_games, dtype=bool)
     else:
-        gap = np.abs(rating - opp_rating)
-        hi = np.maximum(rating, opp_rating)
-        excluded = both & (gap >= rules.fast_excluded_gap) & (hi > rules.fast_excluded_above)
-    # In-place steps where possible: every fresh 10M-entry array costs page faults.
-    white_score = g["white_score"].to_numpy()
-    score = np.empty(2 * n_games, dtype=np.float64)
-    score[:n_games] = white_score
-    np.subtract(1.0, white_score, out=score[n_games:])
-    d_raw = opp_rating - rating
+        gap = np.abs(white - black)
+        hi = np.maximum(white, black)
+        excluded = rated & (gap >= rules.fast_excluded_gap) & (hi > rules.fast_excluded_above)
+    d_raw = np.empty_like(rating)
+    np.subtract(black, white, out=d_raw[:n_games])
+    np.negative(d_raw[:n_games], out=d_raw[n_games:])
     cap = rules.difference_cap
     d_used = np.clip(d_raw, -cap, cap)
     if standard:
         np.copyto(d_used, d_raw, where=rating >= rules.real_difference_from)
-    pd_high = PD_HIGH_BY_ABS_D.astype(rating.dtype)
-    work = np.abs(d_used)
-    np.minimum(work, PD_MAX_INDEX, out=work)
-    pd_h = pd_high[work]
-    np.subtract(100, pd_h, out=pd_h, where=d_used > 0)
-    hundredths = score * 100
+    work = np.clip(d_used, -PD_MAX_INDEX, PD_MAX_INDEX)
+    work += PD_MAX_INDEX
+    pd_h = _PD_BY_D.astype(rating.dtype)[work]
+    delta_h = work  # reused: rint(S x 100) - pd_h
+    hundredths = np.multiply(c.white_score, 100)
     np.rint(hundredths, out=hundredths)
-    delta_h = work  # reused: rint(score x 100) - pd_h
-    delta_h[...] = hundredths
+    delta_h[:n_games] = hundredths
+    np.subtract(1.0, c.white_score, out=hundredths)  # the black side's score
+    hundredths *= 100
+    np.rint(hundredths, out=hundredths)
+    delta_h[n_games:] = hundredths
     delta_h -= pd_h
-    del hundredths
     return _Sides(
         n_games=n_games,
-        ids=ids,
-        own_code=code,
+        own_code=c.own_code,
         own_rating=rating,
-        own_ok=ok,
-        opp_rating=opp_rating,
-        opp_ok=opp_ok,
+        own_ok=c.own_ok,
+        white_score=c.white_score,
         excluded=excluded,
-        counted=both & ~excluded,
-        score=score,
+        counted=rated & ~excluded,
         d_raw=d_raw,
         d_used=d_used,
         pd_h=pd_h,
@@ -492,41 +524,45 @@ def _rate_sides(g: pl.DataFrame, start: pl.DataFrame, standard: bool, rules: Fid
 
 
 def per_player_sums(
-    codes: np.ndarray, values: np.ndarray, size: int
+    codes: np.ndarray, values: np.ndarray, mask: np.ndarray, size: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Count and exact integer sum of `values` per code 0..size-1 (bincount, no string keys).
-
-    The float64 bincount is exact: every partial sum is an integer far below 2**53.
+    """Count and exact integer sum of the integer `values` where `mask`, per code 0..size-1
+    (codes are valid where `mask`). Bincounts, no string keys: rows outside `mask` go to a
+    spare bin instead of being copied out; the float64 sums are exact (every partial sum is
+    an integer far below 2**53).
     """
-    n = np.bincount(codes, minlength=size).astype(np.int32)
-    total = np.bincount(codes, weights=values.astype(np.float64), minlength=size)
+    binned = np.where(mask, codes, size)
+    n = np.bincount(binned, minlength=size + 1)[:size].astype(np.int32)
+    total = np.bincount(binned, weights=values, minlength=size + 1)[:size]
     return n, np.rint(total).astype(np.int64)
 
 
-def _newcomer_rows(g: pl.DataFrame, s: _Sides) -> pl.DataFrame:
+def _newcomer_rows(g: pl.DataFrame, s: _Coded) -> pl.DataFrame:
     """Sides of players absent from the period-start state against rated opponents, for the
     pool (game_id, event_id, player_id, opponent_id, opponent_rating, score). Players listed
-    with a null rating are left out: they are in the state, so the pool would drop them."""
-    idx = np.flatnonzero((s.own_code < 0) & s.opp_ok)
-    game_idx = idx % s.n_games if s.n_games else idx
-    return pl.DataFrame(
-        {
-            "game_id": g["game_id"].gather(game_idx),
-            "event_id": g["event_id"].gather(game_idx),
-            "player_id": s.ids.gather(idx),
-            "opponent_id": s.ids.gather(_opponent_index(idx, s.n_games)),
-            "opponent_rating": pl.Series(s.opp_rating[idx], dtype=pl.Int64),
-            "score": pl.Series(s.score[idx], dtype=pl.Float64),
-        }
-    )
+    with a null rating are left out: they are in the state, so the pool would drop them.
 
-
-def _merge_by_player(a: pl.DataFrame, b: pl.DataFrame) -> pl.DataFrame:
-    """Two frames sorted by player_id (disjoint ids, same schema) as one sorted frame.
-
-    A linear merge instead of sorting the concatenation again.
+    White sides first, then black sides, each in game order (the order of `np.flatnonzero`
+    over the side-major arrays); filtered rather than gathered from the chunked columns.
     """
-    return a.merge_sorted(b, key="player_id")
+    n = s.n_games
+    opp_ok = np.concatenate((s.own_ok[n:], s.own_ok[:n]))
+    pooled = (s.own_code < 0) & opp_ok
+    idx = np.flatnonzero(pooled)
+    opp_idx = _opponent_index(idx, n)
+    sides = [
+        g.filter(pl.Series(pooled[side * n : (side + 1) * n])).select(
+            "game_id",
+            "event_id",
+            pl.col(own).alias("player_id"),
+            pl.col(opponent).alias("opponent_id"),
+        )
+        for side, (own, opponent) in enumerate((("white_id", "black_id"), ("black_id", "white_id")))
+    ]
+    return pl.concat(sides).with_columns(
+        pl.Series("opponent_rating", s.own_rating[opp_idx], dtype=pl.Int64),
+        pl.Series("score", _score_at(s, idx), dtype=pl.Float64),
+    )
 
 
 def _event_ends(g: pl.DataFrame) -> pl.LazyFrame:
@@ -557,9 +593,9 @@ def _game_explanations(g: pl.DataFrame, s: _Sides, rules: FideRules) -> pl.DataF
     np.subtract(1, side, out=opp_idx)
     opp_idx *= n_games
     opp_idx += game_idx
-    opp_ok = s.opp_ok[idx]
-    excluded = s.excluded[idx]
-    counted = s.counted[idx]
+    opp_ok = s.own_ok[opp_idx]
+    excluded = s.excluded[game_idx]
+    counted = s.counted[game_idx]
     # 0: opponent unrated, 1: excluded (implies a rated opponent), 2: counted.
     reason_code = excluded.astype(np.uint32)
     np.subtract(2, reason_code, out=reason_code)
@@ -572,20 +608,21 @@ def _game_explanations(g: pl.DataFrame, s: _Sides, rules: FideRules) -> pl.DataF
         ],
         dtype=pl.String,
     )
+    ids = side_ids(g)
     raw = pl.DataFrame(
         {
-            "game_id": g["game_id"].gather(game_idx),
-            "player_id": s.ids.gather(idx),
-            "opponent_id": s.ids.gather(opp_idx),
+            "game_id": g["game_id"].rechunk().gather(game_idx),
+            "player_id": ids.gather(idx),
+            "opponent_id": ids.gather(opp_idx),
             "own_rating": s.own_rating[idx],
-            "opponent_rating": s.opp_rating[idx],
+            "opponent_rating": s.own_rating[opp_idx],
             "_opp_ok": opp_ok,
             "counted": counted,
             "not_counted_reason": reasons.gather(reason_code),
             "d_raw": s.d_raw[idx],
             "d_used": s.d_used[idx],
             "pd_h": s.pd_h[idx],
-            "score": s.score[idx],
+            "score": _score_at(s, idx),
             "delta_h": s.delta_h[idx],
         }
     )
@@ -607,86 +644,31 @@ def _game_explanations(g: pl.DataFrame, s: _Sides, rules: FideRules) -> pl.DataF
     )
 
 
-def fide_period(
-    games: pl.DataFrame | pl.LazyFrame,
-    state: pl.DataFrame,
+def _per_player(
+    start: pl.DataFrame,
+    n_arr: np.ndarray,
+    sum_arr: np.ndarray,
     players: pl.DataFrame | None,
     period: str,
-    rating_list: str,
-    standard_state: pl.DataFrame | None = None,
-    pool: pl.DataFrame | None = None,
-    rules: FideRules = FIDE_RULES,
-    explain: bool = True,
-) -> FidePeriodResult:
-    """Rate one period of one FIDE list (RULES §3), vectorized, from the period-start `state`.
-
-    `games`: GAMES_SCHEMA columns (at least game_id, tournament_id, played_at, period, white_id,
-    black_id, white_score, rating_list, status, rated); the engine filters `period` and
-    `rating_list`. `players`: player_id, birth_year (junior K), or None. `standard_state`: the
-    standard list in force at period start (seeds rapid/blitz, step 7). `pool`: the newcomer
-    pool returned by the previous period. `explain=False` skips the per-game explanations.
-    """
-    if rating_list not in RATING_LISTS:
-        raise ValueError(f"rating_list must be one of {RATING_LISTS}, got {rating_list!r}")
-    p_idx = _period_index(period)
+    rules: FideRules,
+) -> pl.LazyFrame:
+    """Step 4 and the period change of every player of `start` (seeded players only if they
+    played): K and why, the K x n cap, K x sum(dR) in hundredths, rounded once, the new rating,
+    and what the state, the list and the explanations take from it."""
     year = int(period[:4])
-    standard = rating_list == "standard"
-
-    # Materialized once: the engine reads the games twice (ratings, then event ends). The
-    # columns rows are gathered from are made one chunk (gathers are several times faster);
-    # the player ids are concatenated into one chunk by `side_ids`.
-    g = select_rated_games(games, period, rating_list).collect()
-    g = g.with_columns(g["game_id"].rechunk(), g["event_id"].rechunk())
-
-    st = (
-        state.lazy()
-        .select([pl.col(c).cast(t) for c, t in FIDE_STATE_SCHEMA.items()])
-        .with_columns(pl.lit(False).alias("seeded"))
-    )
-    if not standard and standard_state is not None:
-        ids = pl.concat(
-            [
-                g.lazy().select(pl.col("white_id").alias("player_id")),
-                g.lazy().select(pl.col("black_id").alias("player_id")),
-            ]
-        ).unique()
-        seeded = (
-            ids.join(st.select("player_id"), on="player_id", how="anti")
-            .join(standard_state.lazy().select("player_id", "rating"), on="player_id", how="inner")
-            .select(
-                pl.col("player_id"),
-                pl.col("rating").cast(pl.Int32),
-                pl.lit(0, dtype=pl.Int32).alias("rated_games"),
-                pl.col("rating").cast(pl.Int32).alias("peak_rating"),
-                pl.lit(None, dtype=pl.String).alias("last_played_period"),
-                pl.lit(period).alias("listed_since"),
-                pl.lit(True).alias("seeded"),
-            )
-        )
-        st = pl.concat([st, seeded])
-    start = st.collect()
-
-    # Steps 1-3 for both sides of every game, on integer codes (row of `start`) in numpy.
-    sides = _rate_sides(g, start, standard, rules)
-    counted = sides.counted
-    n_arr, sum_arr = per_player_sums(sides.own_code[counted], sides.delta_h[counted], start.height)
-
-    # Per player: K, cap, change, new rating.
-    birth = (
-        players.lazy().select(
+    per = start.with_columns(
+        pl.Series("n", n_arr, dtype=pl.Int32), pl.Series("sum_delta_h", sum_arr, dtype=pl.Int64)
+    ).lazy()
+    if players is None:
+        per = per.with_columns(pl.lit(None, dtype=pl.Int32).alias("birth_year"))
+    else:
+        birth = players.lazy().select(
             pl.col("player_id").cast(pl.String), pl.col("birth_year").cast(pl.Int32)
         )
-        if players is not None
-        else pl.LazyFrame(schema={"player_id": pl.String, "birth_year": pl.Int32})
-    )
+        per = per.join(birth.unique("player_id"), on="player_id", how="left", maintain_order="left")
     k_base, k_reason = k_base_exprs(rules, year)
-    per = (
-        start.with_columns(
-            pl.Series("n", n_arr, dtype=pl.Int32), pl.Series("sum_delta_h", sum_arr, dtype=pl.Int64)
-        )
-        .lazy()
-        .join(birth.unique("player_id"), on="player_id", how="left", maintain_order="left")
-        .with_columns(k_base.alias("k_base"), k_reason.alias("k_reason"))
+    return (
+        per.with_columns(k_base.alias("k_base"), k_reason.alias("k_reason"))
         .with_columns(k_capped_expr(pl.col("k_base"), pl.col("n"), rules).alias("k_used"))
         .with_columns((pl.col("k_used").cast(pl.Int64) * pl.col("sum_delta_h")).alias("change_h"))
         .with_columns(
@@ -694,15 +676,54 @@ def fide_period(
         )
         .with_columns((pl.col("rating") + pl.col("change")).cast(pl.Int32).alias("rating_after"))
         .filter(~pl.col("seeded") | (pl.col("n") > 0))
-        .with_columns((pl.col("rating_after") < rules.floor).alias("dropped"))
-    )
-    per_df = per.collect().sort("player_id")  # the one full sort; later frames merge
-    new_df = _newcomer_rows(g, sides)
-    game_expl = (
-        _game_explanations(g, sides, rules) if explain else _empty(FIDE_GAME_EXPLANATION_SCHEMA)
+        .select(
+            "player_id",
+            pl.col("rating").alias("rating_before"),
+            "k_base",
+            "k_reason",
+            "n",
+            pl.col("n").alias("games"),
+            "k_used",
+            "sum_delta_h",
+            "change_h",
+            "change",
+            "rating_after",
+            (pl.col("rating").cast(pl.Float64) + pl.col("change_h").cast(pl.Float64) / 100).alias(
+                "rating_exact"
+            ),
+            (pl.col("rated_games") + pl.col("n")).alias("rated_games_after"),
+            pl.max_horizontal(pl.coalesce("peak_rating", "rating"), "rating_after").alias(
+                "peak_after"
+            ),
+            pl.when(pl.col("n") > 0)
+            .then(pl.lit(period))
+            .otherwise(pl.col("last_played_period"))
+            .alias("last_after"),
+            "listed_since",
+            (pl.col("rating_after") < rules.floor).alias("dropped"),
+            pl.lit(False).alias("newcomer"),
+            "seeded",
+        )
     )
 
-    # Newcomer pool (§8.2): add this period's games, keep the rolling window, evaluate.
+
+def _newcomer_pool(
+    g: pl.DataFrame,
+    sides: _Coded,
+    start: pl.DataFrame,
+    pool: pl.DataFrame | None,
+    event_ends: Future[pl.DataFrame],
+    period: str,
+    rules: FideRules,
+) -> tuple[pl.DataFrame, pl.DataFrame, pl.DataFrame]:
+    """The newcomer pool (§8.2) after the period: (newcomers evaluated, published, pool out).
+
+    This period's games of players absent from `start` against rated opponents join the pool
+    carried from the previous period, the rolling window is applied and every pooled player
+    is evaluated (`_evaluate_newcomers`); `event_ends` yields `_event_ends(g)`.
+    """
+    p_idx = _period_index(period)
+    new_df = _newcomer_rows(g, sides)
     pool_in = pool if pool is not None else _empty(FIDE_POOL_SCHEMA)
     window_start = p_idx - rules.newcomer_window_periods + 1
     in_window = period_index_expr(pl.col("period")).is_between(window_start, p_idx)
@@ -711,15 +732,16 @@ def fide_period(
         pool_in.lazy()
         .select(list(FIDE_POOL_SCHEMA))
         .cast(FIDE_POOL_SCHEMA)
-        .join(start.lazy().select("player_id"), on="player_id", how="anti")
         .filter(in_window)
         .with_columns(pl.lit(False).alias("_new"))
     ]
+    if pool_in.height:  # players rated since they were pooled leave the pool
+        parts[0] = parts[0].join(start.lazy().select("player_id"), on="player_id", how="anti")
     if new_df.height and window_start <= p_idx:
         # This period's pooled sides: their players are not in `start` (see `_newcomer_rows`).
         parts.append(
             new_df.lazy()
-            .join(_event_ends(g), on="event_id", how="left")
+            .join(event_ends.result().lazy(), on="event_id", how="left")
             .select(
                 pl.col("player_id"),
                 pl.col("game_id"),
@@ -741,126 +763,202 @@ def fide_period(
         .join(published.select("player_id"), on="player_id", how="anti")
         .sort("player_id", "period", "game_id")
     )
+    return newcomers, published, pool_out
 
-    # Lists and state.
-    kept = per_df.filter(~pl.col("dropped"))
-    last_played = (
-        pl.when(pl.col("n") > 0).then(pl.lit(period)).otherwise(pl.col("last_played_period"))
+
+def _period_start(
+    g: pl.DataFrame,
+    state: pl.DataFrame,
+    period: str,
+    standard: bool,
+    standard_state: pl.DataFrame | None,
+) -> pl.DataFrame:
+    """The list in force at period start (FIDE_STATE_SCHEMA plus `seeded`): `state`, and on
+    rapid/blitz the players of `g` it lacks who are on `standard_state` (step 7)."""
+    st = state.select([pl.col(c).cast(t) for c, t in FIDE_STATE_SCHEMA.items()]).with_columns(
+        pl.lit(False).alias("seeded")
     )
-    kept = kept.with_columns(
-        (pl.col("rated_games") + pl.col("n")).cast(pl.Int32).alias("rated_games_after"),
-        pl.max_horizontal(pl.coalesce("peak_rating", "rating"), "rating_after")
-        .cast(pl.Int32)
-        .alias("peak_after"),
-        last_played.alias("last_after"),
-    )
-    newcomer_state = published.select(
-        pl.col("player_id"),
-        pl.col("ru").alias("rating"),
-        pl.col("n").alias("rated_games"),
-        pl.col("ru").alias("peak_rating"),
-        pl.lit(period).alias("last_played_period"),
+    if not standard and standard_state is not None:
+        ids = pl.concat(
+            [
+                g.lazy().select(pl.col("white_id").alias("player_id")),
+                g.lazy().select(pl.col("black_id").alias("player_id")),
+            ]
+        ).unique()
+        seeded = (
+            ids.join(st.lazy().select("player_id"), on="player_id", how="anti")
+            .join(standard_state.lazy().select("player_id", "rating"), on="player_id", how="inner")
+            .select(
+                pl.col("player_id"),
+                pl.col("rating").cast(pl.Int32),
+                pl.lit(0, dtype=pl.Int32).alias("rated_games"),
+                pl.col("rating").cast(pl.Int32).alias("peak_rating"),
+                pl.lit(None, dtype=pl.String).alias("last_played_period"),
+                pl.lit(period).alias("listed_since"),
+                pl.lit(True).alias("seeded"),
+            )
+        )
+        st = pl.concat([st, seeded.collect()])
+    return st
+
+
+def _period_games(
+    games: pl.DataFrame | pl.LazyFrame, period: str, rating_list: str
+) -> pl.DataFrame:
+    """The rated games of one period and list (`select_rated_games`, in input order), after
+    checking the list name and the period. Materialized once: the engine reads them twice
+    (ratings, then event ends)."""
+    if rating_list not in RATING_LISTS:
+        raise ValueError(f"rating_list must be one of {RATING_LISTS}, got {rating_list!r}")
+    _period_index(period)
+    return select_rated_games(games, period, rating_list).collect()
+
+
+def fide_game_explanations(
+    games: pl.DataFrame | pl.LazyFrame,
+    state: pl.DataFrame,
+    period: str,
+    rating_list: str,
+    standard_state: pl.DataFrame | None = None,
+    rules: FideRules = FIDE_RULES,
+) -> pl.DataFrame:
+    """The per-game explanations of one period of one FIDE list (FIDE_GAME_EXPLANATION_SCHEMA).
+
+    One row per player rated at period start per rated game of the period, in game order
+    (white before black): opponent, ratings used, D, PD, ΔR, and why a game did not count.
+    Computed from the same inputs as `fide_period` (`games`, the period-start `state`,
+    `standard_state` for rapid/blitz) with the same steps, without computing the list: the
+    counted ΔR of a player sum to the `sum_delta_r` of their per-period explanation.
+    """
+    standard = rating_list == "standard"
+    g = _period_games(games, period, rating_list)
+    start = _period_start(g, state, period, standard, standard_state)
+    sides = _rate_sides(_code_sides(g, start), standard, rules)
+    return _game_explanations(g, sides, rules).cast(FIDE_GAME_EXPLANATION_SCHEMA)
+
+
+def fide_period(
+    games: pl.DataFrame | pl.LazyFrame,
+    state: pl.DataFrame,
+    players: pl.DataFrame | None,
+    period: str,
+    rating_list: str,
+    standard_state: pl.DataFrame | None = None,
+    pool: pl.DataFrame | None = None,
+    rules: FideRules = FIDE_RULES,
+    explain: bool = True,
+) -> FidePeriodResult:
+    """Rate one period of one FIDE list (RULES §3), vectorized, from the period-start `state`.
+
+    `games`: GAMES_SCHEMA columns (at least game_id, tournament_id, played_at, period, white_id,
+    black_id, white_score, rating_list, status, rated); the engine filters `period` and
+    `rating_list`. `players`: player_id, birth_year (junior K), or None. `standard_state`: the
+    standard list in force at period start (seeds rapid/blitz, step 7). `pool`: the newcomer
+    pool returned by the previous period. `explain=False` computes the list without the
+    per-game explanation table (`fide_game_explanations` builds the same table on its own);
+    `explain=True` builds it from the same rated sides, as the pipeline does.
+    """
+    standard = rating_list == "standard"
+    g = _period_games(games, period, rating_list)
+    p_idx = _period_index(period)
+    # The steps of `fide_game_explanations`, plus two jobs on a worker thread (Polars releases
+    # the GIL), in order: the events' end dates, which need only the games, beside the id
+    # coding; then the newcomer pool, which needs only the coded sides, beside steps 1-4.
+    with ThreadPoolExecutor(max_workers=1) as worker:
+        ends_job = worker.submit(_event_ends(g).collect)
+        start = _period_start(g, state, period, standard, standard_state)
+        coded = _code_sides(g, start)
+        pool_job = worker.submit(_newcomer_pool, g, coded, start, pool, ends_job, period, rules)
+        sides = _rate_sides(coded, standard, rules)
+        n_arr, sum_arr = per_player_sums(
+            sides.own_code, sides.delta_h, sides.counted_sides(), start.height
+        )
+        per = _per_player(start, n_arr, sum_arr, players, period, rules).collect()
+        game_expl = (
+            _game_explanations(g, sides, rules) if explain else _empty(FIDE_GAME_EXPLANATION_SCHEMA)
+        )
+        newcomers, published, pool_out = pool_job.result()
+
+    published_rows = published.select(
+        "player_id",
+        pl.lit(None, dtype=pl.Int32).alias("rating_before"),
+        pl.lit(None, dtype=pl.Int32).alias("k_base"),
+        pl.lit("newcomer").alias("k_reason"),
+        "n",  # the pooled games the initial rating is computed from
+        pl.col("_games_new").alias("games"),  # of which played this period
+        pl.lit(None, dtype=pl.Int32).alias("k_used"),
+        pl.lit(None, dtype=pl.Int64).alias("sum_delta_h"),
+        pl.lit(None, dtype=pl.Int64).alias("change_h"),
+        pl.lit(None, dtype=pl.Int32).alias("change"),
+        pl.col("ru").alias("rating_after"),
+        pl.col("ru").cast(pl.Float64).alias("rating_exact"),
+        pl.col("n").alias("rated_games_after"),
+        pl.col("ru").alias("peak_after"),
+        pl.lit(period).alias("last_after"),
         pl.lit(period).alias("listed_since"),
-        pl.col("_games_new").cast(pl.Int32).alias("games"),
+        pl.lit(False).alias("dropped"),
+        pl.lit(True).alias("newcomer"),
+        pl.lit(False).alias("seeded"),
     )
-    new_state = _merge_by_player(
-        kept.select(
-            "player_id",
-            pl.col("rating_after").alias("rating"),
-            pl.col("rated_games_after").alias("rated_games"),
-            pl.col("peak_after").alias("peak_rating"),
-            pl.col("last_after").alias("last_played_period"),
-            "listed_since",
-        ).cast(FIDE_STATE_SCHEMA),
-        newcomer_state.select(list(FIDE_STATE_SCHEMA)).cast(FIDE_STATE_SCHEMA),
-    )
+
+    # One row per player after the period (rated at its start, or published newcomer), in
+    # player order: the state, the list, the explanations and the dropped are selections of it.
+    everyone = pl.concat([per, published_rows.cast(per.schema)]).sort("player_id")
+    kept = everyone.filter(~pl.col("dropped"))
+    new_state = kept.select(
+        "player_id",
+        pl.col("rating_after").alias("rating"),
+        pl.col("rated_games_after").alias("rated_games"),
+        pl.col("peak_after").alias("peak_rating"),
+        pl.col("last_after").alias("last_played_period"),
+        "listed_since",
+    ).cast(FIDE_STATE_SCHEMA)
 
     ref = pl.coalesce("last_after", "listed_since")
     inactive = (pl.lit(p_idx) - period_index_expr(ref)) >= rules.inactive_periods
-    list_rows = _merge_by_player(
-        *[
-            kept.select(
-                "player_id",
-                pl.col("rating_after").alias("rating"),
-                (
-                    pl.col("rating").cast(pl.Float64) + pl.col("change_h").cast(pl.Float64) / 100
-                ).alias("rating_exact"),
-                pl.col("n").alias("games"),
-                pl.col("k_used").alias("k"),
-                "k_reason",
-                "change",
-                (pl.col("change_h").cast(pl.Float64) / 100).alias("change_exact"),
-                pl.when(inactive.fill_null(False)).then(pl.lit("i")).otherwise(None).alias("flag"),
-                pl.lit(None, dtype=pl.Boolean).alias("provisional"),
-                pl.col("rated_games_after").alias("rated_games"),
-                pl.col("peak_after").alias("peak_rating"),
-                pl.lit(False).alias("newcomer"),
-            ).cast(FIDE_LIST_SCHEMA),
-            newcomer_state.select(
-                "player_id",
-                "rating",
-                pl.col("rating").cast(pl.Float64).alias("rating_exact"),
-                "games",
-                pl.lit(None, dtype=pl.Int32).alias("k"),
-                pl.lit("newcomer").alias("k_reason"),
-                pl.lit(None, dtype=pl.Int32).alias("change"),
-                pl.lit(None, dtype=pl.Float64).alias("change_exact"),
-                pl.lit(None, dtype=pl.String).alias("flag"),
-                pl.lit(None, dtype=pl.Boolean).alias("provisional"),
-                "rated_games",
-                "peak_rating",
-                pl.lit(True).alias("newcomer"),
-            ).cast(FIDE_LIST_SCHEMA),
-        ]
-    )
+    list_rows = kept.select(
+        "player_id",
+        pl.col("rating_after").alias("rating"),
+        "rating_exact",
+        "games",
+        pl.col("k_used").alias("k"),
+        "k_reason",
+        "change",
+        (pl.col("change_h").cast(pl.Float64) / 100).alias("change_exact"),
+        pl.when(inactive.fill_null(False)).then(pl.lit("i")).otherwise(None).alias("flag"),
+        pl.lit(None, dtype=pl.Boolean).alias("provisional"),
+        pl.col("rated_games_after").alias("rated_games"),
+        pl.col("peak_after").alias("peak_rating"),
+        "newcomer",
+    ).cast(FIDE_LIST_SCHEMA)
 
-    player_expl = _merge_by_player(
-        *[
-            per_df.select(
-                "player_id",
-                pl.col("rating").alias("rating_before"),
-                "k_base",
-                "k_reason",
-                "n",
-                "k_used",
-                _hundredths_to_float(pl.col("sum_delta_h")).alias("sum_delta_r"),
-                (pl.col("change_h").cast(pl.Float64) / 100).alias("change_exact"),
-                "change",
-                "rating_after",
-                "dropped",
-                pl.lit(False).alias("newcomer"),
-                pl.col("seeded").alias("seeded_from_standard"),
-            ).cast(FIDE_PLAYER_EXPLANATION_SCHEMA),
-            newcomer_state.select(
-                "player_id",
-                pl.lit(None, dtype=pl.Int32).alias("rating_before"),
-                pl.lit(None, dtype=pl.Int32).alias("k_base"),
-                pl.lit("newcomer").alias("k_reason"),
-                pl.col("rated_games").alias("n"),
-                pl.lit(None, dtype=pl.Int32).alias("k_used"),
-                pl.lit(None, dtype=pl.Float64).alias("sum_delta_r"),
-                pl.lit(None, dtype=pl.Float64).alias("change_exact"),
-                pl.lit(None, dtype=pl.Int32).alias("change"),
-                pl.col("rating").alias("rating_after"),
-                pl.lit(False).alias("dropped"),
-                pl.lit(True).alias("newcomer"),
-                pl.lit(False).alias("seeded_from_standard"),
-            ).cast(FIDE_PLAYER_EXPLANATION_SCHEMA),
-        ]
-    )
+    player_expl = everyone.select(
+        "player_id",
+        "rating_before",
+        "k_base",
+        "k_reason",
+        "n",
+        "k_used",
+        _hundredths_to_float(pl.col("sum_delta_h")).alias("sum_delta_r"),
+        (pl.col("change_h").cast(pl.Float64) / 100).alias("change_exact"),
+        "change",
+        "rating_after",
+        "dropped",
+        "newcomer",
+        pl.col("seeded").alias("seeded_from_standard"),
+    ).cast(FIDE_PLAYER_EXPLANATION_SCHEMA)
 
     dropped = (
-        per_df.filter(pl.col("dropped"))
+        everyone.filter(pl.col("dropped"))
         .select(
             "player_id",
-            pl.col("rating").alias("last_rating"),
+            pl.col("rating_before").alias("last_rating"),
             pl.col("rating_after").alias("new_rating"),
             pl.format(
                 "new rating {} is below the floor " + str(rules.floor), pl.col("rating_after")
             ).alias("reason"),
         )
         .cast(FIDE_DROPPED_SCHEMA)
-        .sort("player_id")
     )
 
     return FidePeriodResult(

@@ -9,7 +9,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rating_core.club import CLUB_STATE_SCHEMA, club_tournament
-from rating_core.fide import FIDE_RULES, FIDE_STATE_SCHEMA, fide_period, k_capped_expr
+from rating_core.fide import (
+    FIDE_RULES,
+    FIDE_STATE_SCHEMA,
+    fide_game_explanations,
+    fide_period,
+    k_capped_expr,
+)
 from rating_core.schemas import GAMES_SCHEMA, conform
 from rating_core.ukd import UKD_STATE_SCHEMA, ukd_period
 
@@ -88,6 +94,31 @@ def test_change_does_not_depend_on_game_order(case) -> None:
     assert a.list_rows.equals(b.list_rows)
     assert a.state.equals(b.state)
     assert (a.player_explanations["k_used"] * a.player_explanations["n"]).max() <= 700
+
+
+@SETTINGS
+@given(period_games(), st.booleans())
+def test_game_explanations_explain_every_change(case, drop_one: bool) -> None:
+    games, state, _ = case
+    if drop_one:  # the last player is unrated: their games count nothing for the others
+        state = state.head(state.height - 1)
+    frame = games_frame(games)
+    r = fide_period(frame, state, None, "2024-01", "standard")
+    alone = fide_game_explanations(frame, state, "2024-01", "standard")
+    assert alone.equals(r.game_explanations)
+    rated = set(state["player_id"])
+    assert alone.height == sum((w in rated) + (b in rated) for _, w, b, _ in games)
+    sums = (
+        alone.filter(pl.col("counted"))
+        .group_by("player_id")
+        .agg(pl.len().alias("rows"), (pl.col("delta_r") * 100).round(0).cast(pl.Int64).sum())
+    )
+    rated_expl = r.player_explanations.filter(~pl.col("newcomer"))  # newcomers' n: pooled games
+    per = rated_expl.join(sums, on="player_id", how="left").fill_null(0)
+    assert per.height == state.height
+    for p in per.iter_rows(named=True):
+        assert p["rows"] == p["n"]
+        assert abs(p["k_used"] * p["delta_r"] / 100 - p["change_exact"]) < 1e-9
 
 
 @SETTINGS

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from fractions import Fraction
 
 import polars as pl
 import pytest
@@ -12,6 +13,7 @@ from rating_core.fide import (
     FIDE_RULES,
     FIDE_STATE_SCHEMA,
     fide_calculator,
+    fide_game_explanations,
     fide_period,
     fide_state_from_starting_list,
     k_capped_expr,
@@ -21,6 +23,7 @@ from rating_core.fide_tables import (
     dp_for_p_hundredths,
     pd_hundredths,
 )
+from rating_core.rounding import round_half_away
 from rating_core.schemas import GAMES_SCHEMA, STARTING_LIST_SCHEMA, conform
 
 UTC = dt.UTC
@@ -99,6 +102,16 @@ def row(frame: pl.DataFrame, player: str) -> dict:
 )
 def test_pd_table_edges(d: int, expected: int) -> None:
     assert pd_hundredths(d) == expected
+
+
+def test_engine_pd_by_signed_difference_matches_the_table() -> None:
+    # The numpy engine reads PD by signed D (higher side H, lower side L) from one array.
+    from rating_core.fide import _PD_BY_D
+    from rating_core.fide_tables import PD_MAX_INDEX
+
+    for d in range(-PD_MAX_INDEX - 5, PD_MAX_INDEX + 6):
+        clipped = max(-PD_MAX_INDEX, min(PD_MAX_INDEX, d))
+        assert _PD_BY_D[clipped + PD_MAX_INDEX] == pd_hundredths(d), d
 
 
 def test_pd_table_monotone_and_complete() -> None:
@@ -598,14 +611,23 @@ def test_three_month_scenario() -> None:
 # --- integer id codes and the explain switch --------------------------------------------------------
 
 
-def test_id_codes_match_ids_exactly_and_refuse_duplicate_keys() -> None:
+def sides(white: list[str | None], black: list[str | None]) -> pl.DataFrame:
+    """A frame of game sides for `side_codes` (white_id, black_id)."""
+    return pl.DataFrame(
+        {"white_id": white, "black_id": black},
+        schema={"white_id": pl.String, "black_id": pl.String},
+    )
+
+
+def test_side_codes_match_ids_exactly_and_refuse_duplicate_keys() -> None:
     from rating_core import fide
 
     keys = pl.Series("player_id", ["a", "b", None, "dd", "e" * 40])
-    ids = pl.Series(["dd", "x", "a", "e" * 40, "b", "a", "e" * 39, None])
-    assert fide.id_codes(ids, keys).tolist() == [3, -1, 0, 4, 1, 0, -1, -1]
+    g = sides(["dd", "x", "a", "e" * 40], ["b", "a", "e" * 39, None])
+    # Side-major: the four white players, then the four black players.
+    assert fide.side_codes(g, keys).tolist() == [3, -1, 0, 4, 1, 0, -1, -1]
     with pytest.raises(ValueError, match="duplicate player_id"):
-        fide.id_codes(pl.Series(["a"]), pl.Series("player_id", ["a", "b", "a"]))
+        fide.side_codes(sides(["a"], ["b"]), pl.Series("player_id", ["a", "b", "a"]))
 
 
 def test_explain_false_same_lists_without_game_explanations() -> None:
@@ -620,6 +642,8 @@ def test_explain_false_same_lists_without_game_explanations() -> None:
     assert lean.game_explanations.schema == full.game_explanations.schema
     for name in ("state", "list_rows", "player_explanations", "newcomers", "pool", "dropped"):
         assert getattr(lean, name).equals(getattr(full, name)), name
+    alone = fide_game_explanations(g, st, "2024-01", "standard")
+    assert alone.equals(full.game_explanations)
 
 
 def test_newcomer_games_event_end_and_null_rated_state_player() -> None:
@@ -643,8 +667,169 @@ def test_newcomer_games_event_end_and_null_rated_state_player() -> None:
     assert r.pool["player_id"].to_list() == ["w"]
 
 
-def test_id_codes_null_keys_are_not_duplicates() -> None:
+def test_side_codes_null_keys_are_not_duplicates() -> None:
     from rating_core import fide
 
     keys = pl.Series("player_id", ["a", None, None, "b"])
-    assert fide.id_codes(pl.Series(["b", None, "a"]), keys).tolist() == [3, -1, 0]
+    assert fide.side_codes(sides(["b", None], ["a", "b"]), keys).tolist() == [3, -1, 0, 3]
+
+
+def test_side_codes_keep_game_order_at_scale() -> None:
+    # Enough rows for the joins to run in parallel (their output order is free).
+    from rating_core import fide
+
+    n = 200_000
+    keys = pl.Series("player_id", [f"p{i}" for i in range(0, n, 2)])  # even players only
+    white = [f"p{i}" for i in range(n)]
+    black = [f"p{(i * 7919) % n}" for i in range(n)]
+    codes = fide.side_codes(sides(white, black), keys)
+    expected = [i // 2 if i % 2 == 0 else -1 for i in range(n)]
+    expected += [(j // 2 if j % 2 == 0 else -1) for j in ((i * 7919) % n for i in range(n))]
+    assert codes.tolist() == expected
+
+
+# --- the per-game explanation table on its own (fide_game_explanations) ---------------------------
+
+
+def test_game_explanations_seed_example_rows() -> None:
+    g = games_frame([("g1", "t", 5, "a", "b", 1.0), ("g2", "t", 6, "a", "c", 0.5)])
+    st = state_frame([("a", 1800, 100, 1850), ("b", 1900, 100, 1900), ("c", 1750, 100, 1750)])
+    ge = fide_game_explanations(g, st, "2024-01", "standard")
+    cols = ["game_id", "player_id", "opponent_id", "own_rating", "opponent_rating", "d_used"]
+    assert ge.select(*cols, "pd", "score", "delta_r", "counted").rows() == [
+        ("g1", "a", "b", 1800, 1900, 100, 0.36, 1.0, 0.64, True),
+        ("g1", "b", "a", 1900, 1800, -100, 0.64, 0.0, -0.64, True),
+        ("g2", "a", "c", 1800, 1750, -50, 0.57, 0.5, -0.07, True),
+        ("g2", "c", "a", 1750, 1800, 50, 0.43, 0.5, 0.07, True),
+    ]
+
+
+def _worked_cases() -> dict[str, tuple]:
+    """RULES §3 worked examples (and the rapid rules) as (games, state, list, standard state)."""
+    rapid_rows = [
+        ("g1", "t", 5, "gm", "club", 1.0),  # 600-point rule: not rated for either side
+        ("g2", "t", 6, "gm", "mid", 1.0),
+        ("g3", "t", 7, "s", "mid", 0.5),  # s: unrated on rapid, seeded from standard
+        ("g4", "t", 8, "mid", "x", 1.0),  # x: unrated everywhere
+    ]
+    rapid_state = state_frame(
+        [("gm", 2650, 500, 2700), ("club", 2000, 100, 2000), ("mid", 2100, 100, 2100)]
+    )
+    return {
+        "seed": (
+            games_frame([("g1", "t", 5, "a", "b", 1.0), ("g2", "t", 6, "a", "c", 0.5)]),
+            state_frame([("a", 1800, 100, 1850), ("b", 1900, 100, 1900), ("c", 1750, 100, 1750)]),
+            "standard",
+            None,
+        ),
+        "2000 four games": (
+            games_frame(
+                [
+                    ("g1", "t", 5, "p", "o1", 1.0),
+                    ("g2", "t", 6, "o2", "p", 0.5),
+                    ("g3", "t", 7, "p", "o3", 1.0),
+                    ("g4", "t", 8, "o4", "p", 1.0),
+                ]
+            ),
+            state_frame(
+                [
+                    ("p", 2000, 100, 2000),
+                    ("o1", 2100, 100, 2100),
+                    ("o2", 1950, 100, 1950),
+                    ("o3", 1500, 100, 1500),
+                    ("o4", 2500, 100, 2500),
+                ]
+            ),
+            "standard",
+            None,
+        ),
+        "2700 vs 2200": (
+            games_frame([("g1", "t", 5, "top", "low", 1.0)]),
+            state_frame([("top", 2700, 500, 2750), ("low", 2200, 100, 2250)]),
+            "standard",
+            None,
+        ),
+        "exact -0.5": (
+            games_frame(
+                [
+                    ("g1", "t", 5, "p", "o1", 0.0),
+                    ("g2", "t", 6, "p", "o2", 1.0),
+                    ("g3", "t", 7, "p", "o3", 1.0),
+                ]
+            ),
+            state_frame(
+                [
+                    ("p", 2400, 300, 2400),
+                    ("o1", 2000, 100, 2000),
+                    ("o2", 2150, 100, 2150),
+                    ("o3", 2533, 100, 2533),
+                ]
+            ),
+            "standard",
+            None,
+        ),
+        "rapid": (
+            games_frame(rapid_rows, rating_list="rapid"),
+            rapid_state,
+            "rapid",
+            state_frame([("s", 1800, 50, 1900), ("mid", 2300, 100, 2300)]),
+        ),
+    }
+
+
+@pytest.mark.parametrize("case", list(_worked_cases()))
+def test_game_explanations_add_up_to_the_published_change(case: str) -> None:
+    games, state, rating_list, standard_state = _worked_cases()[case]
+    alone = fide_game_explanations(games, state, "2024-01", rating_list, standard_state)
+    r = fide_period(games, state, None, "2024-01", rating_list, standard_state=standard_state)
+    assert alone.equals(r.game_explanations)
+    # Per player: the counted rows are the n games and their dR sum to sum_delta_r; K x that sum
+    # is the unrounded change, rounded once half away from zero to the published change.
+    per_game = (
+        alone.filter(pl.col("counted"))
+        .group_by("player_id")
+        .agg(
+            pl.len().alias("rows"),
+            (pl.col("delta_r") * 100).round(0).cast(pl.Int64).sum().alias("sum_h"),
+        )
+    )
+    rated = r.player_explanations.filter(~pl.col("newcomer"))
+    joined = rated.join(per_game, on="player_id", how="left").fill_null(0)
+    assert joined.height == rated.height > 0
+    for p in joined.iter_rows(named=True):
+        assert p["rows"] == p["n"], p
+        assert p["sum_delta_r"] == pytest.approx(p["sum_h"] / 100), p
+        change_h = p["k_used"] * p["sum_h"]
+        assert p["change_exact"] == pytest.approx(change_h / 100), p
+        assert p["change"] == round_half_away(Fraction(change_h, 100)), p
+        listed = r.list_rows.filter(pl.col("player_id") == p["player_id"])
+        if listed.height:
+            assert listed["rating"].item() == p["rating_before"] + p["change"]
+
+
+def test_game_explanations_worked_values() -> None:
+    cases = _worked_cases()
+    r = fide_period(*cases["2000 four games"][:2], None, "2024-01", "standard")
+    assert row(r.player_explanations, "p")["sum_delta_r"] == pytest.approx(0.57)
+    assert row(r.list_rows, "p")["change"] == 11
+    g, st, _, _ = cases["2700 vs 2200"]
+    ge = fide_game_explanations(g, st, "2024-01", "standard")
+    assert (row(ge, "top")["d_used"], row(ge, "top")["pd"]) == (-500, 0.96)  # not capped
+    assert (row(ge, "low")["d_used"], row(ge, "low")["pd"]) == (400, 0.08)  # capped
+    g, st, _, standard = cases["rapid"]
+    ge = fide_game_explanations(g, st, "2024-01", "rapid", standard)
+    g1 = ge.filter(pl.col("game_id") == "g1")
+    assert g1["not_counted_reason"].to_list() == ["600-point rule"] * 2
+    s = row(ge, "s")  # seeded at the standard rating
+    assert (s["own_rating"], s["opponent_rating"], s["counted"]) == (1800, 2100, True)
+    x = row(ge.filter(pl.col("game_id") == "g4"), "mid")
+    assert (x["counted"], x["not_counted_reason"]) == (False, "opponent unrated on this list")
+    assert ge.filter(pl.col("player_id") == "x").height == 0  # unrated: no row of their own
+
+
+def test_game_explanations_reject_a_bad_list_or_period() -> None:
+    g, st, _, _ = _worked_cases()["seed"]
+    with pytest.raises(ValueError, match="rating_list"):
+        fide_game_explanations(g, st, "2024-01", "classical")
+    with pytest.raises(ValueError, match="YYYY-MM"):
+        fide_game_explanations(g, st, "2024-13", "standard")
