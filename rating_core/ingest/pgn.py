@@ -1,9 +1,10 @@
-"""PGN reader: vectorized Polars parsing of whole files into raw game rows (DESIGN §2, §4, §8).
+"""PGN reader: whole files into raw game rows without a Python loop per game (DESIGN §2, §4, §8).
 
-The fast path never loops over games or lines in Python: the file becomes a Series of lines, tags
-are extracted with regexes and pivoted per game, movetext is joined per game and its main-line
-plies counted after stripping comments and variations. `read_pgn_reference` does the same with
-python-chess, game by game, and is the oracle of the differential tests.
+The fast path memory-maps the file and scans its bytes once with a numba kernel, in chunks cut
+at game boundaries on all CPUs: per game its first line, the needed tag values (written straight
+as Arrow string views, so Polars takes them without a copy), its main-line plies and its
+defects. Polars expressions then map the tags to RAW_GAMES_SCHEMA. `read_pgn_reference` does
+the same with python-chess, game by game, and is the oracle of the differential tests.
 """
 
 from __future__ import annotations
@@ -21,6 +22,10 @@ import numba as nb
 import numpy as np
 import polars as pl
 import pyarrow as pa
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from rating_core.ingest.common import IngestResult, UnreadableFileError, quarantine_rows
 from rating_core.schemas import QUARANTINE_SCHEMA, RAW_GAMES_SCHEMA, conform
@@ -75,35 +80,53 @@ PARALLEL_MIN_BYTES = 1 << 24  # below 16 MB one thread is faster than starting s
 
 # --- the byte scanner (numba): one pass over the file, no Python per game or line -----------------
 
-# columns of the per-game `info` array returned by _scan
-FIRST_LINE, PLIES, HAS_RESULT, MT_S, MT_E = 0, 1, 2, 3, 4
-BADTAG_LINE, BADTAG_S, BADTAG_E, ENC_LINE, ENC_S, ENC_E = 5, 6, 7, 8, 9, 10
+# rows of the per-game `info` array returned by _scan (one row per field, one column per game)
+FIRST_LINE, PLIES, HAS_RESULT, HAS_MT, BADTAG_LINE, ENC_LINE, SITE_URL = range(7)
+# the date and time tags read by the scanner (see `_date_code`, `_time_code`)
+UTC_DATE, DATE, EVENT_DATE, UTC_TIME = range(7, 11)
 N_INFO = 11
+DATE_ROWS = {"UTCDate": UTC_DATE, "Date": DATE, "EventDate": EVENT_DATE, "UTCTime": UTC_TIME}
+ABSENT, HAS_QUESTION_MARK, OTHER_FORM = -1, -2, -3  # codes of a date or time tag's value
+DAY_BASE = 1 << 32  # a real date YYYY.MM.DD is coded as DAY_BASE + days since 1970-01-01
 N_TAGS = len(TAGS)
+# string columns written by _scan as Arrow string views: TAGS, then these four
+COL_MT, COL_BADTAG, COL_BADENC, COL_URL_ID = range(N_TAGS, N_TAGS + 4)
+STRING_COLUMNS = (*TAGS, "mt", "bad_tag", "bad_enc", "url_id")
+N_COLS = len(STRING_COLUMNS)
+SITE = TAGS.index("Site")
+TAG_UTC_DATE, TAG_DATE = TAGS.index("UTCDate"), TAGS.index("Date")
+TAG_EVENT_DATE, TAG_UTC_TIME = TAGS.index("EventDate"), TAGS.index("UTCTime")
 TAG_NAMES = np.zeros((N_TAGS, max(len(t) for t in TAGS)), dtype=np.uint8)
 for _k, _t in enumerate(TAGS):
     TAG_NAMES[_k, : len(_t)] = np.frombuffer(_t.encode(), dtype=np.uint8)
 TAG_LENS = np.array([len(t) for t in TAGS], dtype=np.int64)
+# tag names as two little-endian words (bytes 0-7, 8-15), zero padded
+TAG_WORDS = np.zeros((N_TAGS, 2), dtype=np.uint64)
+for _k, _t in enumerate(TAGS):
+    TAG_WORDS[_k] = np.frombuffer(_t.encode().ljust(16, b"\0"), dtype="<u8")
+CHUNK_MAX = (1 << 30) - 1  # a chunk copies at most twice its size into its string data (< 2 GiB)
 # letters that start most SAN moves (files and pieces): a fast path of the scanner
 _SAN_LETTER = np.zeros(256, dtype=np.bool_)
 for _ch in "abcdefghNBRQK":
     _SAN_LETTER[ord(_ch)] = True
-# bytes that end a `{...}` comment body skip: `}`, newline, and any non-ASCII byte (validated)
-_COMMENT_STOP = np.zeros(256, dtype=np.bool_)
-_COMMENT_STOP[125] = True
-_COMMENT_STOP[10] = True
-_COMMENT_STOP[0x80:] = True
 # flags of a byte in a tag line: 1 newline, 2 non-ASCII, 4 carriage return
 _LINE_FLAGS = np.zeros(256, dtype=np.uint8)
 _LINE_FLAGS[10] = 1
 _LINE_FLAGS[0x80:] = 2
 _LINE_FLAGS[13] = 4
+# bytes of a tag name per TAG_REGEX: 1 may start it (alphanumeric), 2 may continue it
+_NAME_CHAR = np.zeros(256, dtype=np.uint8)
+for _ch in range(256):
+    if chr(_ch).isascii() and chr(_ch).isalnum():
+        _NAME_CHAR[_ch] = 3
+for _ch in "_+#=:-":
+    _NAME_CHAR[ord(_ch)] = 2
 # tag name -> index in TAGS through a small collision-free hash table (-1: not a needed tag)
 _HASH_SIZE = 512
 
 
 def _tag_hash(name: bytes) -> int:
-    """Hash of a tag name, the same as `_name_hash` in the scanner."""
+    """Hash of a tag name, the same as `_tag_index` in the scanner."""
     ln = len(name)
     return (ln * 61 + name[0] * 7 + name[ln - 1] * 13 + name[ln // 2] * 3) & (_HASH_SIZE - 1)
 
@@ -113,6 +136,81 @@ for _k, _t in enumerate(TAGS):
     _h = _tag_hash(_t.encode())
     assert TAG_TABLE[_h] < 0, f"tag hash collision for {_t}"
     TAG_TABLE[_h] = _k
+
+# eight-bytes-at-a-time search (SWAR): a byte repeated in every lane, and the lane masks
+_ONES = np.uint64(0x0101010101010101)
+_HIGH = np.uint64(0x8080808080808080)
+_NL8 = _ONES * np.uint64(10)
+_CR8 = _ONES * np.uint64(13)
+_SPACE8 = _ONES * np.uint64(32)
+_BRACE8 = _ONES * np.uint64(125)
+_CLOCK_HEAD = np.frombuffer(b"{ [%clk ", dtype="<u8")[0]  # Lichess: { [%clk 0:05:00] }
+_CLOCK_TAIL = np.uint64(int.from_bytes(b" }", "little"))
+_LOW_BYTES = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
+
+
+@intrinsic
+def _load8(typingctx: Any, arr: Any, idx: Any) -> Any:
+    """The 8 bytes arr[idx:idx + 8] as a little-endian uint64 (unaligned load, no bounds check)."""
+    sig = types.uint64(arr, idx)
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, sig.args[0], ary, [args[1]])
+        return builder.load(builder.bitcast(ptr, ir.IntType(64).as_pointer()), align=1)
+
+    return sig, codegen
+
+
+@intrinsic
+def _at(typingctx: Any, arr: Any, idx: Any) -> Any:
+    """arr[idx] for a non-negative `idx`, without the code numba adds for negative indices."""
+    sig = types.uint8(arr, idx)
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        ary = context.make_array(sig.args[0])(context, builder, args[0])
+        return builder.load(cgutils.get_item_pointer(context, builder, sig.args[0], ary, [args[1]]))
+
+    return sig, codegen
+
+
+@intrinsic
+def _trailing_zeros(typingctx: Any, x: Any) -> Any:
+    """Number of trailing zero bits of a uint64 (x must not be 0)."""
+    sig = types.int64(types.uint64)
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
+
+    return sig, codegen
+
+
+@nb.njit(cache=True, inline="always")
+def _stops(w: np.uint64, a8: np.uint64, b8: np.uint64) -> np.uint64:
+    """The high bit of each byte of `w` that is byte `a`, byte `b` or non-ASCII (exact for the
+    lowest such byte; a byte above it may be flagged wrongly)."""
+    xa = w ^ a8
+    xb = w ^ b8
+    return (((xa - _ONES) & ~xa) | ((xb - _ONES) & ~xb) | w) & _HIGH
+
+
+@nb.njit(cache=True, inline="always")
+def _find_stop(buf: np.ndarray, i: int, n: int, a8: np.uint64, b8: np.uint64) -> int:
+    """Index of the first byte at or after `i` that is byte `a` or `b` (`a8`, `b8`: the byte in
+    every lane) or non-ASCII; `n` when there is none. Eight bytes per step."""
+    while i + 8 <= n:
+        m = _stops(_load8(buf, i), a8, b8)
+        if m != 0:  # the lowest flagged lane is a real match (borrows only move up)
+            return i + (_trailing_zeros(m) >> 3)
+        i += 8
+    a = np.uint8(a8 & np.uint64(255))
+    b = np.uint8(b8 & np.uint64(255))
+    while i < n:
+        c = _at(buf, i)
+        if c in (a, b) or c >= 0x80:
+            return i
+        i += 1
+    return n
 
 
 @nb.njit(cache=True, inline="always")
@@ -294,29 +392,128 @@ for _ch in "NBKRQ":
 _SAN_CLASS[ord("x")] |= 8
 for _ch in "abcdefgh12345678x-=nbrqkNBRQK":
     _SAN_CLASS[ord(_ch)] |= 16
+for _ch in "abcdefgh12345678x":  # may follow a piece in a four-byte move (Nbd7, N1d7, Nxd7)
+    _SAN_CLASS[ord(_ch)] |= 32
+for _ch in "12345678x":  # may follow a file in a four-byte move (exd5, e4d5)
+    _SAN_CLASS[ord(_ch)] |= 64
+
+
+def _shape(*classes: tuple[int, int]) -> tuple[int, int]:
+    """(mask, want) of a move shape over the packed classes of its bytes: (need, forbid) per
+    byte; the shape holds where (packed & mask) == want."""
+    mask = want = 0
+    for k, (need, forbid) in enumerate(classes):
+        mask |= (need | forbid) << (8 * k)
+        want |= need << (8 * k)
+    return mask, want
+
+
+_TWO = _shape((1, 0), (2, 0), (0, 16))  # e4 then nothing that extends it
+_THREE = _shape((4, 0), (1, 0), (2, 0), (0, 16))  # Nf3
+_FOUR_PIECE = _shape((4, 0), (32, 0), (1, 0), (2, 0), (0, 16))  # Nbd7, N1d7, Nxd7
+_FOUR_PAWN = _shape((1, 0), (64, 0), (1, 0), (2, 0), (0, 16))  # exd5, e4d5
+
+
+@nb.njit(cache=True, inline="always")
+def _common_move(buf: np.ndarray, i: int, end: int, cls: np.ndarray) -> int:
+    """Length of the move at `i` when it has one of the usual SAN shapes (e4, Nf3, exd5, Nxe5,
+    Nbd7, R1e2) and nothing after it could extend python-chess's match; 0 otherwise (then
+    `_match_move` decides).
+
+    The bytes' classes are packed in one integer and each shape is one mask test; the shapes
+    exclude each other, so their lengths are added without a branch per shape (the shape of the
+    next move is not predictable, a mispredicted branch costs more than the sum).
+    """
+    if i + 5 > end:
+        return 0
+    k = (
+        np.int64(cls[_at(buf, i)])
+        | (np.int64(cls[_at(buf, i + 1)]) << 8)
+        | (np.int64(cls[_at(buf, i + 2)]) << 16)
+        | (np.int64(cls[_at(buf, i + 3)]) << 24)
+        | (np.int64(cls[_at(buf, i + 4)]) << 32)
+    )
+    two = (k & _TWO[0]) == _TWO[1]
+    three = (k & _THREE[0]) == _THREE[1]
+    four = ((k & _FOUR_PIECE[0]) == _FOUR_PIECE[1]) | ((k & _FOUR_PAWN[0]) == _FOUR_PAWN[1])
+    return 2 * np.int64(two) + 3 * np.int64(three) + 4 * np.int64(four)
 
 
 @nb.njit(cache=True, inline="always")
 def _match_move_fast(buf: np.ndarray, i: int, end: int, cls: np.ndarray) -> int:
-    """`_match_move` with shortcuts for the usual SAN shapes (e4, Nf3, exd5, Nxe5, Nbd7, R1e2)
-    when nothing after them could extend the match; anything else goes to `_match_move`."""
-    if i + 5 <= end:
-        c0 = cls[buf[i]]
-        c1 = cls[buf[i + 1]]
-        c2 = cls[buf[i + 2]]
-        if (c0 & 1) and (c1 & 2) and not (c2 & 16):
-            return 2
-        c3 = cls[buf[i + 3]]
-        if (c0 & 4) and (c1 & 1) and (c2 & 2) and not (c3 & 16):
-            return 3
-        if (
-            (((c0 & 4) and (c1 & 11)) or ((c0 & 1) and (c1 & 10)))
-            and (c2 & 1)
-            and (c3 & 2)
-            and not (cls[buf[i + 4]] & 16)
-        ):
-            return 4
-    return _match_move(buf, i, end)
+    """`_match_move`, through `_common_move` for the usual shapes."""
+    ln = _common_move(buf, i, end, cls)
+    return ln if ln > 0 else _match_move(buf, i, end)
+
+
+@nb.njit(cache=True, inline="always")
+def _clock_at(buf: np.ndarray, i: int, n: int) -> bool:
+    """True when a Lichess clock comment `{ [%clk H:MM:SS] }` (18 bytes) starts at `i`: `{ [%clk `,
+    then 8 bytes none of which ends a comment (`}`, newline, non-ASCII), then ` }`."""
+    return (
+        i + 24 <= n
+        and _load8(buf, i) == _CLOCK_HEAD
+        and _stops(_load8(buf, i + 8), _BRACE8, _NL8) == 0
+        and (_load8(buf, i + 16) & _LOW_BYTES[2]) == _CLOCK_TAIL
+    )
+
+
+@nb.njit(cache=True)
+def _main_line(
+    buf: np.ndarray, i: int, n: int, plies: int, last_end: int, mt_s: int
+) -> tuple[int, int, int, int, bool]:
+    """Scan main-line movetext (outside comments and variations) from `i` while it holds only
+    the common tokens: spaces, move numbers, moves, `+#!?` and one-line `{...}` comments.
+
+    Returns at the first byte it leaves to the scanner's general loop (newline, variation,
+    NAG, result, non-ASCII, a move of an uncommon shape...), with the updated plies, end of
+    the last token, movetext start and whether it stopped inside a comment. A small function
+    with few live values, so that the compiler keeps them in registers: this loop is where most
+    of the time goes.
+    """
+    while i < n:
+        b = _at(buf, i)
+        if b == 32:
+            i += 1
+        elif b == 123:  # {: skip the comment eight bytes at a time
+            if mt_s < 0:
+                mt_s = i
+            if _clock_at(buf, i, n):
+                i += 18
+                continue
+            j = _find_stop(buf, i + 1, n, _BRACE8, _NL8)
+            if j >= n or _at(buf, j) != 125:
+                return j, plies, last_end, mt_s, True
+            i = j + 1
+        elif _SAN_LETTER[b]:
+            ln = _common_move(buf, i, n, _SAN_CLASS)
+            if ln == 0:  # castling, a promotion, a capture with a disambiguation...
+                return i, plies, last_end, mt_s, False
+            if mt_s < 0:
+                mt_s = i
+            plies += 1
+            i += ln
+            last_end = i
+        elif 48 <= b <= 57:  # a move number: digits then dots
+            j = i + 1
+            while j < n and 48 <= _at(buf, j) <= 57:
+                j += 1
+            if j >= n or _at(buf, j) != 46:
+                return i, plies, last_end, mt_s, False
+            if mt_s < 0:
+                mt_s = i
+            i = j + 1
+            while i < n and _at(buf, i) == 46:
+                i += 1
+            last_end = i
+        elif b == 43 or b == 35 or b == 33 or b == 63:  # + # ! ? (never part of a move)
+            if mt_s < 0:
+                mt_s = i
+            i += 1
+            last_end = i
+        else:
+            return i, plies, last_end, mt_s, False
+    return i, plies, last_end, mt_s, False
 
 
 @nb.njit(cache=True, inline="always")
@@ -326,32 +523,6 @@ def _promo(b: int) -> bool:
         b == 110 or b == 98 or b == 114 or b == 113 or b == 107
         or b == 78 or b == 66 or b == 82 or b == 81 or b == 75
     )  # fmt: skip
-
-
-@nb.njit(cache=True)
-def _ends_with_result(buf: np.ndarray, s: int, e: int) -> bool:
-    """True when buf[s:e] ends with a game termination marker (1-0, 0-1, 1/2-1/2, *)."""
-    if e - s >= 1 and buf[e - 1] == 42:
-        return True
-    if e - s >= 3 and buf[e - 2] == 45:
-        a, b = buf[e - 3], buf[e - 1]
-        if (a == 49 and b == 48) or (a == 48 and b == 49):
-            return True
-    if e - s >= 7:
-        want = (49, 47, 50, 45, 49, 47, 50)
-        ok = True
-        for k in range(7):
-            ok = ok and buf[e - 7 + k] == want[k]
-        return ok
-    return False
-
-
-@nb.njit(cache=True)
-def _grow(a: np.ndarray, fill: int) -> np.ndarray:
-    """The 2-D array `a` with twice the rows, new rows set to `fill`."""
-    b = np.full((a.shape[0] * 2, a.shape[1]), fill, dtype=a.dtype)
-    b[: a.shape[0]] = a
-    return b
 
 
 @nb.njit(cache=True)
@@ -401,17 +572,6 @@ def _tag(buf: np.ndarray, s: int, e: int, has_cr: bool) -> tuple[int, int, int, 
     return ns, ne, vs, t - 2
 
 
-@nb.njit(cache=True)
-def _close_game(buf: np.ndarray, info: np.ndarray, g: int, last_end: int) -> None:
-    """Finish game `g`: the end of its movetext value and whether it ends with a result."""
-    if info[g, MT_S] >= 0:
-        info[g, HAS_RESULT] = 1 if _ends_with_result(buf, info[g, MT_S], last_end) else 0
-        e = min(last_end, info[g, MT_S] + VALUE_MAX)
-        while e < last_end and e > info[g, MT_S] and (buf[e] & 0xC0) == 0x80:
-            e -= 1  # never cut a character in two
-        info[g, MT_E] = e
-
-
 @nb.njit(cache=True, inline="always")
 def _tag_index(
     buf: np.ndarray, ns: int, ne: int, names: np.ndarray, lens: np.ndarray, table: np.ndarray
@@ -429,6 +589,36 @@ def _tag_index(
 
 
 @nb.njit(cache=True, inline="always")
+def _known_tag(
+    buf: np.ndarray, ns: int, ne: int, names: np.ndarray, lens: np.ndarray, table: np.ndarray
+) -> int:
+    """`_tag_index` comparing the name eight bytes at a time (names up to 16 bytes)."""
+    ln = ne - ns
+    if ln > 16 or ns + 16 > buf.shape[0]:
+        return _tag_index(buf, ns, ne, names, lens, table)
+    h = (ln * 61 + buf[ns] * 7 + buf[ne - 1] * 13 + buf[ns + ln // 2] * 3) & (table.shape[0] - 1)
+    k = table[h]
+    if k < 0 or lens[k] != ln:
+        return -1
+    w0 = _load8(buf, ns) & _LOW_BYTES[min(ln, 8)]
+    w1 = _load8(buf, ns + 8) & _LOW_BYTES[max(ln - 8, 0)]
+    if w0 != TAG_WORDS[k, 0] or w1 != TAG_WORDS[k, 1]:
+        return -1
+    return k
+
+
+@nb.njit(cache=True, inline="always")
+def _is_name(buf: np.ndarray, s: int, e: int) -> bool:
+    """True when buf[s:e] is a tag name per TAG_REGEX (alphanumeric, then also `_+#=:-`)."""
+    if _NAME_CHAR[buf[s]] != 3:
+        return False
+    j = s + 1
+    while j < e and _NAME_CHAR[buf[j]] != 0:
+        j += 1
+    return j == e
+
+
+@nb.njit(cache=True, inline="always")
 def _line_scan(buf: np.ndarray, i: int, n: int, flags: np.ndarray) -> tuple[int, int]:
     """Index of the newline ending the line at `i` (or `n`) and the OR of `_LINE_FLAGS` of its bytes."""
     acc = 0
@@ -442,84 +632,268 @@ def _line_scan(buf: np.ndarray, i: int, n: int, flags: np.ndarray) -> tuple[int,
 
 
 @nb.njit(cache=True, inline="always")
-def _col_span(info: np.ndarray, spans: np.ndarray, g: int, c: int) -> tuple[int, int]:
-    """The (start, end) byte span of game `g`'s string column `c`: TAGS, then mt, bad_tag, bad_enc."""
-    nt = spans.shape[1] // 2
-    if c < nt:
-        return spans[g, 2 * c], spans[g, 2 * c + 1]
-    if c == nt:
-        return info[g, MT_S], info[g, MT_E]
-    if c == nt + 1:
-        return info[g, BADTAG_S], info[g, BADTAG_E]
-    return info[g, ENC_S], info[g, ENC_E]
+def _url_id(buf: np.ndarray, s: int, e: int) -> tuple[bool, int, int]:
+    """Whether buf[s:e] matches URL_PATTERN, and the span of URL_ID_PATTERN's group in it ((-1,
+    -1): no match): the last non-empty path segment before any `?` or `#`, one trailing `/`
+    allowed."""
+    p = s + 4
+    if p > e or buf[s] != 104 or buf[s + 1] != 116 or buf[s + 2] != 116 or buf[s + 3] != 112:
+        return False, -1, -1
+    if p < e and buf[p] == 115:  # https
+        p += 1
+    if p + 3 > e or buf[p] != 58 or buf[p + 1] != 47 or buf[p + 2] != 47:
+        return False, -1, -1
+    p += 3
+    q = p  # the end of `[^?#]*/([^/?#]+)/?`: the first `?` or `#`
+    while q < e and buf[q] != 63 and buf[q] != 35:
+        q += 1
+    ge = q - 1 if q > p and buf[q - 1] == 47 else q
+    gs = ge
+    while gs > p and buf[gs - 1] != 47:
+        gs -= 1
+    if gs in (p, ge):  # no `/` after the scheme, or an empty segment
+        return True, -1, -1
+    return True, gs, ge
 
 
-@nb.njit(cache=True)
-def _emit_views(
-    buf: np.ndarray,
-    info: np.ndarray,
-    spans: np.ndarray,
-    views: np.ndarray,
-    g: int,
-    data: np.ndarray,
-    off: int,
-    bi: int,
-) -> int:
-    """Write game `g`'s Arrow string views (strings over 12 bytes copied to `data` at `off`, data
-    buffer number `bi`); returns the new data offset. Called as a game closes, while its bytes
-    are still in cache."""
-    for c in range(views.shape[1]):
-        s, e = _col_span(info, spans, g, c)
-        if s < 0:
-            continue
-        ln = e - s
-        _put_u32(views, g, c, 0, ln)
-        if ln <= 12:
-            for j in range(ln):
-                views[g, c, 4 + j] = buf[s + j]
+@nb.njit(cache=True, inline="always")
+def _inline_view(buf: np.ndarray, s: int, ln: int) -> tuple[np.uint64, np.uint64]:
+    """The two words of the Arrow string view of buf[s:s + ln], ln <= 12: the length and the
+    bytes, zero padded."""
+    if s + 16 <= buf.shape[0]:
+        x = _load8(buf, s)
+        y = _load8(buf, s + 8)
+        w0 = np.uint64(ln) | ((x & _LOW_BYTES[min(ln, 4)]) << np.uint64(32))
+        w1 = ((x >> np.uint64(32)) | (y << np.uint64(32))) & _LOW_BYTES[max(ln - 4, 0)]
+        return w0, w1
+    w0 = np.uint64(ln)  # near the end of the buffer: byte by byte
+    w1 = np.uint64(0)
+    for j in range(ln):
+        b = np.uint64(buf[s + j])
+        if j < 4:
+            w0 |= b << np.uint64(32 + 8 * j)
         else:
-            for j in range(4):
-                views[g, c, 4 + j] = buf[s + j]
-            _put_u32(views, g, c, 8, bi)
-            _put_u32(views, g, c, 12, off)
-            for j in range(ln):
-                data[off + j] = buf[s + j]
-            off += ln
-    return off
+            w1 |= b << np.uint64(8 * (j - 4))
+    return w0, w1
 
 
-@nb.njit(cache=True)
-def _finish_game(
+@nb.njit(cache=True, inline="always")
+def _put_view(
     buf: np.ndarray,
-    info: np.ndarray,
-    spans: np.ndarray,
-    g: int,
+    s: int,
+    e: int,
     views: np.ndarray,
+    valid: np.ndarray,
+    c: int,
+    g: int,
     data: np.ndarray,
     off: int,
-    bi: int,
-) -> tuple[np.ndarray, np.ndarray, int]:
-    """Write game `g`'s string views, growing `views` and `data` as needed; `off` -1 means the
-    data buffer would pass 2 GiB (view offsets are 32-bit) and views are no longer written."""
-    if off < 0:
-        return views, data, off
-    if g >= views.shape[0]:
-        bigger = np.zeros((views.shape[0] * 2, views.shape[1], 16), dtype=np.uint8)
-        bigger[: views.shape[0]] = views
-        views = bigger
-    need = 0
-    for c in range(views.shape[1]):
-        s, e = _col_span(info, spans, g, c)
-        if s >= 0 and e - s > 12:
-            need += e - s
-    if off + need >= 1 << 31:
-        return views, data, -1
-    if off + need > data.shape[0]:
-        more = np.empty(max(2 * data.shape[0], off + need), dtype=np.uint8)
+) -> tuple[np.ndarray, int]:
+    """Write buf[s:e] as game `g`'s Arrow string view in column `c` (marked valid): inline up to
+    12 bytes, else copied to `data` at `off` (grown when full). Returns `data` and the new
+    offset."""
+    ln = e - s
+    valid[c, g >> 3] |= np.uint8(1 << (g & 7))
+    if ln <= 12:
+        views[c, g, 0], views[c, g, 1] = _inline_view(buf, s, ln)
+        return data, off
+    if off + ln > data.shape[0]:
+        more = np.empty(max(2 * data.shape[0], off + ln), dtype=np.uint8)
         more[:off] = data[:off]
         data = more
-    off = _emit_views(buf, info, spans, views, g, data, off, bi)
-    return views, data, off
+    views[c, g, 0] = np.uint64(ln) | ((_load8(buf, s) & _LOW_BYTES[4]) << np.uint64(32))
+    views[c, g, 1] = (np.uint64(off) & _LOW_BYTES[4]) << np.uint64(32)  # data buffer 0
+    data[off : off + ln] = buf[s:e]
+    return data, off + ln
+
+
+@nb.njit(cache=True, inline="always")
+def _put_url_id(
+    buf: np.ndarray, vs: int, ve: int, voff: int, views: np.ndarray, valid: np.ndarray, g: int
+) -> int:
+    """Write game `g`'s `url_id` view from its Site value buf[vs:ve] (copied at `voff` when over
+    12 bytes): a view into the Site value, null when there is no id. Returns 1 for a URL."""
+    is_url, us, ue = _url_id(buf, vs, ve)
+    views[COL_URL_ID, g, 0] = 0
+    views[COL_URL_ID, g, 1] = 0
+    if us < 0:
+        valid[COL_URL_ID, g >> 3] &= np.uint8(255 - (1 << (g & 7)))
+    elif ue - us <= 12:
+        valid[COL_URL_ID, g >> 3] |= np.uint8(1 << (g & 7))
+        views[COL_URL_ID, g, 0], views[COL_URL_ID, g, 1] = _inline_view(buf, us, ue - us)
+    else:
+        valid[COL_URL_ID, g >> 3] |= np.uint8(1 << (g & 7))
+        head = (_load8(buf, us) & _LOW_BYTES[4]) << np.uint64(32)
+        views[COL_URL_ID, g, 0] = np.uint64(ue - us) | head
+        views[COL_URL_ID, g, 1] = (np.uint64(voff + us - vs) & _LOW_BYTES[4]) << np.uint64(32)
+    return 1 if is_url else 0
+
+
+@nb.njit(cache=True, inline="always")
+def _digits(buf: np.ndarray, s: int, count: int) -> int:
+    """The number written by the `count` bytes at `s`, -1 unless they are all digits."""
+    v = 0
+    for j in range(s, s + count):
+        d = np.int64(buf[j]) - 48
+        if d < 0 or d > 9:
+            return -1
+        v = v * 10 + d
+    return v
+
+
+@nb.njit(cache=True, inline="always")
+def _has_question_mark(buf: np.ndarray, s: int, e: int) -> bool:
+    """True when buf[s:e] holds a `?` (an incomplete date)."""
+    return bool((buf[s:e] == 63).any())
+
+
+@nb.njit(cache=True)
+def _date_code(buf: np.ndarray, s: int, e: int) -> int:
+    """Code of a date tag's value buf[s:e]: DAY_BASE + days since 1970-01-01 for a real date
+    written YYYY.MM.DD (year 1000 to 9999), HAS_QUESTION_MARK, else OTHER_FORM (then Polars
+    parses the file's dates, as for any value this does not vouch for)."""
+    if e - s == 10 and buf[s + 4] == 46 and buf[s + 7] == 46:
+        y = _digits(buf, s, 4)
+        m = _digits(buf, s + 5, 2)
+        d = _digits(buf, s + 8, 2)
+        if y >= 1000 and 1 <= m <= 12 and d >= 1:
+            leap = y % 4 == 0 and (y % 100 != 0 or y % 400 == 0)
+            month_days = (31, 29 if leap else 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
+            if d <= month_days[m - 1]:
+                # days from the civil date (H. Hinnant's algorithm, years from March)
+                yy = y - 1 if m <= 2 else y
+                era = yy // 400
+                yoe = yy - era * 400
+                doy = (153 * (m - 3 if m > 2 else m + 9) + 2) // 5 + d - 1
+                doe = yoe * 365 + yoe // 4 - yoe // 100 + doy
+                return DAY_BASE + era * 146097 + doe - 719468
+    return HAS_QUESTION_MARK if _has_question_mark(buf, s, e) else OTHER_FORM
+
+
+@nb.njit(cache=True)
+def _time_code(buf: np.ndarray, s: int, e: int) -> int:
+    """Code of a UTCTime value buf[s:e]: the seconds of the day for HH:MM:SS (00:00:00 to
+    23:59:59), else OTHER_FORM."""
+    if e - s == 8 and buf[s + 2] == 58 and buf[s + 5] == 58:
+        h = _digits(buf, s, 2)
+        m = _digits(buf, s + 3, 2)
+        sec = _digits(buf, s + 6, 2)
+        if 0 <= h <= 23 and 0 <= m <= 59 and 0 <= sec <= 59:
+            return h * 3600 + m * 60 + sec
+    return OTHER_FORM
+
+
+@nb.njit(cache=True, inline="always")
+def _put_tag(
+    buf: np.ndarray,
+    vs: int,
+    ve: int,
+    k: int,
+    g: int,
+    info: np.ndarray,
+    views: np.ndarray,
+    valid: np.ndarray,
+    data: np.ndarray,
+    off: int,
+) -> tuple[np.ndarray, int]:
+    """Record the value buf[vs:ve] of game `g`'s tag TAGS[k]: its string view, and for Site its
+    URL id, for a date or time tag its code. Returns `data` and its new offset."""
+    voff = off
+    data, off = _put_view(buf, vs, ve, views, valid, k, g, data, off)
+    if k == SITE:
+        info[SITE_URL, g] = _put_url_id(buf, vs, ve, voff, views, valid, g)
+    elif k == TAG_UTC_DATE:
+        info[UTC_DATE, g] = _date_code(buf, vs, ve)
+    elif k == TAG_DATE:
+        info[DATE, g] = _date_code(buf, vs, ve)
+    elif k == TAG_EVENT_DATE:
+        info[EVENT_DATE, g] = _date_code(buf, vs, ve)
+    elif k == TAG_UTC_TIME:
+        info[UTC_TIME, g] = _time_code(buf, vs, ve)
+    return data, off
+
+
+@nb.njit(cache=True)
+def _grow(
+    info: np.ndarray, views: np.ndarray, valid: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The per-game arrays with room for twice as many games."""
+    cap = info.shape[1]
+    info2 = np.empty((info.shape[0], 2 * cap), dtype=info.dtype)
+    info2[:, :cap] = info
+    views2 = np.empty((views.shape[0], 2 * cap, 2), dtype=views.dtype)
+    views2[:, :cap] = views
+    valid2 = np.zeros((valid.shape[0], 2 * cap // 8 + 1), dtype=valid.dtype)
+    valid2[:, : valid.shape[1]] = valid
+    return info2, views2, valid2
+
+
+@nb.njit(cache=True, inline="always")
+def _ends_with_result(buf: np.ndarray, s: int, e: int) -> bool:
+    """True when buf[s:e] ends with a game termination marker (1-0, 0-1, 1/2-1/2, *)."""
+    if e - s >= 1 and buf[e - 1] == 42:
+        return True
+    if e - s >= 3 and buf[e - 2] == 45:
+        a, b = buf[e - 3], buf[e - 1]
+        if (a == 49 and b == 48) or (a == 48 and b == 49):
+            return True
+    if e - s >= 7:
+        want = (49, 47, 50, 45, 49, 47, 50)
+        ok = True
+        for k in range(7):
+            ok = ok and buf[e - 7 + k] == want[k]
+        return ok
+    return False
+
+
+@nb.njit(cache=True)
+def _tag_lines(
+    buf: np.ndarray,
+    i: int,
+    n: int,
+    g: int,
+    line_no: int,
+    info: np.ndarray,
+    views: np.ndarray,
+    valid: np.ndarray,
+    data: np.ndarray,
+    off: int,
+    names: np.ndarray,
+    lens: np.ndarray,
+    table: np.ndarray,
+) -> tuple[int, int, np.ndarray, int]:
+    """Read the run of usual tag lines of game `g` from `i`: `[Name "value"]` then LF or CRLF,
+    ASCII without CR in between (what TAG_REGEX matches, whatever the value holds), and write
+    the needed values as string views.
+
+    Returns where it stopped (the start of a line it leaves to the general path, which may be
+    `i` itself), the line number there, `data` and its offset. A small function of its own, so
+    that its values stay in registers (see `_main_line`).
+    """
+    while i < n and _at(buf, i) == 91:
+        ns = i + 1
+        ne = _find_stop(buf, ns, n, _SPACE8, _NL8)  # the space after the name
+        if ne <= ns or ne + 1 >= n or _at(buf, ne) != 32 or _at(buf, ne + 1) != 34:
+            break
+        k = _known_tag(buf, ns, ne, names, lens, table)
+        if k < 0 and not _is_name(buf, ns, ne):
+            break
+        vs = ne + 2
+        e = _find_stop(buf, vs, n, _NL8, _CR8)
+        nl = e
+        if e < n and _at(buf, e) == 13:
+            if e + 1 >= n or _at(buf, e + 1) != 10:
+                break
+            nl = e + 1
+        elif e < n and _at(buf, e) != 10:  # non-ASCII: the general path checks it is UTF-8
+            break
+        if e - 2 < vs or _at(buf, e - 1) != 93 or _at(buf, e - 2) != 34:
+            break
+        if k >= 0:
+            data, off = _put_tag(buf, vs, e - 2, k, g, info, views, valid, data, off)
+        i = nl + 1
+        line_no += 1
+    return i, line_no, data, off
 
 
 @nb.njit(cache=True, nogil=True)
@@ -527,30 +901,29 @@ def _scan(
     buf: np.ndarray,
     start: int,
     stop: int,
-    first_line: int,
+    mark_replacement: bool,
     names: np.ndarray,
     lens: np.ndarray,
     table: np.ndarray,
-    mark_replacement: bool,
-    bi: int,
-) -> tuple[np.ndarray, np.ndarray, int, int, np.ndarray, np.ndarray, int]:
-    """Scan buf[start:stop] (whole games, `first_line` being its line number): per game its first
-    line, needed tag spans, plies and defects; also the line number after the last line, and
-    the Arrow string views of the games' string columns (see `_finish_game`; data buffer `bi`).
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int]:
+    """Scan buf[start:stop] (whole games; its first line counts as line 1) in one pass.
 
-    With `mark_replacement` False, returns info with -1 rows count (shape (0, N_INFO)) and stray
-    = -1 as soon as a byte sequence is not UTF-8; with it True, lines holding U+FFFD are flagged.
+    Returns per game (column g) its `info` (first line, plies, defects found), the Arrow string
+    views of its STRING_COLUMNS (`views[c, g]`, bytes over 12 in `data`) and their validity
+    bitmaps; also the line of text before the first game (`stray`, 0: none) and the number of the
+    line after the last one. With `mark_replacement` False, stops with stray -1 at the first byte
+    sequence that is not UTF-8; with it True, lines holding U+FFFD are flagged instead.
     """
     n = stop
-    cap = 1024
-    info = np.full((cap, N_INFO), -1, dtype=np.int64)
-    spans = np.full((cap, 2 * names.shape[0]), -1, dtype=np.int64)
-    views = np.zeros((cap, names.shape[0] + 3, 16), dtype=np.uint8)
-    data = np.empty((stop - start) // 8 + 1024, dtype=np.uint8)
+    cap = max((stop - start) // 512, 64)
+    info = np.empty((N_INFO, cap), dtype=np.int64)
+    views = np.empty((N_COLS, cap, 2), dtype=np.uint64)
+    valid = np.zeros((N_COLS, cap // 8 + 1), dtype=np.uint8)
+    data = np.empty(max((stop - start) // 16, 4096), dtype=np.uint8)
     off = 0
     g = -1
     i = start
-    line_no = first_line
+    line_no = 1
     prev_kind = 0  # 0 blank or start, 1 tag line, 2 other
     in_comment = False
     depth = 0
@@ -560,37 +933,47 @@ def _scan(
     plies = 0
     while i < n:
         ls = i
-        j = i
-        while j < n and _is_ws(buf[j]):
-            j += 1
-        if j >= n or buf[j] == 10:  # blank line
-            prev_kind = 0
-            i = j + 1
-            line_no += 1
-            continue
         c = buf[i]
-        is_tag = c == 91 and not (i + 1 < n and buf[i + 1] == 37)
-        if is_tag and (not in_comment or prev_kind == 0):
+        if c != 91 or (i + 1 < n and buf[i + 1] == 37) or (in_comment and prev_kind != 0):
+            j = i
+            while j < n and _is_ws(buf[j]):
+                j += 1
+            if j >= n or buf[j] == 10:  # blank line
+                prev_kind = 0
+                i = j + 1
+                line_no += 1
+                continue
+        else:  # a tag line
             if prev_kind != 1:  # a new game
                 if g >= 0:
-                    info[g, MT_S] = mt_s
-                    info[g, PLIES] = plies
-                    _close_game(buf, info, g, last_end)
-                    views, data, off = _finish_game(buf, info, spans, g, views, data, off, bi)
+                    data, off = _close_game(
+                        buf, info, views, valid, g, mt_s, plies, last_end, data, off
+                    )
                 g += 1
-                if g >= info.shape[0]:
-                    info = _grow(info, -1)
-                    spans = _grow(spans, -1)
-                info[g, FIRST_LINE] = line_no
-                info[g, PLIES] = 0
-                info[g, HAS_RESULT] = 0
-                info[g, BADTAG_LINE] = 0
-                info[g, ENC_LINE] = 0
+                if g >= info.shape[1]:
+                    info, views, valid = _grow(info, views, valid)
+                info[FIRST_LINE, g] = line_no
+                info[BADTAG_LINE, g] = 0
+                info[ENC_LINE, g] = 0
+                info[SITE_URL, g] = 0
+                for r in range(UTC_DATE, UTC_TIME + 1):
+                    info[r, g] = ABSENT
+                for k in range(N_COLS):
+                    views[k, g, 0] = 0
+                    views[k, g, 1] = 0
                 in_comment = False
                 depth = 0
                 last_end = 0
                 mt_s = -1
                 plies = 0
+            # the usual tag lines in one go, then the general path for a line they leave
+            j, line_no, data, off = _tag_lines(
+                buf, i, n, g, line_no, info, views, valid, data, off, names, lens, table
+            )
+            if j > i:
+                prev_kind = 1
+                i = j
+                continue
             nl, fl = _line_scan(buf, i, n, _LINE_FLAGS)
             e = nl
             if buf[e - 1] == 13:
@@ -598,18 +981,20 @@ def _scan(
             if fl & 2:
                 bad = _check_utf8(buf, i, e, n)
                 if bad == -2 and not mark_replacement:
-                    return info[:0], spans[:0], -1, line_no, views[:0], data[:0], 0
-                if bad == -3 and mark_replacement and info[g, ENC_LINE] == 0:
-                    info[g, ENC_LINE], info[g, ENC_S], info[g, ENC_E] = line_no, ls, e
+                    return info[:, :0], views[:, :0], valid[:, :0], data[:0], -1, line_no
+                if bad == -3 and mark_replacement and info[ENC_LINE, g] == 0:
+                    info[ENC_LINE, g] = line_no
+                    data, off = _put_view(buf, ls, e, views, valid, COL_BADENC, g, data, off)
             ns, ne, vs, ve = _tag(buf, i, e, (fl & 4) != 0)
+            k = -1
             if ns < 0:
-                if info[g, BADTAG_LINE] == 0:
-                    info[g, BADTAG_LINE], info[g, BADTAG_S], info[g, BADTAG_E] = line_no, ls, e
+                if info[BADTAG_LINE, g] == 0:
+                    info[BADTAG_LINE, g] = line_no
+                    data, off = _put_view(buf, ls, e, views, valid, COL_BADTAG, g, data, off)
             else:
                 k = _tag_index(buf, ns, ne, names, lens, table)
-                if k >= 0:
-                    spans[g, 2 * k] = vs
-                    spans[g, 2 * k + 1] = ve
+            if k >= 0:
+                data, off = _put_tag(buf, vs, ve, k, g, info, views, valid, data, off)
             prev_kind = 1
             i = nl + 1
             line_no += 1
@@ -618,7 +1003,7 @@ def _scan(
         if not in_comment and c == 37:  # a `%` escape line
             e = _line_end(buf, i, n)
             if _check_utf8(buf, i, e, n) == -2 and not mark_replacement:
-                return info[:0], spans[:0], -1, line_no, views[:0], data[:0], 0
+                return info[:, :0], views[:, :0], valid[:, :0], data[:0], -1, line_no
             while i < n and buf[i] != 10:
                 i += 1
             i += 1
@@ -629,16 +1014,19 @@ def _scan(
                 stray = line_no
             e = _line_end(buf, i, n)
             if _check_utf8(buf, i, e, n) == -2 and not mark_replacement:
-                return info[:0], spans[:0], -1, line_no, views[:0], data[:0], 0
+                return info[:, :0], views[:, :0], valid[:, :0], data[:0], -1, line_no
             while i < n and buf[i] != 10:
                 i += 1
             i += 1
             line_no += 1
             continue
         while i < n:
+            if not in_comment and depth == 0:
+                i, plies, last_end, mt_s, in_comment = _main_line(buf, i, n, plies, last_end, mt_s)
+                if i >= n:
+                    break
             if in_comment:  # skip the comment body up to `}`, the newline or a non-ASCII byte
-                while i < n and not _COMMENT_STOP[buf[i]]:
-                    i += 1
+                i = _find_stop(buf, i, n, _BRACE8, _NL8)
                 if i >= n:
                     break
                 b = buf[i]
@@ -660,28 +1048,42 @@ def _scan(
                     in_comment = True
                     i += 1
                     continue
-                if depth == 0 and _SAN_LETTER[b]:
-                    if mt_s < 0:
-                        mt_s = i
-                    ln = _match_move_fast(buf, i, n, _SAN_CLASS)
-                    if ln > 0:
-                        plies += 1
-                        i += ln
-                    else:
-                        i += 1
-                    last_end = i
-                    continue
+                if depth == 0:
+                    if _SAN_LETTER[b]:
+                        if mt_s < 0:
+                            mt_s = i
+                        ln = _match_move_fast(buf, i, n, _SAN_CLASS)
+                        if ln > 0:
+                            plies += 1
+                            i += ln
+                        else:
+                            i += 1
+                        last_end = i
+                        continue
+                    if 48 <= b <= 57:  # a move number (digits, dots) never starts a move
+                        j = i + 1
+                        while j < n and 48 <= buf[j] <= 57:
+                            j += 1
+                        if j < n and buf[j] == 46:
+                            if mt_s < 0:
+                                mt_s = i
+                            i = j + 1
+                            while i < n and buf[i] == 46:
+                                i += 1
+                            last_end = i
+                            continue
                 if b == 10:
                     break
             if b >= 0x80:
                 ln = _utf8_len(buf, i, n)
                 if ln == 0:
                     if not mark_replacement:
-                        return info[:0], spans[:0], -1, line_no, views[:0], data[:0], 0
+                        return info[:, :0], views[:, :0], valid[:, :0], data[:0], -1, line_no
                     ln = 1
-                elif mark_replacement and info[g, ENC_LINE] == 0 and _is_fffd(buf, i, n):
-                    info[g, ENC_LINE], info[g, ENC_S] = line_no, ls
-                    info[g, ENC_E] = _line_end(buf, ls, n)
+                elif mark_replacement and info[ENC_LINE, g] == 0 and _is_fffd(buf, i, n):
+                    info[ENC_LINE, g] = line_no
+                    e = _line_end(buf, ls, n)
+                    data, off = _put_view(buf, ls, e, views, valid, COL_BADENC, g, data, off)
                 if not in_comment:
                     if mt_s < 0:
                         mt_s = i
@@ -701,9 +1103,10 @@ def _scan(
                 e = _line_end(buf, i, n)
                 bad = _check_utf8(buf, i, e, n)
                 if bad == -2 and not mark_replacement:
-                    return info[:0], spans[:0], -1, line_no, views[:0], data[:0], 0
-                if bad == -3 and mark_replacement and info[g, ENC_LINE] == 0:
-                    info[g, ENC_LINE], info[g, ENC_S], info[g, ENC_E] = line_no, ls, e
+                    return info[:, :0], views[:, :0], valid[:, :0], data[:0], -1, line_no
+                if bad == -3 and mark_replacement and info[ENC_LINE, g] == 0:
+                    info[ENC_LINE, g] = line_no
+                    data, off = _put_view(buf, ls, e, views, valid, COL_BADENC, g, data, off)
                 while i < n and buf[i] != 10:
                     i += 1
                 continue
@@ -734,43 +1137,58 @@ def _scan(
         i += 1
         line_no += 1
     if g >= 0:
-        info[g, MT_S] = mt_s
-        info[g, PLIES] = plies
-        _close_game(buf, info, g, last_end)
-        views, data, off = _finish_game(buf, info, spans, g, views, data, off, bi)
-    return info[: g + 1], spans[: g + 1], stray, line_no, views[: g + 1], data[: max(off, 0)], off
+        data, off = _close_game(buf, info, views, valid, g, mt_s, plies, last_end, data, off)
+    m = g + 1
+    return info[:, :m], views[:, :m], valid[:, : (m + 7) // 8], data[:off], stray, line_no
 
 
 @nb.njit(cache=True, inline="always")
-def _put_u32(views: np.ndarray, a: int, b: int, at: int, v: int) -> None:
-    """Write `v` little-endian as 4 bytes at views[a, b, at:at + 4]."""
-    views[a, b, at] = v & 255
-    views[a, b, at + 1] = (v >> 8) & 255
-    views[a, b, at + 2] = (v >> 16) & 255
-    views[a, b, at + 3] = (v >> 24) & 255
+def _close_game(
+    buf: np.ndarray,
+    info: np.ndarray,
+    views: np.ndarray,
+    valid: np.ndarray,
+    g: int,
+    mt_s: int,
+    plies: int,
+    last_end: int,
+    data: np.ndarray,
+    off: int,
+) -> tuple[np.ndarray, int]:
+    """Finish game `g`: its plies, whether its movetext ends with a result, and (only when it
+    does not: the quarantine shows it) the first VALUE_MAX bytes of its movetext."""
+    info[PLIES, g] = plies
+    has_result = mt_s >= 0 and _ends_with_result(buf, mt_s, last_end)
+    info[HAS_RESULT, g] = 1 if has_result else 0
+    info[HAS_MT, g] = 1 if mt_s >= 0 else 0
+    if mt_s >= 0 and not has_result:
+        e = max(min(last_end, mt_s + VALUE_MAX), mt_s)  # only a comment: last_end is before it
+        while e < last_end and e > mt_s and (buf[e] & 0xC0) == 0x80:
+            e -= 1  # never cut a character in two
+        data, off = _put_view(buf, mt_s, e, views, valid, COL_MT, g, data, off)
+    return data, off
 
 
 @nb.njit(cache=True)
-def _gather(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Arrow offsets and data buffers holding the byte spans [start, end) (negative start: empty)."""
-    m = starts.shape[0]
-    offsets = np.zeros(m + 1, dtype=np.int64)
-    for k in range(m):
-        ln = ends[k] - starts[k] if starts[k] >= 0 else 0
-        offsets[k + 1] = offsets[k] + ln
-    data = np.empty(offsets[m], dtype=np.uint8)
-    for k in range(m):
-        s = starts[k]
-        if s >= 0:
-            o = offsets[k]
-            for j in range(ends[k] - s):
-                data[o + j] = buf[s + j]
-    return offsets, data
+def _next_game_start(buf: np.ndarray, pos: int, n: int) -> int:
+    """Index of the first `[` at or after `pos` that opens a line after a blank line and is not
+    `[%`: whatever came before, the scanner starts a game there. -1 when there is none."""
+    i = max(pos, 1)
+    while i < n - 1:
+        if buf[i] == 91 and buf[i - 1] == 10 and buf[i + 1] != 37:
+            j = i - 2
+            while j >= 0 and _is_ws(buf[j]):
+                j -= 1
+            if j < 0 or buf[j] == 10:
+                return i
+        i += 1
+    return -1
 
 
 def _read_buffer(path: Path) -> np.ndarray:
-    """The file's bytes as a read-only uint8 array: a memory map of a plain file (no copy),
-    the decompressed bytes of a `.gz` or `.zst` file."""
+    """The file's bytes as a read-only uint8 array: a memory map of a plain file (no copy; its
+    pages are mapped as the scanner threads first touch them, in parallel), the decompressed
+    bytes of a `.gz` or `.zst` file."""
     if path.suffix in (".gz", ".zst"):
         return np.frombuffer(_read_bytes(path), dtype=np.uint8)
     try:
@@ -778,8 +1196,9 @@ def _read_buffer(path: Path) -> np.ndarray:
             size = os.fstat(handle.fileno()).st_size
             if size == 0:
                 return np.frombuffer(b"", dtype=np.uint8)
-            flags = mmap.MAP_PRIVATE | getattr(mmap, "MAP_POPULATE", 0)
-            mapped = mmap.mmap(handle.fileno(), size, flags=flags, prot=mmap.PROT_READ)
+            mapped = mmap.mmap(handle.fileno(), size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ)
+            if hasattr(mmap, "MADV_WILLNEED"):  # start reading a file that is not cached yet
+                mapped.madvise(mmap.MADV_WILLNEED)
     except OSError as exc:
         raise UnreadableFileError(f"{path}: cannot read the file ({exc.strerror or exc})") from exc
     return np.frombuffer(mapped, dtype=np.uint8)  # the array keeps the map open
@@ -832,125 +1251,119 @@ def _complete_date(col: str) -> pl.Expr:
     return pl.col(col).is_not_null() & ~pl.col(col).str.contains("?", literal=True)
 
 
-def _string_columns(
-    buf: np.ndarray, se: np.ndarray, views: np.ndarray | None, datas: list[np.ndarray]
-) -> list[pl.Series]:
-    """String Series of the byte spans `se` (row: game; columns: start and end of each string
-    column, a negative start being null; the bytes are valid UTF-8). Built from the scanner's
-    Arrow string views (zero copy into Polars); from the spans when `views` is None."""
-    m = se.shape[0]
-    shared = [pa.py_buffer(d) for d in datas]
-    out = []
-    for c in range(se.shape[1] // 2):
-        starts = se[:, 2 * c]
-        valid = pa.py_buffer(np.packbits(starts >= 0, bitorder="little"))
-        if views is not None:
-            column = np.ascontiguousarray(views[:, c])
-            arr = pa.Array.from_buffers(pa.string_view(), m, [valid, pa.py_buffer(column), *shared])
-        else:  # a data buffer would have passed 2 GiB: offsets do not fit a view
-            offsets, chars = _gather(buf, starts, se[:, 2 * c + 1])
-            arr = pa.LargeStringArray.from_buffers(
-                m, pa.py_buffer(offsets), pa.py_buffer(chars), valid
-            )
-        out.append(pl.Series(pl.from_arrow(arr)))
-    return out
+def _default_chunks(size: int) -> int:
+    """How many pieces to scan a buffer of `size` bytes in: a few per CPU for a big file (so a
+    busy core does not hold the others up), one for a small file (threads cost more)."""
+    if size < PARALLEL_MIN_BYTES:
+        return 1
+    return min(_cpus(), 8) * 2
 
 
-@nb.njit(cache=True)
-def _next_game_start(buf: np.ndarray, pos: int, n: int) -> int:
-    """Index of the first `[` at or after `pos` that follows a blank line and opens a tag line
-    (not `[%`): a game boundary for the scanner whatever came before. -1 when there is none."""
-    i = max(pos, 2)
-    while i < n - 1:
-        if buf[i] == 91 and buf[i - 1] == 10 and buf[i - 2] == 10 and buf[i + 1] != 37:
-            return i
-        i += 1
-    return -1
+def _cpus() -> int:
+    """CPUs this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
-def _scan_parallel(
-    buf: np.ndarray, start: int, mark_replacement: bool
-) -> tuple[np.ndarray, np.ndarray, int, np.ndarray | None, list[np.ndarray]]:
-    """Run `_scan` on one chunk per CPU, cut where a blank line precedes a tag line (a game
-    boundary for the scanner), and concatenate the per-game arrays in file order, with line
-    numbers made absolute. Returns info, spans, stray, the string views (None if a chunk's
-    data buffer overflowed) and the chunks' data buffers."""
+def _cuts(buf: np.ndarray, start: int, chunks: int) -> list[int]:
+    """Chunk boundaries from `start` to the end: about `chunks` pieces (more when a piece would
+    pass CHUNK_MAX bytes), each cut at the start of a game (`_next_game_start`)."""
     n = buf.shape[0]
-    workers = min(os.cpu_count() or 1, 8)
+    pieces = max(chunks, -(-(n - start) // CHUNK_MAX), 1)
     cuts = [start]
-    if n >= PARALLEL_MIN_BYTES and workers >= 2:
-        for k in range(1, workers):
-            pos = _next_game_start(buf, max(n * k // workers, cuts[-1] + 1), n)
-            if pos < 0:
-                break
-            cuts.append(pos)
-    cuts.append(n)
+    for k in range(1, pieces):
+        pos = _next_game_start(buf, max(start + (n - start) * k // pieces, cuts[-1] + 1), n)
+        if pos < 0:
+            break
+        cuts.append(pos)
+    return [*cuts, n]
 
-    def scan(k: int) -> tuple[np.ndarray, np.ndarray, int, int, np.ndarray, np.ndarray, int]:
-        return _scan(
-            buf, cuts[k], cuts[k + 1], 1, TAG_NAMES, TAG_LENS, TAG_TABLE, mark_replacement, k
-        )
+
+Part = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int]
+
+
+def _scan_chunks(buf: np.ndarray, start: int, mark_replacement: bool, chunks: int) -> list[Part]:
+    """`_scan` of each chunk, in file order, the chunks spread over a thread pool (the scanner
+    releases the GIL). Empty when a chunk is not UTF-8 (without `mark_replacement`)."""
+    cuts = _cuts(buf, start, chunks)
+
+    def scan(k: int) -> Part:
+        return _scan(buf, cuts[k], cuts[k + 1], mark_replacement, TAG_NAMES, TAG_LENS, TAG_TABLE)
 
     if len(cuts) == 2:
         parts = [scan(0)]
     else:
-        with ThreadPoolExecutor(len(cuts) - 1) as pool:
+        with ThreadPoolExecutor(min(_cpus(), len(cuts) - 1)) as pool:
             parts = list(pool.map(scan, range(len(cuts) - 1)))
-    if any(p[2] < 0 for p in parts):
-        return parts[0][0][:0], parts[0][1][:0], -1, None, []
-    base = 0
-    for info, _, _, end_line, _, _, _ in parts:
-        if base:
-            info[:, FIRST_LINE] += base
-            for col in (BADTAG_LINE, ENC_LINE):
-                info[:, col] += np.where(info[:, col] > 0, base, 0)
-        base += end_line - 1
-    info = np.concatenate([p[0] for p in parts])
-    spans = np.concatenate([p[1] for p in parts])
-    views = None
-    if all(p[6] >= 0 for p in parts):
-        views = parts[0][4] if len(parts) == 1 else np.concatenate([p[4] for p in parts])
-    return info, spans, parts[0][2], views, [p[5] for p in parts]
+    if any(p[4] < 0 for p in parts):
+        return []
+    return parts
 
 
-def _games_frame(buf: np.ndarray, start: int, mark_replacement: bool) -> tuple[pl.DataFrame, int]:
+def _batch(part: Part, first_game: int, line_base: int) -> pa.RecordBatch:
+    """One chunk's games as an Arrow batch without copying its strings: the game ordinal, line
+    numbers made absolute (`line_base`: lines before the chunk), flags and STRING_COLUMNS."""
+    info, views, valid, data, _, _ = part
+    m = info.shape[1]
+
+    def line(row: int) -> pa.Array:
+        values = info[row]
+        return pa.array(values + line_base, mask=values == 0)
+
+    columns = {
+        "game": pa.array(np.arange(first_game, first_game + m, dtype=np.int64)),
+        "first_line": pa.array(info[FIRST_LINE] + line_base),
+        "plies": pa.array(info[PLIES].astype(np.int32)),
+        "has_result": pa.array(info[HAS_RESULT] == 1),
+        "has_mt": pa.array(info[HAS_MT] == 1),
+        "site_url": pa.array(info[SITE_URL] == 1),
+        "bad_tag_line": line(BADTAG_LINE),
+        "bad_enc_line": line(ENC_LINE),
+        **{f"code_{tag}": pa.array(info[row]) for tag, row in DATE_ROWS.items()},
+    }
+    chars = pa.py_buffer(data)
+    for c, name in enumerate(STRING_COLUMNS):
+        buffers = [pa.py_buffer(valid[c]), pa.py_buffer(views[c]), chars]
+        columns[name] = pa.Array.from_buffers(pa.string_view(), m, buffers)
+    return pa.RecordBatch.from_pydict(columns)
+
+
+def _games_frame(
+    buf: np.ndarray, start: int, mark_replacement: bool, chunks: int
+) -> tuple[pl.DataFrame, int]:
     """One row per game from the byte scan: first line, needed tags, plies and defects found.
 
-    Also returns the line of the first stray text before the first game (0 when none).
+    Also returns the line of the first stray text before the first game (0 when none), or -1
+    when the buffer is not UTF-8 (without `mark_replacement`). One Polars chunk per scan chunk.
     """
-    info, spans, stray, views, datas = _scan_parallel(buf, start, mark_replacement)
-    extra = info[:, [MT_S, MT_E, BADTAG_S, BADTAG_E, ENC_S, ENC_E]]
-    strings = _string_columns(buf, np.concatenate([spans, extra], axis=1), views, datas)
-    cols: dict[str, pl.Series] = {
-        "game": pl.Series(np.arange(1, info.shape[0] + 1, dtype=np.int64)),
-        "first_line": pl.Series(info[:, FIRST_LINE]),
-        "plies": pl.Series(info[:, PLIES].astype(np.int32)),
-        "has_result": pl.Series(info[:, HAS_RESULT] == 1),
-        "mt": strings[N_TAGS],
-        "bad_tag_line": pl.Series(info[:, BADTAG_LINE]),
-        "bad_tag": strings[N_TAGS + 1],
-        "bad_enc_line": pl.Series(info[:, ENC_LINE]),
-        "bad_enc": strings[N_TAGS + 2],
-    }
-    for k, tag in enumerate(TAGS):
-        cols[tag] = strings[k]
-    games = pl.DataFrame(cols).with_columns(
-        pl.col("bad_tag_line", "bad_enc_line").replace(0, None),
-    )
-    return games, int(stray)
+    parts = _scan_chunks(buf, start, mark_replacement, chunks)
+    if not parts:
+        return pl.DataFrame(), -1
+    batches = []
+    first_game, line_base = 1, 0
+    for part in parts:
+        if part[3].shape[0] >= 1 << 31:  # only if a chunk could not be cut below CHUNK_MAX
+            raise UnreadableFileError("a stretch of over 1 GiB without a game boundary")
+        batches.append(_batch(part, first_game, line_base))
+        first_game += part[0].shape[1]
+        line_base += part[5] - 1
+    games = pl.from_arrow(pa.Table.from_batches(batches), rechunk=False)
+    assert isinstance(games, pl.DataFrame)
+    return games, parts[0][4]
 
 
 def _derive(games: pl.DataFrame, source_file: str) -> pl.DataFrame:
     """Map tags to RAW_GAMES_SCHEMA columns and name each game's first defect (`reason`)."""
     stem = _file_stem(source_file)
     c = pl.col
-    site_is_url = c("Site").str.contains(URL_PATTERN).fill_null(False)
-    url_id = pl.when(site_is_url).then(c("Site").str.extract(URL_ID_PATTERN, 1))
+    site_is_url = c("site_url")  # the scanner matched URL_PATTERN and URL_ID_PATTERN
     gid = pl.coalesce(
-        pl.when(c("GameId").is_not_null() & (c("GameId") != "")).then(c("GameId")),
-        url_id,
-        pl.lit(stem + "#") + c("game").cast(pl.String),
+        pl.when(c("GameId").is_not_null() & (c("GameId") != "")).then(c("GameId")), c("url_id")
     )
+    if games.select(gid.null_count()).item():  # else the ordinal ids need not be built
+        gid = pl.coalesce(gid, pl.lit(stem + "#") + c("game").cast(pl.String))
     dated = pl.coalesce(
         pl.when(_complete_date("UTCDate")).then(c("UTCDate")),
         pl.when(_complete_date("Date")).then(c("Date")),
@@ -969,15 +1382,7 @@ def _derive(games: pl.DataFrame, source_file: str) -> pl.DataFrame:
         dated.alias("date_used"),
         time.alias("time_used"),
         event.alias("event"),
-        (
-            dated.str.strptime(pl.Date, "%Y.%m.%d", strict=False).alias("date_parsed")
-            if games.height
-            else pl.lit(None, pl.Date).alias("date_parsed")
-        ),
-        (dated + " " + time)
-        .str.strptime(pl.Datetime("us"), "%Y.%m.%d %H:%M:%S", strict=False)
-        .dt.replace_time_zone("UTC")
-        .alias("played_at"),
+        *_played(games, dated, time),
     ).with_columns(
         pl.concat_str(
             c("event"), site_part.then(pl.lit(" | ") + c("Site")).otherwise(pl.lit(""))
@@ -1011,6 +1416,39 @@ def _derive(games: pl.DataFrame, source_file: str) -> pl.DataFrame:
     return games.with_columns(_defect(games))
 
 
+def _played(
+    games: pl.DataFrame, dated: pl.Expr, time: pl.Expr, *, in_polars: bool = False
+) -> list[pl.Expr]:
+    """`date_parsed` and `played_at` of the chosen date (`dated`) and time (`time`) strings.
+
+    From the scanner's codes when it vouched for every date and time tag of the file (real
+    YYYY.MM.DD dates, HH:MM:SS times: the same values as Polars' parse, without its cost);
+    else, or with `in_polars`, Polars parses the strings.
+    """
+    c = pl.col
+    codes = [c(f"code_{tag}") for tag in DATE_ROWS]
+    if not in_polars and games.height:
+        in_polars = games.select(pl.any_horizontal([x == OTHER_FORM for x in codes]).any()).item()
+    if in_polars or not games.height:
+        if not games.height:
+            date = pl.lit(None, pl.Date)
+        else:
+            date = dated.str.strptime(pl.Date, "%Y.%m.%d", strict=False, cache=False)
+        played = (dated + " " + time).str.strptime(
+            pl.Datetime("us"), "%Y.%m.%d %H:%M:%S", strict=False, cache=False
+        )
+    else:  # the same choice as `dated` and `time`: complete dates are the real ones here
+        utc, day, event, clock = codes
+        days = pl.coalesce(*(pl.when(x >= 0).then(x - DAY_BASE) for x in (utc, day, event)))
+        seconds = pl.when((utc >= 0) & (clock >= 0)).then(clock).otherwise(0)
+        date = days.cast(pl.Int32).cast(pl.Date)
+        played = (days * 86_400_000_000 + seconds * 1_000_000).cast(pl.Datetime("us"))
+    return [
+        date.alias("date_parsed"),
+        played.dt.replace_time_zone("UTC").alias("played_at"),
+    ]
+
+
 def _player(tag: str, side: str) -> list[pl.Expr]:
     """Id, name and id-from-name flag of one side: the FIDE id when present, else the name."""
     c = pl.col
@@ -1041,7 +1479,7 @@ def _defect(games: pl.DataFrame) -> list[pl.Expr]:
             pl.lit('malformed tag line (expected [Name "value"])'),
         ),
         (
-            c("mt").is_null() | ~c("has_result").fill_null(False),
+            ~c("has_mt") | ~c("has_result"),
             c("first_line"),
             pl.coalesce(c("mt"), pl.lit("")),
             pl.lit("game has tags but its movetext is missing or has no result (truncated?)"),
@@ -1086,18 +1524,19 @@ def _split(games: pl.DataFrame, source_file: str) -> IngestResult:
     """Good rows (conformed) and quarantine rows, with duplicate game ids quarantined too."""
     bad = games.filter(pl.col("q_reason").is_not_null())
     good = games.filter(pl.col("q_reason").is_null())
-    first_line = pl.col("source_line").first().over("game_id")
-    dup = good.with_columns(first_line.alias("dup_of")).filter(
-        ~pl.col("game_id").is_first_distinct()
-    )
-    dup = dup.with_columns(
-        pl.col("source_line").alias("q_line"),
-        pl.col("game_id").alias("q_value"),
-        pl.format(
-            "game id '{}' already appears at line {}", pl.col("game_id"), pl.col("dup_of")
-        ).alias("q_reason"),
-    ).drop("dup_of")
-    good = good.filter(pl.col("game_id").is_first_distinct())
+    first = good.get_column("game_id").is_first_distinct()
+    dup = bad.clear()
+    if not first.all():  # the common case, no duplicate, skips the grouping
+        first_line = pl.col("source_line").first().over("game_id")
+        dup = good.with_columns(first_line.alias("dup_of")).filter(~first)
+        dup = dup.with_columns(
+            pl.col("source_line").alias("q_line"),
+            pl.col("game_id").alias("q_value"),
+            pl.format(
+                "game id '{}' already appears at line {}", pl.col("game_id"), pl.col("dup_of")
+            ).alias("q_reason"),
+        ).drop("dup_of")
+        good = good.filter(first)
     quarantine = (
         pl.concat([bad, dup])
         .sort("q_line")
@@ -1115,21 +1554,29 @@ def _split(games: pl.DataFrame, source_file: str) -> IngestResult:
     )
 
 
-def read_pgn(path: Path, source_file: str | None = None) -> IngestResult:
+def read_pgn(
+    path: Path, source_file: str | None = None, *, chunks: int | None = None
+) -> IngestResult:
     """Read a PGN file (plain, `.gz` or `.zst`) into RAW_GAMES_SCHEMA rows and quarantine rows.
 
     `source_file` is recorded in every row; it defaults to the path as given. Games with a defect
-    go to the quarantine with a reason; the games around them are still returned.
+    go to the quarantine with a reason; the games around them are still returned. `chunks` sets
+    how many pieces the file is scanned in (default: by size and CPUs); the result never
+    depends on it.
     """
     path = Path(path)
     source = str(path) if source_file is None else source_file
     buf = _read_buffer(path)
     start = 3 if buf[:3].tobytes() == b"\xef\xbb\xbf" else 0
-    games, stray = _games_frame(buf, start, False)
-    if stray < 0:  # not UTF-8: rescan the repaired text and flag the lines that held bad bytes
-        data = buf.tobytes().decode("utf-8", errors="replace").encode("utf-8")
-        buf = np.frombuffer(data, dtype=np.uint8)
-        games, stray = _games_frame(buf, start, True)
+    pieces = _default_chunks(buf.shape[0]) if chunks is None else chunks
+    try:
+        games, stray = _games_frame(buf, start, False, pieces)
+        if stray < 0:  # not UTF-8: rescan the repaired text and flag the lines that held bad bytes
+            data = str(memoryview(buf), "utf-8", errors="replace").encode("utf-8")
+            buf = np.frombuffer(data, dtype=np.uint8)
+            games, stray = _games_frame(buf, start, True, pieces)
+    except UnreadableFileError as exc:
+        raise UnreadableFileError(f"{path}: {exc}") from exc
     result = _split(_derive(games, source), source)
     if stray > 0:
         extra = quarantine_rows(

@@ -38,6 +38,7 @@ _TIME_CONTROLS = ["60+0", "120+1", "180+0", "180+2", "300+0", "300+3", "600+0", 
 _TERMINATIONS = ["Normal", "Normal", "Normal", "Time forfeit", "Abandoned"]
 _EXTRA_TERMINATIONS = ["Rules infraction", "Unterminated", "Something else", "abort", "expired"]
 _RESULTS = ["1-0", "0-1", "1/2-1/2"]
+_BLOCK = 10_000  # games encoded and written at a time
 _OPENINGS = [("C46", "Three Knights Opening"), ("C42", "Petrov's Defense"), ("A10", "English")]
 
 
@@ -150,47 +151,52 @@ def generate_pgn(
     bodies = make_bodies(min(n_bodies, max(n_games, 1)), seed, extras=extras)
     start = datetime(2024, 1, 1)
     alphabet = string.ascii_letters + string.digits
-    chunks: list[str] = []
-    for i in range(n_games):
-        body = bodies[i % len(bodies)]
-        white, black = rng.sample(_NAMES, 2)
-        result = rng.choice(_RESULTS)
-        when = start + timedelta(seconds=rng.randrange(0, 2 * 365 * 86400))
-        event, tc = "Rated Blitz game", rng.choice(_TIME_CONTROLS)
-        termination = rng.choice(_TERMINATIONS)
-        tags = [
-            ("Event", event),
-            ("Site", "https://lichess.org/" + "".join(rng.choices(alphabet, k=8))),
-            ("Date", when.strftime("%Y.%m.%d")),
-            ("Round", "-"),
-            ("White", white),
-            ("Black", black),
-            ("Result", result),
-            ("UTCDate", when.strftime("%Y.%m.%d")),
-            ("UTCTime", when.strftime("%H:%M:%S")),
-            ("WhiteElo", str(rng.randint(800, 2800))),
-            ("BlackElo", str(rng.randint(800, 2800))),
-            ("WhiteRatingDiff", f"{rng.randint(-9, 9):+d}"),
-            ("BlackRatingDiff", f"{rng.randint(-9, 9):+d}"),
-        ]
-        if white in _BOTS:
-            tags.append(("WhiteTitle", "BOT"))
-        if black in _BOTS:
-            tags.append(("BlackTitle", "BOT"))
-        eco, opening = rng.choice(_OPENINGS)
-        tags += [("ECO", eco), ("Opening", opening), ("TimeControl", tc)]
-        tags.append(("Termination", termination))
-        if extras:
-            tags = _vary(tags, rng)
-        head = "\n".join(f'[{k} "{v}"]' for k, v in tags)
-        movetext = _wrap([*body.tokens, result], rng, extras)
-        chunks.append(f"{head}\n\n{movetext}\n\n")
-    text = "".join(chunks)
-    data = text.encode("utf-8")
-    if path.suffix == ".gz":
-        data = gzip.compress(data, compresslevel=1)
-    path.write_bytes(data)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "wb") as out:  # written a block of games at a time: memory stays small
+        for first in range(0, n_games, _BLOCK):
+            games = range(first, min(first + _BLOCK, n_games))
+            text = "".join(_game(i, bodies, rng, start, alphabet, extras) for i in games)
+            out.write(text.encode("utf-8"))
     return path
+
+
+def _game(
+    i: int, bodies: list[Body], rng: random.Random, start: datetime, alphabet: str, extras: bool
+) -> str:
+    """Game number `i` (from 0) of the file, drawing from the file's random stream."""
+    body = bodies[i % len(bodies)]
+    white, black = rng.sample(_NAMES, 2)
+    result = rng.choice(_RESULTS)
+    when = start + timedelta(seconds=rng.randrange(0, 2 * 365 * 86400))
+    event, tc = "Rated Blitz game", rng.choice(_TIME_CONTROLS)
+    termination = rng.choice(_TERMINATIONS)
+    tags = [
+        ("Event", event),
+        ("Site", "https://lichess.org/" + "".join(rng.choices(alphabet, k=8))),
+        ("Date", when.strftime("%Y.%m.%d")),
+        ("Round", "-"),
+        ("White", white),
+        ("Black", black),
+        ("Result", result),
+        ("UTCDate", when.strftime("%Y.%m.%d")),
+        ("UTCTime", when.strftime("%H:%M:%S")),
+        ("WhiteElo", str(rng.randint(800, 2800))),
+        ("BlackElo", str(rng.randint(800, 2800))),
+        ("WhiteRatingDiff", f"{rng.randint(-9, 9):+d}"),
+        ("BlackRatingDiff", f"{rng.randint(-9, 9):+d}"),
+    ]
+    if white in _BOTS:
+        tags.append(("WhiteTitle", "BOT"))
+    if black in _BOTS:
+        tags.append(("BlackTitle", "BOT"))
+    eco, opening = rng.choice(_OPENINGS)
+    tags += [("ECO", eco), ("Opening", opening), ("TimeControl", tc)]
+    tags.append(("Termination", termination))
+    if extras:
+        tags = _vary(tags, rng)
+    head = "\n".join(f'[{k} "{v}"]' for k, v in tags)
+    movetext = _wrap([*body.tokens, result], rng, extras)
+    return f"{head}\n\n{movetext}\n\n"
 
 
 def _vary(tags: list[tuple[str, str]], rng: random.Random) -> list[tuple[str, str]]:

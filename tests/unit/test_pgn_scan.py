@@ -1,0 +1,285 @@
+"""Tests of the PGN byte scanner's pieces: chunked scans, the 8-byte search, URL ids, views."""
+
+from __future__ import annotations
+
+import functools
+import random
+import re
+from datetime import date
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rating_core.ingest import pgn
+from rating_core.ingest.pgn import read_pgn, read_pgn_reference
+from rating_core.ingest.pgn_synth import generate_pgn
+
+
+def good(i: int, moves: str = "1. e4 { [%clk 0:01:00] } 1... e5 2. Nf3 Nc6", site: str = "") -> str:
+    """A well-formed game, told apart by `i`."""
+    site_tag = f'[Site "{site}"]\n' if site else ""
+    return (
+        f'[Event "Rated Blitz game"]\n{site_tag}[Date "2025.05.01"]\n[White "white{i}"]\n'
+        f'[Black "black{i}"]\n[Result "1-0"]\n\n{moves} 1-0\n\n'
+    )
+
+
+# defects the quarantine must report, each with the good games around it still landing
+BAD_GAMES = [
+    good(0).replace('[White "white0"]', '[White "unterminated'),  # malformed tag line
+    good(0).replace('[Result "1-0"]', '[Result "*"]'),  # unfinished result
+    good(0).replace('[Date "2025.05.01"]', '[Date "2025.02.30"]'),  # impossible date
+    good(0).replace("1-0\n\n", "\n\n"),  # no result in the movetext
+    good(0).replace("1. e4 { [%clk 0:01:00] } 1... e5 2. Nf3 Nc6 1-0", "{ only a comment }"),
+    good(0).replace("{ [%clk 0:01:00] }", "{ a comment\nover lines [Event x] }"),
+    good(0).replace('[Black "black0"]\n', ""),  # missing player
+    good(0, site="https://lichess.org/dup00001"),  # twice: a duplicate id
+    good(0).replace("Nc6", "Nc6 (2... d6 {in (a} 3. d4) $1 ; rest\n% escaped\n3. Bb5"),
+]
+
+
+def mixed_file(rng: random.Random, n: int) -> bytes:
+    """`n` games, good ones with a bad one now and then, one with bytes that are not UTF-8."""
+    parts = [b"stray text before the first game\n\n"]
+    for i in range(n):
+        r = rng.random()
+        if r < 0.15:
+            text = rng.choice(BAD_GAMES)
+        elif r < 0.17:
+            text = good(i).replace(f"white{i}", f"M\xfcller{i}")
+            parts.append(text.encode("latin-1"))
+            continue
+        else:
+            text = good(i, site=f"https://lichess.org/{i:08d}")
+        parts.append(text.encode())
+    return b"".join(parts)
+
+
+def assert_chunks_agree(path: Path, counts: tuple[int, ...] = (2, 3, 7)) -> None:
+    """Every chunk count gives the rows and quarantine of the one-chunk scan."""
+    one = read_pgn(path, chunks=1)
+    for k in counts:
+        other = read_pgn(path, chunks=k)
+        assert other.rows.equals(one.rows), k
+        assert other.quarantine.equals(one.quarantine), k
+
+
+def cut_count(path: Path, chunks: int) -> int:
+    """How many chunks the scanner really uses for the file."""
+    buf = np.fromfile(path, dtype=np.uint8)
+    return len(pgn._cuts(buf, 0, chunks)) - 1
+
+
+def test_chunks_on_external_files(external: Path) -> None:
+    for name in ("lichess_db_1000k.pgn", "twic1599_1000k.pgn"):
+        path = external / "shakmaty" / name
+        assert cut_count(path, 7) == 7
+        assert_chunks_agree(path)
+
+
+def test_chunks_on_generated_files(tmp_path: Path) -> None:
+    path = generate_pgn(tmp_path / "gen.pgn", 300, seed=11, extras=True, n_bodies=30)
+    assert cut_count(path, 7) == 7
+    assert_chunks_agree(path)
+
+
+def test_chunks_with_bad_games(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.pgn"
+    path.write_bytes(mixed_file(random.Random(5), 400))
+    res = read_pgn(path, chunks=1)
+    # the file really has every kind of defect, and still its good games
+    reasons = " ".join(res.quarantine["reason"].to_list())
+    for part in ("malformed", "not UTF-8", "result '*'", "not a real date", "truncated", "Black"):
+        assert part in reasons, part
+    assert "already appears" in reasons and "before the first game" in reasons
+    assert res.rows.height > 300
+    assert cut_count(path, 7) == 7
+    assert_chunks_agree(path)
+    crlf = tmp_path / "crlf.pgn"
+    crlf.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    assert cut_count(crlf, 3) == 3
+    assert_chunks_agree(crlf, (3,))
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(seed=st.integers(0, 10**6), n=st.integers(1, 40), chunks=st.integers(2, 9))
+def test_chunks_property(tmp_path: Path, seed: int, n: int, chunks: int) -> None:
+    path = tmp_path / f"m{seed}.pgn"
+    path.write_bytes(mixed_file(random.Random(seed), n))
+    one = read_pgn(path, chunks=1)
+    other = read_pgn(path, chunks=chunks)
+    assert other.rows.equals(one.rows)
+    assert other.quarantine.equals(one.quarantine)
+
+
+def test_comment_only_movetext_is_quarantined(tmp_path: Path) -> None:
+    # the view of a movetext that is only a comment once had a negative length (a crash)
+    path = tmp_path / "c.pgn"
+    path.write_text(good(1) + BAD_GAMES[4] + good(2))
+    res = read_pgn(path)
+    assert res.rows["white_name"].to_list() == ["white1", "white2"]
+    assert res.quarantine.select("line", "value").rows() == [(9, "")]
+    assert "movetext is missing or has no result" in res.quarantine["reason"][0]
+
+
+def find_stop_reference(data: bytes, i: int, a: int, b: int) -> int:
+    """Index of the first byte at or after `i` that is `a`, `b` or non-ASCII (else len)."""
+    for k in range(i, len(data)):
+        if data[k] in (a, b) or data[k] >= 0x80:
+            return k
+    return len(data)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.binary(max_size=40).map(lambda b: b.replace(b"}", b"x"))
+    | st.lists(
+        st.sampled_from([b"}", b"\n", b"a", b" ", b"\xc3", b"\x7f", b"\x0a"]), max_size=30
+    ).map(b"".join),
+    start=st.integers(0, 40),
+)
+def test_find_stop_matches_bytewise_search(data: bytes, start: int) -> None:
+    buf = np.frombuffer(data, dtype=np.uint8)
+    start = min(start, len(data))
+    for a, b in ((125, 10), (10, 13), (32, 10)):
+        a8, b8 = pgn._ONES * np.uint64(a), pgn._ONES * np.uint64(b)
+        got = pgn._find_stop(buf, start, len(data), a8, b8)
+        assert got == find_stop_reference(data, start, a, b), (a, b)
+
+
+URL_CHARS = st.sampled_from(["h", "t", "p", "s", ":", "/", "?", "#", "a", "b", ".", "é", "//"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    prefix=st.sampled_from(["http://", "https://", "", "htps://", "https:/", "http"]),
+    rest=st.lists(URL_CHARS, max_size=14).map("".join),
+)
+def test_url_id_matches_the_regex(prefix: str, rest: str) -> None:
+    text = prefix + rest
+    raw = text.encode()
+    is_url, s, e = pgn._url_id(np.frombuffer(raw, dtype=np.uint8), 0, len(raw))
+    assert is_url == (re.match(pgn.URL_PATTERN, text) is not None)
+    m = re.match(pgn.URL_ID_PATTERN, text)
+    assert (raw[s:e].decode() if s >= 0 else None) == (m.group(1) if m else None)
+
+
+@pytest.mark.parametrize("length", [1, 4, 11, 12, 13, 40])
+def test_game_ids_of_every_length(tmp_path: Path, length: int) -> None:
+    # ids up to 12 bytes sit in the string view, longer ones point into the copied Site value
+    gid = "".join(random.Random(length).choices("abcXYZ019", k=length))
+    site = f"https://example.org/g/{gid}/?x=1"
+    path = tmp_path / "ids.pgn"
+    path.write_text(good(1, site=site) + good(2, site="https://example.org/") + good(3))
+    rows = read_pgn(path).rows
+    assert rows["game_id"].to_list() == [gid, "ids#2", "ids#3"]
+    assert rows["tournament_id"].to_list() == ["Rated Blitz game"] * 3
+    assert rows.equals(read_pgn_reference(path))
+
+
+def test_last_site_tag_wins(tmp_path: Path) -> None:
+    text = good(1, site="https://lichess.org/first001").replace(
+        '[Date "2025', '[Site "Hastings ENG"]\n[Date "2025'
+    )
+    path = tmp_path / "two.pgn"
+    path.write_text(text)
+    row = read_pgn(path).rows.row(0, named=True)
+    assert row["game_id"] == "two#1"
+    assert row["tournament_id"] == "Rated Blitz game | Hastings ENG"
+    assert read_pgn(path).rows.equals(read_pgn_reference(path))
+
+
+@pytest.mark.parametrize("tail", ["", "\n", " ", "\r\n"])
+def test_file_ending_anywhere_in_the_last_line(tmp_path: Path, tail: str) -> None:
+    # values and moves close to the end of the buffer take the byte-by-byte paths
+    for pad in range(-1, 12):
+        moves = "" if pad < 0 else "1. e4 {" + "x" * pad + "} e5 2. Nf3"
+        text = good(1) + good(2, moves=moves).rstrip("\n") + tail
+        path = tmp_path / f"end{pad}.pgn"
+        path.write_text(text)
+        res = read_pgn(path)
+        assert res.quarantine.height == 0
+        assert res.rows["plies"].to_list() == [4, 0 if pad < 0 else 3]
+        assert res.rows.equals(read_pgn_reference(path))
+
+
+THOUSAND = (date(1000, 1, 1) - date(1970, 1, 1)).days
+DATE_TEXT = st.one_of(
+    st.builds(
+        "{:04d}.{:02d}.{:02d}".format,
+        st.integers(0, 9999) | st.sampled_from([1000, 1600, 1900, 1969, 1970, 2000, 2024, 2100]),
+        st.integers(0, 13),
+        st.integers(0, 32),
+    ),
+    st.text(alphabet="0123456789.?", max_size=11),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=DATE_TEXT)
+def test_date_code_agrees_with_polars(text: str) -> None:
+    raw = np.frombuffer(text.encode(), dtype=np.uint8)
+    code = pgn._date_code(raw, 0, len(raw))
+    parsed = pl.Series([text]).str.strptime(pl.Date, "%Y.%m.%d", strict=False)
+    days = parsed.cast(pl.Int32)[0]  # days since 1970-01-01, null when Polars rejects it
+    if code >= 0:  # the scanner vouches for the date: it is Polars' date
+        assert days == code - pgn.DAY_BASE
+    elif code == pgn.HAS_QUESTION_MARK:
+        assert "?" in text
+    else:
+        assert code == pgn.OTHER_FORM and "?" not in text
+    if len(text) == 10 and text[4] == text[7] == "." and days is not None and days >= THOUSAND:
+        assert code >= 0  # and it vouches for every real date written the usual way
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.builds(
+        "{:02d}:{:02d}:{:02d}".format, st.integers(0, 99), st.integers(0, 99), st.integers(0, 99)
+    )
+    | st.text(alphabet="0123456789:?", max_size=9)
+)
+def test_time_code_agrees_with_polars(text: str) -> None:
+    raw = np.frombuffer(text.encode(), dtype=np.uint8)
+    code = pgn._time_code(raw, 0, len(raw))
+    parsed = pl.Series(["2025.01.01 " + text]).str.strptime(
+        pl.Datetime("us"), "%Y.%m.%d %H:%M:%S", strict=False
+    )[0]
+    if code >= 0:
+        assert parsed is not None
+        assert parsed.hour * 3600 + parsed.minute * 60 + parsed.second == code
+    else:
+        assert code == pgn.OTHER_FORM
+
+
+def test_scanner_dates_equal_polars_dates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    games = [
+        good(1),
+        good(2).replace('[Date "2025.05.01"]', '[Date "2024.02.29"]\n[UTCDate "1969.12.31"]'),
+        good(3).replace('[Date "2025.05.01"]', '[UTCDate "2000.02.29"]\n[UTCTime "23:59:59"]'),
+        good(4).replace('[Date "2025.05.01"]', '[UTCDate "2025.??.??"]\n[UTCTime "12:00:00"]'),
+        good(5).replace('[Date "2025.05.01"]', '[Date "????.??.??"]\n[EventDate "1900.03.01"]'),
+        good(6).replace('[Date "2025.05.01"]', '[UTCTime "01:02:03"]\n[Date "1000.01.01"]'),
+        good(7).replace('[Date "2025.05.01"]', '[Date "2025.??.??"]'),
+    ]
+    path = tmp_path / "dates.pgn"
+    path.write_text("".join(games))
+    generated = generate_pgn(tmp_path / "gen.pgn", 200, seed=4, extras=True, n_bodies=20)
+    in_polars = functools.partial(pgn._played, in_polars=True)
+    for p in (path, generated):
+        buf = np.fromfile(p, dtype=np.uint8)
+        frame, _ = pgn._games_frame(buf, 0, False, 1)
+        codes = frame.select(pl.col("^code_.*$")).to_numpy()
+        assert (codes != pgn.OTHER_FORM).all()  # the scanner's numbers are used
+        fast = read_pgn(p)
+        monkeypatch.setattr(pgn, "_played", in_polars)
+        slow = read_pgn(p)
+        monkeypatch.undo()
+        assert fast.rows.equals(slow.rows) and fast.quarantine.equals(slow.quarantine)
+    assert read_pgn(path).rows["white_name"].to_list() == [f"white{i}" for i in (1, 2, 3, 5, 6)]
