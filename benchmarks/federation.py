@@ -12,8 +12,8 @@ Prints wall and CPU (user + sys) times and ratios, the load average and peak RSS
 lists, then overall). `--repeat R` times each side R times, lists first, and reports the
 fastest of each (the first run pays cold caches; the numba code is loaded beforehand, on a
 1,000-game slice).
-Usage: .venv/bin/python benchmarks/federation.py [--players N] [--games M] [--dir PATH]
-       [--lists-only] [--repeat R] [--profile [list|explanations]]
+Usage: .venv/bin/python benchmarks/federation.py [--players N] [--newcomers U] [--games M]
+       [--dir PATH] [--lists-only] [--repeat R] [--profile [list|explanations]]
 `--lists-only` (alias `--no-explain`) skips the explanation table; `--profile` prints a
 cProfile (cumulative) of one warm run of the list (default) or the explanations instead.
 """
@@ -47,9 +47,17 @@ from rating_core.schemas import RatingList, Status  # noqa: E402
 T = TypeVar("T")
 
 
-def generate(players: int, games: int, out: Path, seed: int = 7) -> tuple[Path, pl.DataFrame]:
-    """Write a synthetic games parquet for period 2024-01 and return it with the start state."""
+def generate(
+    players: int, games: int, out: Path, newcomers: int | None = None, seed: int = 7
+) -> tuple[Path, pl.DataFrame]:
+    """Write a synthetic games parquet for period 2024-01 and return it with the start state.
+
+    `players` rated players are on the starting list; `newcomers` more (default: one for every
+    19 rated, 5% of everyone) play without a rating and pool their games.
+    """
     rng = np.random.default_rng(seed)
+    rated_count = players
+    players = rated_count + (rated_count // 19 if newcomers is None else newcomers)
     white = rng.integers(0, players, games)
     black = (white + rng.integers(1, players, games)) % players
     ids = pl.Series("i", np.arange(players)).cast(pl.String)
@@ -75,8 +83,8 @@ def generate(players: int, games: int, out: Path, seed: int = 7) -> tuple[Path, 
     )
     path = out / "games.parquet"
     frame.write_parquet(path)
-    # 95% of the players are rated; the rest pool games as newcomers.
-    rated = rng.random(players) < 0.95
+    rated = np.zeros(players, dtype=bool)
+    rated[rng.permutation(players)[:rated_count]] = True
     rating = rng.integers(1400, 2800, players)
     state = pl.DataFrame(
         {
@@ -148,7 +156,10 @@ def load() -> str:
 def main() -> None:
     """Parse arguments, generate the data, time the runs, print the figures."""
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--players", type=int, default=1_000_000)
+    ap.add_argument("--players", type=int, default=1_000_000, help="rated players")
+    ap.add_argument(
+        "--newcomers", type=int, default=None, help="unrated players (default: players / 19)"
+    )
     ap.add_argument("--games", type=int, default=5_000_000)
     ap.add_argument("--dir", type=Path, default=None)
     ap.add_argument(
@@ -170,9 +181,11 @@ def main() -> None:
     repeat = max(args.repeat, 1)
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         t0 = time.perf_counter()
-        path, state = generate(args.players, args.games, Path(tmp))
+        path, state = generate(args.players, args.games, Path(tmp), args.newcomers)
         print(
-            f"generated {args.games:,} games, {state.height:,} rated players in "
+            f"generated {args.games:,} games, {state.height:,} rated players and "
+            f"{args.newcomers if args.newcomers is not None else args.players // 19:,} "
+            f"newcomers in "
             f"{time.perf_counter() - t0:.1f}s; load average {load()}"
         )
         if args.profile:

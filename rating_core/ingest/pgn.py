@@ -149,6 +149,12 @@ _CLOCK_TAIL = np.uint64(int.from_bytes(b" }", "little"))
 _LOW_BYTES = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 
 
+# Helpers that create no arrays are compiled without numba's reference counting (`_nrt=False`,
+# an option numba's own library uses): otherwise every call increments and decrements each array
+# argument's count atomically, which cost about as much as the scanning itself.
+_no_refcount = nb.njit(cache=True, _nrt=False)
+
+
 @intrinsic
 def _load8(typingctx: Any, arr: Any, idx: Any) -> Any:
     """The 8 bytes arr[idx:idx + 8] as a little-endian uint64 (unaligned load, no bounds check)."""
@@ -219,7 +225,7 @@ def _is_ws(b: int) -> bool:
     return b == 32 or b == 9 or b == 13 or b == 11 or b == 12
 
 
-@nb.njit(cache=True)
+@_no_refcount
 def _utf8_len(buf: np.ndarray, i: int, n: int) -> int:
     """Length of the valid UTF-8 sequence starting at `i`, 0 when the bytes are not UTF-8."""
     b0 = buf[i]
@@ -258,7 +264,7 @@ def _is_fffd(buf: np.ndarray, i: int, n: int) -> bool:
     return i + 2 < n and buf[i] == 0xEF and buf[i + 1] == 0xBF and buf[i + 2] == 0xBD
 
 
-@nb.njit(cache=True)
+@_no_refcount
 def _check_utf8(buf: np.ndarray, s: int, e: int, n: int) -> int:
     """0 when buf[s:e] is valid UTF-8 without U+FFFD, -3 when it holds U+FFFD, -2 when invalid."""
     k = s
@@ -335,7 +341,7 @@ def _san_after_piece(buf: np.ndarray, j: int, end: int) -> int:
     return _san_after_file(buf, j, end)
 
 
-@nb.njit(cache=True)
+@_no_refcount
 def _match_move(buf: np.ndarray, i: int, end: int) -> int:
     """Length of python-chess's MOVETEXT_REGEX move alternative matched at `i` (0: no match).
 
@@ -458,7 +464,7 @@ def _clock_at(buf: np.ndarray, i: int, n: int) -> bool:
     )
 
 
-@nb.njit(cache=True)
+@_no_refcount
 def _main_line(
     buf: np.ndarray, i: int, n: int, plies: int, last_end: int, mt_s: int
 ) -> tuple[int, int, int, int, bool]:
@@ -525,7 +531,7 @@ def _promo(b: int) -> bool:
     )  # fmt: skip
 
 
-@nb.njit(cache=True)
+@_no_refcount
 def _line_end(buf: np.ndarray, i: int, n: int) -> int:
     """Index of the newline ending the line at `i` (or `n`), without a trailing CR."""
     while i < n and buf[i] != 10:
@@ -536,7 +542,7 @@ def _line_end(buf: np.ndarray, i: int, n: int) -> int:
     return e
 
 
-@nb.njit(cache=True)
+@_no_refcount
 def _tag(buf: np.ndarray, s: int, e: int, has_cr: bool) -> tuple[int, int, int, int]:
     """Name and value spans of a tag line buf[s:e] per chess.pgn.TAG_REGEX; (-1, ...) if malformed."""
     i = s + 1
@@ -678,6 +684,40 @@ def _inline_view(buf: np.ndarray, s: int, ln: int) -> tuple[np.uint64, np.uint64
 
 
 @nb.njit(cache=True, inline="always")
+def _write_view(
+    buf: np.ndarray,
+    s: int,
+    e: int,
+    views: np.ndarray,
+    valid: np.ndarray,
+    c: int,
+    g: int,
+    data: np.ndarray,
+    off: int,
+) -> int:
+    """Write buf[s:e] as game `g`'s Arrow string view in column `c` (marked valid): inline up to
+    12 bytes, else copied to `data` at `off`, which has room for it. Returns the new offset."""
+    ln = e - s
+    valid[c, g >> 3] |= np.uint8(1 << (g & 7))
+    if ln <= 12:
+        views[c, g, 0], views[c, g, 1] = _inline_view(buf, s, ln)
+        return off
+    views[c, g, 0] = np.uint64(ln) | ((_load8(buf, s) & _LOW_BYTES[4]) << np.uint64(32))
+    views[c, g, 1] = (np.uint64(off) & _LOW_BYTES[4]) << np.uint64(32)  # data buffer 0
+    for j in range(ln):  # a slice assignment could make a temporary copy
+        data[off + j] = buf[s + j]
+    return off + ln
+
+
+@nb.njit(cache=True)
+def _more_data(data: np.ndarray, off: int, need: int) -> np.ndarray:
+    """`data` (its first `off` bytes) in a buffer with room for `need` more bytes."""
+    more = np.empty(max(2 * data.shape[0], off + need), dtype=np.uint8)
+    more[:off] = data[:off]
+    return more
+
+
+@nb.njit(cache=True, inline="always")
 def _put_view(
     buf: np.ndarray,
     s: int,
@@ -689,22 +729,11 @@ def _put_view(
     data: np.ndarray,
     off: int,
 ) -> tuple[np.ndarray, int]:
-    """Write buf[s:e] as game `g`'s Arrow string view in column `c` (marked valid): inline up to
-    12 bytes, else copied to `data` at `off` (grown when full). Returns `data` and the new
+    """`_write_view`, growing `data` first when it is full. Returns `data` and the new
     offset."""
-    ln = e - s
-    valid[c, g >> 3] |= np.uint8(1 << (g & 7))
-    if ln <= 12:
-        views[c, g, 0], views[c, g, 1] = _inline_view(buf, s, ln)
-        return data, off
-    if off + ln > data.shape[0]:
-        more = np.empty(max(2 * data.shape[0], off + ln), dtype=np.uint8)
-        more[:off] = data[:off]
-        data = more
-    views[c, g, 0] = np.uint64(ln) | ((_load8(buf, s) & _LOW_BYTES[4]) << np.uint64(32))
-    views[c, g, 1] = (np.uint64(off) & _LOW_BYTES[4]) << np.uint64(32)  # data buffer 0
-    data[off : off + ln] = buf[s:e]
-    return data, off + ln
+    if off + e - s > data.shape[0]:
+        data = _more_data(data, off, e - s)
+    return data, _write_view(buf, s, e, views, valid, c, g, data, off)
 
 
 @nb.njit(cache=True, inline="always")
@@ -744,10 +773,13 @@ def _digits(buf: np.ndarray, s: int, count: int) -> int:
 @nb.njit(cache=True, inline="always")
 def _has_question_mark(buf: np.ndarray, s: int, e: int) -> bool:
     """True when buf[s:e] holds a `?` (an incomplete date)."""
-    return bool((buf[s:e] == 63).any())
+    j = s
+    while j < e and buf[j] != 63:
+        j += 1
+    return j < e
 
 
-@nb.njit(cache=True)
+@_no_refcount
 def _date_code(buf: np.ndarray, s: int, e: int) -> int:
     """Code of a date tag's value buf[s:e]: DAY_BASE + days since 1970-01-01 for a real date
     written YYYY.MM.DD (year 1000 to 9999), HAS_QUESTION_MARK, else OTHER_FORM (then Polars
@@ -770,7 +802,7 @@ def _date_code(buf: np.ndarray, s: int, e: int) -> int:
     return HAS_QUESTION_MARK if _has_question_mark(buf, s, e) else OTHER_FORM
 
 
-@nb.njit(cache=True)
+@_no_refcount
 def _time_code(buf: np.ndarray, s: int, e: int) -> int:
     """Code of a UTCTime value buf[s:e]: the seconds of the day for HH:MM:SS (00:00:00 to
     23:59:59), else OTHER_FORM."""
@@ -795,11 +827,12 @@ def _put_tag(
     valid: np.ndarray,
     data: np.ndarray,
     off: int,
-) -> tuple[np.ndarray, int]:
-    """Record the value buf[vs:ve] of game `g`'s tag TAGS[k]: its string view, and for Site its
-    URL id, for a date or time tag its code. Returns `data` and its new offset."""
+) -> int:
+    """Record the value buf[vs:ve] of game `g`'s tag TAGS[k]: its string view (`data` has room
+    for it), and for Site its URL id, for a date or time tag its code. Returns the new offset in
+    `data`."""
     voff = off
-    data, off = _put_view(buf, vs, ve, views, valid, k, g, data, off)
+    off = _write_view(buf, vs, ve, views, valid, k, g, data, off)
     if k == SITE:
         info[SITE_URL, g] = _put_url_id(buf, vs, ve, voff, views, valid, g)
     elif k == TAG_UTC_DATE:
@@ -810,7 +843,7 @@ def _put_tag(
         info[EVENT_DATE, g] = _date_code(buf, vs, ve)
     elif k == TAG_UTC_TIME:
         info[UTC_TIME, g] = _time_code(buf, vs, ve)
-    return data, off
+    return off
 
 
 @nb.njit(cache=True)
@@ -846,7 +879,7 @@ def _ends_with_result(buf: np.ndarray, s: int, e: int) -> bool:
     return False
 
 
-@nb.njit(cache=True)
+@_no_refcount
 def _tag_lines(
     buf: np.ndarray,
     i: int,
@@ -858,10 +891,7 @@ def _tag_lines(
     valid: np.ndarray,
     data: np.ndarray,
     off: int,
-    names: np.ndarray,
-    lens: np.ndarray,
-    table: np.ndarray,
-) -> tuple[int, int, np.ndarray, int]:
+) -> tuple[int, int, int]:
     """Read the run of usual tag lines of game `g` from `i`: `[Name "value"]` then LF or CRLF,
     ASCII without CR in between (what TAG_REGEX matches, whatever the value holds), and write
     the needed values as string views.
@@ -875,7 +905,7 @@ def _tag_lines(
         ne = _find_stop(buf, ns, n, _SPACE8, _NL8)  # the space after the name
         if ne <= ns or ne + 1 >= n or _at(buf, ne) != 32 or _at(buf, ne + 1) != 34:
             break
-        k = _known_tag(buf, ns, ne, names, lens, table)
+        k = _known_tag(buf, ns, ne, TAG_NAMES, TAG_LENS, TAG_TABLE)
         if k < 0 and not _is_name(buf, ns, ne):
             break
         vs = ne + 2
@@ -890,10 +920,12 @@ def _tag_lines(
         if e - 2 < vs or _at(buf, e - 1) != 93 or _at(buf, e - 2) != 34:
             break
         if k >= 0:
-            data, off = _put_tag(buf, vs, e - 2, k, g, info, views, valid, data, off)
+            if e - 2 - vs > 12 and off + e - 2 - vs > data.shape[0]:
+                break  # `data` is full: the general path grows it
+            off = _put_tag(buf, vs, e - 2, k, g, info, views, valid, data, off)
         i = nl + 1
         line_no += 1
-    return i, line_no, data, off
+    return i, line_no, off
 
 
 @nb.njit(cache=True, nogil=True)
@@ -946,9 +978,9 @@ def _scan(
         else:  # a tag line
             if prev_kind != 1:  # a new game
                 if g >= 0:
-                    data, off = _close_game(
-                        buf, info, views, valid, g, mt_s, plies, last_end, data, off
-                    )
+                    if off + VALUE_MAX > data.shape[0]:
+                        data = _more_data(data, off, VALUE_MAX)
+                    off = _close_game(buf, info, views, valid, g, mt_s, plies, last_end, data, off)
                 g += 1
                 if g >= info.shape[1]:
                     info, views, valid = _grow(info, views, valid)
@@ -967,9 +999,7 @@ def _scan(
                 mt_s = -1
                 plies = 0
             # the usual tag lines in one go, then the general path for a line they leave
-            j, line_no, data, off = _tag_lines(
-                buf, i, n, g, line_no, info, views, valid, data, off, names, lens, table
-            )
+            j, line_no, off = _tag_lines(buf, i, n, g, line_no, info, views, valid, data, off)
             if j > i:
                 prev_kind = 1
                 i = j
@@ -994,7 +1024,9 @@ def _scan(
             else:
                 k = _tag_index(buf, ns, ne, names, lens, table)
             if k >= 0:
-                data, off = _put_tag(buf, vs, ve, k, g, info, views, valid, data, off)
+                if off + ve - vs > data.shape[0]:
+                    data = _more_data(data, off, ve - vs)
+                off = _put_tag(buf, vs, ve, k, g, info, views, valid, data, off)
             prev_kind = 1
             i = nl + 1
             line_no += 1
@@ -1137,7 +1169,9 @@ def _scan(
         i += 1
         line_no += 1
     if g >= 0:
-        data, off = _close_game(buf, info, views, valid, g, mt_s, plies, last_end, data, off)
+        if off + VALUE_MAX > data.shape[0]:
+            data = _more_data(data, off, VALUE_MAX)
+        off = _close_game(buf, info, views, valid, g, mt_s, plies, last_end, data, off)
     m = g + 1
     return info[:, :m], views[:, :m], valid[:, : (m + 7) // 8], data[:off], stray, line_no
 
@@ -1154,9 +1188,10 @@ def _close_game(
     last_end: int,
     data: np.ndarray,
     off: int,
-) -> tuple[np.ndarray, int]:
+) -> int:
     """Finish game `g`: its plies, whether its movetext ends with a result, and (only when it
-    does not: the quarantine shows it) the first VALUE_MAX bytes of its movetext."""
+    does not: the quarantine shows it) the first VALUE_MAX bytes of its movetext (`data` has
+    room for them). Returns the new offset in `data`."""
     info[PLIES, g] = plies
     has_result = mt_s >= 0 and _ends_with_result(buf, mt_s, last_end)
     info[HAS_RESULT, g] = 1 if has_result else 0
@@ -1165,8 +1200,8 @@ def _close_game(
         e = max(min(last_end, mt_s + VALUE_MAX), mt_s)  # only a comment: last_end is before it
         while e < last_end and e > mt_s and (buf[e] & 0xC0) == 0x80:
             e -= 1  # never cut a character in two
-        data, off = _put_view(buf, mt_s, e, views, valid, COL_MT, g, data, off)
-    return data, off
+        off = _write_view(buf, mt_s, e, views, valid, COL_MT, g, data, off)
+    return off
 
 
 @nb.njit(cache=True)

@@ -105,6 +105,16 @@ def test_chunks_with_bad_games(tmp_path: Path) -> None:
     assert_chunks_agree(crlf, (3,))
 
 
+def test_chunk_size_limit_cuts_more_pieces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a file over CHUNK_MAX is cut into more pieces than asked (each keeps its strings < 2 GiB)
+    path = generate_pgn(tmp_path / "gen.pgn", 200, seed=2, extras=True, n_bodies=20)
+    one = read_pgn(path, chunks=1)
+    monkeypatch.setattr(pgn, "CHUNK_MAX", 20_000)
+    assert cut_count(path, 1) >= path.stat().st_size // 20_000
+    many = read_pgn(path, chunks=1)
+    assert many.rows.equals(one.rows) and many.quarantine.equals(one.quarantine)
+
+
 @settings(
     max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
