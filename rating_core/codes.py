@@ -1,5 +1,5 @@
-"""Dense integer codes for string ids, the replay order and a cache prefetch: the shared front
-of the replays.
+"""Dense integer codes for string ids, positions among unique keys, the replay order and a cache
+prefetch: the shared front of the replays and of the FIDE lists.
 
 Both sequential kernels (site Elo, FIBS) work on integer-coded arrays. Strings are coded in one
 numba pass over Polars' Arrow string views, with no copy: a string of at most 12 bytes is stored
@@ -12,7 +12,9 @@ so the cache misses of consecutive rows overlap instead of queueing.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import polars as pl
@@ -58,6 +60,15 @@ def aligned_empty(shape: tuple[int, ...], dtype: type, align: int = 128) -> np.n
     raw = np.empty(nbytes + align, dtype=np.uint8)
     start = (-raw.ctypes.data) % align
     return raw[start : start + nbytes].view(dtype).reshape(shape)
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (its affinity mask, which a container or `taskset` may
+    narrow below the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
 
 
 # --- string keys and the coding pass ----------------------------------------------------------
@@ -279,17 +290,61 @@ def _dense_codes(
     n = values.len()
     if n == 0:
         return np.zeros(0, dtype=np.int32), values.clear()
-    codes = np.empty(n, dtype=np.int32)
-    table = np.full((1 << 10, 2), _FREE, dtype=np.uint64)
-    dkeys = np.empty((1 << 9, 2), dtype=np.uint64)
-    first = np.empty(1 << 9, dtype=np.int64)
+    coded = _code_chunks(values, key_of, 1 << 10)
+    if coded is None:
+        return _exact_codes(values)
+    codes, table, first, hashed = coded
+    m = first.shape[0]
+    long_rows = _hashed_rows(hashed)
+    if long_rows.shape[0]:  # long strings were keyed by a hash: compare each with its code's string
+        same = values.gather(long_rows).eq_missing(values.gather(first[codes[long_rows]]))
+        if not same.all():
+            return _exact_codes(values)
+    # Sort only the distinct strings (a plain sort is much cheaper than an arg_sort), then find
+    # each one's code in the table: rank[code] is the code's position in the sorted ids.
+    ordered = values.gather(first).sort().rechunk()
+    views = _chunk_views(ordered)
+    assert views is not None
+    hashes = key_of(ordered) if long_rows.shape[0] else np.zeros(0, dtype=np.int64)
+    at = np.empty(m, dtype=np.int32)
+    _lookup_views(views, np.ascontiguousarray(hashes).view(np.int64), table, at)
+    rank = np.empty(m, dtype=np.int32)
+    rank[at] = np.arange(m, dtype=np.int32)
+    _apply_rank(codes, rank)
+    return codes, ordered
+
+
+# A chunk of a coded series whose long strings were hashed: its views, null mask, first row.
+_Hashed = tuple[np.ndarray, np.ndarray, int]
+
+
+def _nulls_of(chunk: pl.Series) -> np.ndarray:
+    """The null mask of a one-chunk series (empty when it holds no null)."""
+    return chunk.is_null().to_numpy() if chunk.null_count() else np.zeros(0, dtype=np.bool_)
+
+
+def _code_chunks(
+    values: pl.Series, key_of: Callable[[pl.Series], np.ndarray], slots: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[_Hashed]] | None:
+    """Code the String series `values` chunk by chunk (`_code_views`), in a table of `slots`
+    slots (a power of two) at first, doubled whenever it is half full.
+
+    Returns (codes, table, first, hashed): the int32 code of each row (-1: null), the table,
+    the first row of each code, and the chunks whose long strings were keyed by `key_of`; or
+    None when Polars does not export string views or past MAX_CODES // 2 distinct keys. Long
+    strings are keyed by a hash: two different ones may share a code (the caller checks).
+    """
+    codes = np.empty(values.len(), dtype=np.int32)
+    table = np.full((slots, 2), _FREE, dtype=np.uint64)
+    dkeys = np.empty((slots // 2, 2), dtype=np.uint64)
+    first = np.empty(slots // 2, dtype=np.int64)
     m = row0 = 0
-    hashed: list[tuple[np.ndarray, np.ndarray, int]] = []  # chunks holding long strings
+    hashed: list[_Hashed] = []
     for chunk in values.get_chunks():
         views = _chunk_views(chunk)
         if views is None:
-            return _exact_codes(values)
-        nulls = chunk.is_null().to_numpy() if chunk.null_count() else np.zeros(0, dtype=np.bool_)
+            return None
+        nulls = _nulls_of(chunk)
         hashes = np.zeros(0, dtype=np.int64)
         stop = 0
         while stop >= 0:
@@ -298,7 +353,7 @@ def _dense_codes(
                 break
             if 2 * m >= table.shape[0]:  # half full: double the table and the key arrays
                 if m >= MAX_CODES // 2:
-                    return _exact_codes(values)
+                    return None
                 table = np.full((2 * table.shape[0], 2), _FREE, dtype=np.uint64)
                 _rehash(table, dkeys, m)
                 dkeys = np.concatenate([dkeys, np.empty_like(dkeys)])
@@ -308,28 +363,17 @@ def _dense_codes(
         if hashes.shape[0]:
             hashed.append((views, nulls, row0))
         row0 += chunk.len()
-    first = first[:m]
+    return codes, table, first[:m], hashed
+
+
+def _hashed_rows(hashed: list[_Hashed]) -> np.ndarray:
+    """The overall rows (int64, increasing) of the non-null long strings of `hashed` chunks."""
     n_long = sum(_count_long(views, nulls) for views, nulls, _ in hashed)
-    if n_long:  # long strings were keyed by a hash: compare each with its code's string
-        long_rows = np.empty(n_long, dtype=np.int64)
-        k = 0
-        for views, nulls, start in hashed:
-            k = _long_rows(views, nulls, start, long_rows, k)
-        same = values.gather(long_rows).eq_missing(values.gather(first[codes[long_rows]]))
-        if not same.all():
-            return _exact_codes(values)
-    # Sort only the distinct strings (a plain sort is much cheaper than an arg_sort), then find
-    # each one's code in the table: rank[code] is the code's position in the sorted ids.
-    ordered = values.gather(first).sort().rechunk()
-    views = _chunk_views(ordered)
-    assert views is not None
-    hashes = key_of(ordered) if n_long else np.zeros(0, dtype=np.int64)
-    at = np.empty(m, dtype=np.int32)
-    _lookup_views(views, np.ascontiguousarray(hashes).view(np.int64), table, at)
-    rank = np.empty(m, dtype=np.int32)
-    rank[at] = np.arange(m, dtype=np.int32)
-    _apply_rank(codes, rank)
-    return codes, ordered
+    rows = np.empty(n_long, dtype=np.int64)
+    k = 0
+    for views, nulls, row0 in hashed:
+        k = _long_rows(views, nulls, row0, rows, k)
+    return rows
 
 
 def _exact_codes(values: pl.Series) -> tuple[np.ndarray, pl.Series]:
@@ -339,6 +383,165 @@ def _exact_codes(values: pl.Series) -> tuple[np.ndarray, pl.Series]:
     table = pl.DataFrame({"value": sorted_ids}).with_row_index("idx")
     joined = values.to_frame().join(table, on="value", how="left", maintain_order="left")
     return joined["idx"].fill_null(-1).cast(pl.Int32).to_numpy(), sorted_ids
+
+
+# --- positions of values among unique keys ---------------------------------------------------
+
+_FIND_AHEAD = 32  # rows between a prefetch and its use in the lookup pass (measured: 16-64)
+_SPLIT = 1 << 20  # rows of `values` per lookup task (big chunks are split into ranges)
+_SERIAL = 1 << 16  # below this many values, look them up on the calling thread
+
+
+@njit(cache=True)
+def _codes_to_rows(table: np.ndarray, first: np.ndarray) -> None:
+    """Replace the code stored in each used slot of `table` by its row, first[code]."""
+    for j in range(table.shape[0]):
+        s0 = table[j, 0]
+        if s0 != _FREE:
+            row = np.uint64(first[(s0 >> _CODE_SHIFT) & _CODE_MASK])
+            table[j, 0] = (s0 & _KEY_MASK) | (row << _CODE_SHIFT)
+
+
+@njit(cache=True, nogil=True)
+def _find_views(
+    views: np.ndarray,
+    nulls: np.ndarray,
+    hashes: np.ndarray,
+    start: int,
+    table: np.ndarray,
+    out: np.ndarray,
+) -> int:
+    """out[i] = the number stored with the key of string view i in `table` (read only), -1 when
+    the row is null (nulls[i], when `nulls` is not empty) or its key is not in the table; for
+    i from `start`. Each row's slot is prefetched `_FIND_AHEAD` rows early.
+
+    Returns -1 when done, or, with `hashes` empty, the first row holding a long string (the
+    caller hashes the rows and resumes there).
+    """
+    n = views.shape[0]
+    has_nulls = nulls.shape[0] > 0
+    has_hashes = hashes.shape[0] > 0
+    bits = _bits_of(table)
+    mask = (1 << bits) - 1
+    flat = table.reshape(-1)
+    for i in range(start, n):
+        a = i + _FIND_AHEAD
+        if a < n:
+            if (views[a, 0] & _LOW32) <= _INLINE:
+                p0, p1 = _view_key(views[a, 0], views[a, 1])
+                prefetch(flat, 2 * _slot(p0, p1, bits))
+            elif has_hashes:
+                p0 = (views[a, 0] & ~_LOW32) | _LONG
+                prefetch(flat, 2 * _slot(p0, np.uint64(hashes[a]), bits))
+        if has_nulls and nulls[i]:
+            out[i] = -1
+            continue
+        v0 = views[i, 0]
+        if (v0 & _LOW32) <= _INLINE:
+            k0, k1 = _view_key(v0, views[i, 1])
+        else:
+            if not has_hashes:
+                return i
+            k0, k1 = (v0 & ~_LOW32) | _LONG, np.uint64(hashes[i])
+        j = _slot(k0, k1, bits)
+        while True:
+            s0 = table[j, 0]
+            if s0 == _FREE:
+                out[i] = -1
+                break
+            if (s0 & _KEY_MASK) == k0 and table[j, 1] == k1:
+                out[i] = np.int64((s0 >> _CODE_SHIFT) & _CODE_MASK)
+                break
+            j = (j + 1) & mask
+    return -1
+
+
+def positions_in(keys: pl.Series, values: pl.Series) -> np.ndarray:
+    """Position (row) in `keys` of each value of `values` (int64), -1 when the value is null or
+    absent from `keys`. Null keys are ignored. Duplicate non-null keys raise
+    ValueError(f"duplicate {keys.name} among the keys").
+
+    Equivalent to a left join of `values` on the keys' row index, without the join: the keys
+    alone are coded into a pre-sized table (`_code_views`), whose slots then hold each key's
+    row, and the chunks of `values` (big ones cut into ranges) are looked up read-only on all
+    cores. Long strings are keyed by a hash; every long value found is compared with its key's
+    string (a collision takes the exact Polars path), and a long value not found is absent
+    (equal strings have equal hashes). Other dtypes are compared as strings.
+    """
+    return _positions_in(keys, values, _hash_key)
+
+
+def _positions_in(
+    keys: pl.Series, values: pl.Series, key_of: Callable[[pl.Series], np.ndarray]
+) -> np.ndarray:
+    """`positions_in` with the 64-bit hash `key_of` for long strings (tests pass a colliding one)."""
+    name = keys.name
+    keys = keys.cast(pl.String).rename("value")
+    values = values.cast(pl.String).rename("value")
+    n_listed = keys.len() - keys.null_count()
+    if keys.len() > MAX_CODES:  # rows must fit the code field of a slot
+        return _exact_positions(keys, values, name)
+    slots = 1 << 10  # at most a quarter full (probes then rarely leave the first slot)
+    while slots < 4 * n_listed:
+        slots *= 2
+    coded = _code_chunks(keys, key_of, slots)
+    if coded is None:
+        return _exact_positions(keys, values, name)
+    _, table, first, _ = coded
+    if first.shape[0] < n_listed:  # equal keys (the exact path raises), or a hash collision
+        return _exact_positions(keys, values, name)
+    if first.shape[0] < keys.len():  # null keys: code c is not row c
+        _codes_to_rows(table, first)
+
+    out = np.empty(values.len(), dtype=np.int64)
+    tasks: list[tuple[pl.Series, np.ndarray, np.ndarray, int]] = []
+    row0 = 0
+    for chunk in values.get_chunks():
+        views = _chunk_views(chunk)
+        if views is None:
+            return _exact_positions(keys, values, name)
+        nulls = _nulls_of(chunk)
+        for lo in range(0, chunk.len(), _SPLIT):
+            hi = min(lo + _SPLIT, chunk.len())
+            part = chunk.slice(lo, hi - lo)
+            tasks.append((part, views[lo:hi], nulls[lo:hi], row0 + lo))
+        row0 += chunk.len()
+
+    def find(task: tuple[pl.Series, np.ndarray, np.ndarray, int]) -> _Hashed | None:
+        """Look up one range; returns it as a hashed chunk when it holds long strings."""
+        part, views, nulls, start = task
+        hashes = np.zeros(0, dtype=np.int64)
+        stop = _find_views(views, nulls, hashes, 0, table, out[start : start + views.shape[0]])
+        if stop < 0:
+            return None
+        hashes = np.ascontiguousarray(key_of(part)).view(np.int64)
+        _find_views(views, nulls, hashes, stop, table, out[start : start + views.shape[0]])
+        return views, nulls, start
+
+    workers = available_cpus()
+    if values.len() < _SERIAL or workers == 1 or len(tasks) == 1:
+        found = [find(task) for task in tasks]
+    else:
+        with ThreadPoolExecutor(min(workers, len(tasks))) as pool:
+            found = list(pool.map(find, tasks))
+    long_rows = _hashed_rows([h for h in found if h is not None])
+    long_rows = long_rows[out[long_rows] >= 0]
+    if long_rows.shape[0]:  # found by hash: compare each long value with its key's string
+        same = values.gather(long_rows).eq_missing(keys.gather(out[long_rows]))
+        if not same.all():
+            return _exact_positions(keys, values, name)
+    return out
+
+
+def _exact_positions(keys: pl.Series, values: pl.Series, name: str) -> np.ndarray:
+    """The exact Polars path of `positions_in` (a left join on the keys' row index): on equal
+    keys (it raises), after a hash collision, or when Polars does not export string views, or
+    past MAX_CODES keys."""
+    table = keys.to_frame().with_row_index("row").drop_nulls("value")
+    if table["value"].n_unique() < table.height:
+        raise ValueError(f"duplicate {name} among the keys")
+    joined = values.to_frame().join(table, on="value", how="left", maintain_order="left")
+    return joined["row"].fill_null(-1).cast(pl.Int64).to_numpy()
 
 
 # --- replay order -------------------------------------------------------------------------------

@@ -11,9 +11,10 @@ Public API (pure Polars, no Dagster):
   explain=True)` -> `FidePeriodResult` (state, list_rows, game_explanations, player_explanations,
   newcomers, pool, dropped), every frame sorted and typed by the schema constants below;
   `explain=False` computes the list without the per-game table (game_explanations empty, same
-  schema) and changes nothing else. Player ids are coded once with the state's ids
-  (`side_codes`, `rating_core.codes.dense_codes`: exact, no string join); the rating steps run
-  in numpy on integer codes and per-player sums are bincounts, so no string join or sort
+  schema) and changes nothing else. Each side of each game is matched to its row of the state
+  (`side_codes`, `rating_core.codes.positions_in`: exact, no string join); the list's rating
+  steps and per-player sums are one compiled pass over the games (`counted_sums`), and the
+  explanations' steps run in numpy on the same codes (`_rate_sides`), so no string join or sort
   touches the one-row-per-player-per-game data.
 - `fide_game_explanations(games, state, period, rating_list, standard_state=None)`: the
   per-game explanation table alone (one row per player per game: opponent, ratings used, D,
@@ -36,8 +37,9 @@ from fractions import Fraction
 
 import numpy as np
 import polars as pl
+from numba import njit
 
-from rating_core.codes import dense_codes
+from rating_core.codes import aligned_empty, positions_in, prefetch
 from rating_core.fide_tables import (
     PD_HIGH_BY_ABS_D,
     PD_MAX_INDEX,
@@ -376,18 +378,10 @@ def side_codes(g: pl.DataFrame, keys: pl.Series) -> np.ndarray:
     player is absent from `keys` or null.
 
     Side-major layout: entries 0..G-1 are the white players of `g`, G..2G-1 the black players.
-    The keys and every side's id are coded together once (`dense_codes`: exact, no string
-    join); a key's code then maps to its position. Duplicate keys raise ValueError.
+    The keys are coded once and every side looked up in them (`positions_in`: exact, no string
+    join, both columns' chunks on all cores). Duplicate keys raise ValueError.
     """
-    n_keys = keys.len()
-    codes, distinct = dense_codes(pl.concat([keys, g["white_id"], g["black_id"]]))
-    key_codes = codes[:n_keys]
-    listed = key_codes >= 0
-    if listed.any() and np.bincount(key_codes[listed]).max() > 1:
-        raise ValueError(f"duplicate {keys.name} among the keys")
-    position = np.full(distinct.len() + 1, -1, dtype=np.int64)  # the last entry: null (-1)
-    position[key_codes[listed]] = np.flatnonzero(listed)
-    return position[codes[n_keys:]]
+    return positions_in(keys, pl.concat([g["white_id"], g["black_id"]], rechunk=False))
 
 
 def side_ids(g: pl.DataFrame) -> pl.Series:
@@ -411,6 +405,7 @@ def side_ratings(code: np.ndarray, rating: pl.Series) -> tuple[np.ndarray, np.nd
 # PD in hundredths by D = opponent - own rating, at index D + PD_MAX_INDEX (|D| clipped to
 # PD_MAX_INDEX, "> 735"): the higher-rated side (D <= 0) reads H, the lower side L = 1 - H.
 _PD_BY_D = np.concatenate((PD_HIGH_BY_ABS_D[::-1], 100 - PD_HIGH_BY_ABS_D[1:]))
+_PD_BY_D_I64 = _PD_BY_D.astype(np.int64)
 
 
 @dataclass(frozen=True)
@@ -439,10 +434,6 @@ class _Sides(_Coded):
     d_used: np.ndarray  # meaningful where counted
     pd_h: np.ndarray  # hundredths
     delta_h: np.ndarray  # hundredths
-
-    def counted_sides(self) -> np.ndarray:
-        """`counted` for each side (side-major)."""
-        return np.concatenate((self.counted, self.counted))
 
 
 def _opponent_index(idx: np.ndarray, n_games: int) -> np.ndarray:
@@ -523,18 +514,76 @@ def _rate_sides(c: _Coded, standard: bool, rules: FideRules) -> _Sides:
     )
 
 
-def per_player_sums(
-    codes: np.ndarray, values: np.ndarray, mask: np.ndarray, size: int
+_SUMS_AHEAD = 16  # games between prefetching a player's totals and adding to them
+
+
+@njit(cache=True, nogil=True)
+def _counted_sums_kernel(
+    code: np.ndarray,
+    rating: np.ndarray,
+    ok: np.ndarray,
+    white_score: np.ndarray,
+    standard: bool,
+    cap: int,
+    real_from: int,
+    gap_min: int,
+    above: int,
+    pd_by_d: np.ndarray,
+    totals: np.ndarray,
+) -> None:
+    """Steps 1-3 of `_rate_sides` game by game, adding each counted side's game and ΔR
+    (hundredths) to its player's row of `totals` (n, sum): side-major inputs, see `side_codes`.
+    Both totals of a player share a cache line, prefetched `_SUMS_AHEAD` games early."""
+    n_games = white_score.shape[0]
+    pd_max = (pd_by_d.shape[0] - 1) // 2
+    flat = totals.reshape(-1)
+    for i in range(n_games):
+        j = i + n_games
+        a = i + _SUMS_AHEAD
+        if a < n_games:
+            if code[a] >= 0:
+                prefetch(flat, 2 * code[a])
+            if code[a + n_games] >= 0:
+                prefetch(flat, 2 * code[a + n_games])
+        if not (ok[i] and ok[j]):
+            continue
+        rw = np.int64(rating[i])
+        rb = np.int64(rating[j])
+        if not standard and abs(rw - rb) >= gap_min and max(rw, rb) > above:
+            continue  # the 600-point rule
+        sw = white_score[i]
+        for side in range(2):
+            own, d, score = (rw, rb - rw, sw) if side == 0 else (rb, rw - rb, 1.0 - sw)
+            if not (standard and own >= real_from):
+                d = min(max(d, -cap), cap)
+            at = min(max(d, -pd_max), pd_max) + pd_max
+            c = code[i] if side == 0 else code[j]
+            totals[c, 0] += 1
+            totals[c, 1] += np.int64(np.rint(score * 100.0)) - pd_by_d[at]
+
+
+def counted_sums(
+    c: _Coded, standard: bool, size: int, rules: FideRules
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Count and exact integer sum of the integer `values` where `mask`, per code 0..size-1
-    (codes are valid where `mask`). Bincounts, no string keys: rows outside `mask` go to a
-    spare bin instead of being copied out; the float64 sums are exact (every partial sum is
-    an integer far below 2**53).
-    """
-    binned = np.where(mask, codes, size)
-    n = np.bincount(binned, minlength=size + 1)[:size].astype(np.int32)
-    total = np.bincount(binned, weights=values, minlength=size + 1)[:size]
-    return n, np.rint(total).astype(np.int64)
+    """Games counted (n, int32) and ΣΔR in hundredths (int64) per row 0..size-1 of the
+    period-start list: steps 1-3 of `_rate_sides` and the per-player sums in one compiled
+    pass, without the per-side arrays (the list does not need them; the explanations do)."""
+    totals = aligned_empty((size, 2), np.int64, align=16)
+    totals.fill(0)
+    _counted_sums_kernel(
+        c.own_code,
+        c.own_rating,
+        c.own_ok,
+        c.white_score.astype(np.float64, copy=False),
+        standard,
+        rules.difference_cap,
+        rules.real_difference_from,
+        rules.fast_excluded_gap,
+        rules.fast_excluded_above,
+        _PD_BY_D_I64,
+        totals,
+    )
+    return totals[:, 0].astype(np.int32), totals[:, 1].copy()
 
 
 def _newcomer_rows(g: pl.DataFrame, s: _Coded) -> pl.DataFrame:
@@ -869,13 +918,12 @@ def fide_period(
         start = _period_start(g, state, period, standard, standard_state)
         coded = _code_sides(g, start)
         pool_job = worker.submit(_newcomer_pool, g, coded, start, pool, ends_job, period, rules)
-        sides = _rate_sides(coded, standard, rules)
-        n_arr, sum_arr = per_player_sums(
-            sides.own_code, sides.delta_h, sides.counted_sides(), start.height
-        )
+        n_arr, sum_arr = counted_sums(coded, standard, start.height, rules)
         per = _per_player(start, n_arr, sum_arr, players, period, rules).collect()
         game_expl = (
-            _game_explanations(g, sides, rules) if explain else _empty(FIDE_GAME_EXPLANATION_SCHEMA)
+            _game_explanations(g, _rate_sides(coded, standard, rules), rules)
+            if explain
+            else _empty(FIDE_GAME_EXPLANATION_SCHEMA)
         )
         newcomers, published, pool_out = pool_job.result()
 

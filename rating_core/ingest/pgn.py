@@ -27,6 +27,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from rating_core.codes import available_cpus
 from rating_core.ingest.common import IngestResult, UnreadableFileError, quarantine_rows
 from rating_core.schemas import QUARANTINE_SCHEMA, RAW_GAMES_SCHEMA, conform
 
@@ -1291,15 +1292,7 @@ def _default_chunks(size: int) -> int:
     busy core does not hold the others up), one for a small file (threads cost more)."""
     if size < PARALLEL_MIN_BYTES:
         return 1
-    return min(_cpus(), 8) * 2
-
-
-def _cpus() -> int:
-    """CPUs this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+    return min(available_cpus(), 8) * 2
 
 
 def _cuts(buf: np.ndarray, start: int, chunks: int) -> list[int]:
@@ -1330,7 +1323,7 @@ def _scan_chunks(buf: np.ndarray, start: int, mark_replacement: bool, chunks: in
     if len(cuts) == 2:
         parts = [scan(0)]
     else:
-        with ThreadPoolExecutor(min(_cpus(), len(cuts) - 1)) as pool:
+        with ThreadPoolExecutor(min(available_cpus(), len(cuts) - 1)) as pool:
             parts = list(pool.map(scan, range(len(cuts) - 1)))
     if any(p[4] < 0 for p in parts):
         return []

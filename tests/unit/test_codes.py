@@ -1,9 +1,12 @@
-"""The replays' shared front (rating_core.codes): exact id coding and the replay order."""
+"""The shared front (rating_core.codes): exact id coding, positions among keys, replay order."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -89,6 +92,169 @@ def test_dense_codes_hash_collision_falls_back_to_exact_path() -> None:
 )
 def test_dense_codes_property(values: list[str | None]) -> None:
     _check(pl.Series(values, dtype=pl.String))
+
+
+def _reference_positions(keys: pl.Series, values: pl.Series) -> list[int]:
+    pos = {k: i for i, k in enumerate(keys.to_list()) if k is not None}
+    return [pos.get(v, -1) if v is not None else -1 for v in values.to_list()]
+
+
+def _colliding(v: pl.Series) -> np.ndarray:
+    return np.zeros(v.len(), dtype=np.int64)  # every long string collides
+
+
+def _check_positions(keys: pl.Series, values: pl.Series, colliding: bool = False) -> None:
+    """Compare with the reference; without forced collisions, also check that the fast path
+    gave the answer (the exact path would hide its mistakes on long strings)."""
+    exact = coding._exact_positions
+    used: list[bool] = []
+
+    def spy(keys: pl.Series, values: pl.Series, name: str) -> np.ndarray:
+        used.append(True)
+        return exact(keys, values, name)
+
+    coding._exact_positions = spy
+    try:
+        if colliding:
+            positions = coding._positions_in(keys, values, _colliding)
+        else:
+            positions = coding.positions_in(keys, values)
+    finally:
+        coding._exact_positions = exact
+    assert positions.dtype == np.int64
+    assert positions.tolist() == _reference_positions(keys, values)
+    assert colliding or not used
+
+
+def _chunked(values: list[str | None], cuts: list[int]) -> pl.Series:
+    """`values` as a String series of several chunks, cut at `cuts`."""
+    bounds = [0, *sorted(cuts), len(values)]
+    parts = [pl.Series(values[a:b], dtype=pl.String) for a, b in itertools.pairwise(bounds)]
+    return pl.concat(parts, rechunk=False)
+
+
+_AROUND_THE_VIEW = [
+    "",
+    "a",
+    "ab",
+    "ab\x00",  # same bytes as "ab" once padded with zeros: only the length differs
+    "abcd",
+    "abcde",
+    "123456789012",  # 12 bytes: inline in the Arrow view
+    "1234567890123",  # 13 bytes: stored out of line, keyed by a hash
+    "1234567890124",
+    "a much longer identifier, well past twelve bytes",
+    "ğüşiöç",  # multi-byte UTF-8
+    "ğüşiöçx",
+]
+
+
+def test_positions_in_short_and_long_strings_nulls_and_chunks() -> None:
+    keys = _chunked([None, *_AROUND_THE_VIEW[::2], None, "p10", *_AROUND_THE_VIEW[1::4]], [3, 7])
+    values = _chunked(
+        [*_AROUND_THE_VIEW, None, "p10", "p1", "1234567890125", "ab\x00\x00"] * 3, [5, 20]
+    )
+    assert keys.n_chunks() > 1 and values.n_chunks() > 1
+    _check_positions(keys, values)
+    _check_positions(keys, values, colliding=True)
+
+
+def test_positions_in_keys_without_nulls_and_other_dtypes() -> None:
+    keys = pl.Series("player_id", [30, 10, 20, 1234567890123456])
+    values = pl.Series([10, 1234567890123456, None, 99, 30, 10, 20])
+    assert coding.positions_in(keys, values).tolist() == [1, 3, -1, -1, 0, 1, 2]
+    _check_positions(keys.cast(pl.String), values.cast(pl.String))
+
+
+def test_positions_in_empty_keys_and_values() -> None:
+    empty = pl.Series([], dtype=pl.String)
+    some = pl.Series(["a", None, "an id over twelve bytes"])
+    _check_positions(empty, some)
+    _check_positions(some, empty)
+    _check_positions(empty, empty)
+    _check_positions(pl.Series([None, None], dtype=pl.String), some)
+    assert coding.positions_in(some, empty).shape == (0,)
+
+
+def test_positions_in_duplicate_keys_raise() -> None:
+    for keys in (
+        ["a", None, "b", "a"],
+        ["b", "b"],  # consecutive
+        ["an id over twelve bytes", "x", "an id over twelve bytes"],
+        ["123456789012", "123456789012"],
+    ):
+        for colliding in (False, True):
+            key_of = _colliding if colliding else coding._hash_key
+            series = _chunked(keys, [1]).rename("player_id")
+            with pytest.raises(ValueError, match="duplicate player_id among the keys"):
+                coding._positions_in(series, pl.Series(["a"]), key_of)
+    # repeated null keys are no duplicates
+    _check_positions(pl.Series([None, "a", None, "b"]), pl.Series(["b", None, "a"]))
+
+
+def test_positions_in_hash_collision_is_exact() -> None:
+    long = [f"an identifier longer than twelve bytes #{i}" for i in range(4)]
+    # different long keys of equal hash (and first bytes): not duplicates
+    keys = pl.Series([long[1], "short", long[0], None, long[3]])
+    values = pl.Series([long[0], long[2], "short", None, long[3], long[1], "x"])
+    _check_positions(keys, values, colliding=True)
+    # only a value collides with a key: found by its hash, then told apart by its string
+    keys = pl.Series(["short", long[0], None])
+    values = pl.Series([long[1], long[0], "short", long[2], None])
+    _check_positions(keys, values, colliding=True)
+    _check_positions(keys.head(1), values, colliding=True)  # no long key: long values absent
+
+
+def test_positions_in_sliced_series() -> None:
+    ids = [f"p{i}" if i % 3 else f"a player id over twelve bytes #{i}" for i in range(40)]
+    base = pl.Series([None, *ids, None, "zz"])
+    keys = base.slice(5, 20)  # nonzero Arrow offset
+    values = pl.concat([base.slice(1, 30), base.slice(17, 25)], rechunk=False)
+    _check_positions(keys, values)
+    _check_positions(keys, values, colliding=True)
+
+
+def test_positions_in_many_values_over_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(coding, "_SPLIT", 1000)  # ranges of 1000 rows, looked up on a pool
+    monkeypatch.setattr(coding, "_SERIAL", 0)
+    rng = np.random.default_rng(5)
+    names = [f"p{i}" if i % 7 else f"a long player id #{i:06d}" for i in range(3000)]
+    keys = pl.Series(names).gather(rng.permutation(3000)[:2500])
+    white = pl.Series([names[i] for i in rng.integers(0, 3000, 4500)])
+    black = pl.Series([names[i] if i % 50 else None for i in rng.integers(0, 3000, 6000)])
+    values = pl.concat([white, black.head(3200), black.tail(2800)], rechunk=False)
+    _check_positions(keys, values)
+    _check_positions(keys, values, colliding=True)
+    short = [f"p{i}" for i in range(3000)]  # no long string: no byte comparison behind the kernel
+    _check_positions(keys.replace_strict(names, short), values.replace_strict(names, short))
+
+
+_ids = st.one_of(
+    st.text(max_size=4),
+    st.text(alphabet="ab\x00é", max_size=16),
+    st.sampled_from(
+        ["123456789012", "1234567890123", "an id over twelve bytes", "an id over twelve bytez"]
+    ),
+)
+
+
+@st.composite
+def _keys_and_values(draw: st.DrawFn) -> tuple[pl.Series, pl.Series, bool]:
+    keys: list[str | None] = list(draw(st.lists(_ids, unique=True, max_size=30)))
+    for at in draw(st.lists(st.integers(0, len(keys)), max_size=3)):
+        keys.insert(at, None)
+    known = st.sampled_from(keys) if keys else st.none()
+    values = draw(st.lists(st.one_of(st.none(), _ids, known, known), max_size=60))
+    key_cuts = draw(st.lists(st.integers(0, len(keys)), max_size=2))
+    value_cuts = draw(st.lists(st.integers(0, len(values)), max_size=3))
+    return _chunked(keys, key_cuts), _chunked(values, value_cuts), draw(st.booleans())
+
+
+@settings(max_examples=150, deadline=None)
+@given(_keys_and_values())
+def test_positions_in_property(case: tuple[pl.Series, pl.Series, bool]) -> None:
+    keys, values, colliding = case
+    _check_positions(keys, values, colliding)
 
 
 def test_replay_order_keeps_ordered_rows_and_breaks_ties_by_id_string() -> None:

@@ -7,6 +7,8 @@ from fractions import Fraction
 
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rating_core.fide import (
     FIDE_POOL_SCHEMA,
@@ -833,3 +835,49 @@ def test_game_explanations_reject_a_bad_list_or_period() -> None:
         fide_game_explanations(g, st, "2024-01", "classical")
     with pytest.raises(ValueError, match="YYYY-MM"):
         fide_game_explanations(g, st, "2024-13", "standard")
+
+
+# --- the compiled per-player sums of the list against the numpy steps of the explanations --------
+
+
+@given(seed=st.integers(0, 2**32 - 1), standard=st.booleans())
+@settings(max_examples=60, deadline=None)
+def test_counted_sums_match_the_explanation_steps(seed: int, standard: bool) -> None:
+    """`counted_sums` (one compiled pass, used by the list) gives the same n and ΣΔR per player
+    as `_rate_sides` (the steps the per-game explanations show) summed per player: ratings on
+    the rules' edges (400 cap, real D, the 600-point rule), unknown and unrated players."""
+    import numpy as np
+
+    from rating_core import fide
+
+    rng = np.random.default_rng(seed)
+    players, n_games = int(rng.integers(1, 40)), int(rng.integers(0, 300))
+    rating = rng.integers(1000, 3000, players).astype(np.int32)
+    # Half the players sit on an edge: the 400 cap, real D from 2650, the 600-point rule.
+    edges = [2000, 2001, 2200, 2249, 2250, 2251, 2600, 2601, 2649, 2650, 2651]
+    on_edge = rng.random(players) < 0.5
+    rating[on_edge] = rng.choice(edges, int(on_edge.sum()))
+    start = pl.DataFrame(
+        {
+            "player_id": [f"p{i}" for i in range(players)],
+            "rating": pl.Series(rating).scatter(np.flatnonzero(rng.random(players) < 0.1), None),
+        }
+    )
+    ids = [f"p{i}" for i in range(players + 5)]  # five players are not on the list
+    g = pl.DataFrame(
+        {
+            "white_id": [ids[i] for i in rng.integers(0, len(ids), n_games)],
+            "black_id": [ids[i] for i in rng.integers(0, len(ids), n_games)],
+            "white_score": rng.choice([0.0, 0.25, 0.5, 1.0], n_games),
+        },
+        schema={"white_id": pl.String, "black_id": pl.String, "white_score": pl.Float64},
+    )
+    coded = fide._code_sides(g, start)
+    n, total = fide.counted_sums(coded, standard, players, FIDE_RULES)
+    s = fide._rate_sides(coded, standard, FIDE_RULES)
+    counted = np.concatenate((s.counted, s.counted))
+    expected_n = np.bincount(s.own_code[counted], minlength=players)
+    expected_sum = np.zeros(players, dtype=np.int64)
+    np.add.at(expected_sum, s.own_code[counted], s.delta_h[counted].astype(np.int64))
+    assert n.tolist() == expected_n.tolist()
+    assert total.tolist() == expected_sum.tolist()
