@@ -29,21 +29,24 @@ def test_dense_codes_are_sorted_ranks_and_null_is_minus_one() -> None:
     _check(pl.Series(["p10", "p9", None, "bot", "p10", "é", "p9", "p1"], dtype=pl.String))
 
 
+_AROUND_THE_VIEW = [
+    "",
+    "a",
+    "ab",
+    "ab\x00",  # same bytes as "ab" once padded with zeros: only the length differs
+    "abcd",
+    "abcde",
+    "123456789012",  # 12 bytes: inline in the Arrow view
+    "1234567890123",  # 13 bytes: stored out of line, keyed by a hash
+    "1234567890124",
+    "a much longer identifier, well past twelve bytes",
+    "ğüşiöç",  # multi-byte UTF-8
+    "ğüşiöçx",
+]
+
+
 def test_dense_codes_short_and_long_strings_around_the_12_byte_view() -> None:
-    values = [
-        "",
-        "a",
-        "ab",
-        "ab\x00",  # same bytes as "ab" once padded with zeros: only the length differs
-        "abcd",
-        "abcde",
-        "123456789012",  # 12 bytes: inline in the Arrow view
-        "1234567890123",  # 13 bytes: stored out of line, keyed by a hash
-        "1234567890124",
-        "a much longer identifier, well past twelve bytes",
-        "ğüşiöç",  # multi-byte UTF-8
-        "ğüşiöçx",
-    ]
+    values = _AROUND_THE_VIEW
     _check(pl.Series(values * 3 + [None] + values[::-1]))
 
 
@@ -131,22 +134,6 @@ def _chunked(values: list[str | None], cuts: list[int]) -> pl.Series:
     bounds = [0, *sorted(cuts), len(values)]
     parts = [pl.Series(values[a:b], dtype=pl.String) for a, b in itertools.pairwise(bounds)]
     return pl.concat(parts, rechunk=False)
-
-
-_AROUND_THE_VIEW = [
-    "",
-    "a",
-    "ab",
-    "ab\x00",  # same bytes as "ab" once padded with zeros: only the length differs
-    "abcd",
-    "abcde",
-    "123456789012",  # 12 bytes: inline in the Arrow view
-    "1234567890123",  # 13 bytes: stored out of line, keyed by a hash
-    "1234567890124",
-    "a much longer identifier, well past twelve bytes",
-    "ğüşiöç",  # multi-byte UTF-8
-    "ğüşiöçx",
-]
 
 
 def test_positions_in_short_and_long_strings_nulls_and_chunks() -> None:
