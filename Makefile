@@ -32,9 +32,9 @@ lint: setup
 	.venv/bin/ruff format .
 
 bench: setup
-	.venv/bin/python benchmarks/ingest.py
-	.venv/bin/python benchmarks/replay.py
-	.venv/bin/python benchmarks/federation.py
+	.venv/bin/python benchmarks/ingest.py --repeat 3
+	.venv/bin/python benchmarks/replay.py --repeat 3
+	.venv/bin/python benchmarks/federation.py --repeat 3
 
 clean:
 	rm -rf .venv $(TOOLS) lake
