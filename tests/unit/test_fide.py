@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from fractions import Fraction
 
+import numpy as np
 import polars as pl
 import pytest
 from hypothesis import given, settings
@@ -846,8 +847,6 @@ def test_counted_sums_match_the_explanation_steps(seed: int, standard: bool) -> 
     """`counted_sums` (one compiled pass, used by the list) gives the same n and ΣΔR per player
     as `_rate_sides` (the steps the per-game explanations show) summed per player: ratings on
     the rules' edges (400 cap, real D, the 600-point rule), unknown and unrated players."""
-    import numpy as np
-
     from rating_core import fide
 
     rng = np.random.default_rng(seed)
