@@ -103,6 +103,9 @@ def canonical_games(
         white_score=result.replace_strict(SCORE_BY_RESULT, default=None, return_dtype=pl.Float64),
         status=status,
     )
+    # a game a reader kept but marked unratable (a chess variant, a set-up position) never counts
+    unratable = pl.col("unrated_reason").is_not_null()
+    games = games.with_columns(rated=pl.when(unratable).then(False).otherwise(pl.col("rated")))
     if online:
         games = games.with_columns(period=_period_of(pl.col("played_at")), rating_list=None)
     else:

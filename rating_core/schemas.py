@@ -74,6 +74,7 @@ RAW_GAMES_SCHEMA: dict[str, pl.DataType] = {
     "black_is_bot": pl.Boolean,
     "event": pl.String,
     "extra": pl.String,  # unknown extra CSV columns / tags, JSON-encoded provenance
+    "unrated_reason": pl.String,  # why a kept game is not rated (a chess variant...), else null
 }
 
 # --- canonical games (DESIGN §3) -------------------------------------------------------------------
@@ -111,6 +112,7 @@ GAMES_SCHEMA: dict[str, pl.DataType] = {
     "black_elo": pl.Int32,
     "white_is_bot": pl.Boolean,
     "black_is_bot": pl.Boolean,
+    "unrated_reason": pl.String,  # set by a reader: kept in the table, never rated, and why
 }
 
 # --- quarantine (DESIGN §4) -------------------------------------------------------------------------

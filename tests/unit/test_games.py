@@ -164,3 +164,26 @@ def test_registry_bot_marks_the_game_as_bots() -> None:
     players = pl.DataFrame({"player_id": ["stockfish"], "is_bot": [True]})
     out = canonical_games(frame, "platform", players)
     assert out.rows.row(0, named=True)["category"] == "bots"
+
+
+def test_a_game_a_reader_marked_unratable_is_kept_but_never_rated() -> None:
+    common = {"played_at": ts(3), "white_id": "a", "black_id": "b", "result": "1-0"}
+    frame = raw(
+        [
+            {**common, "game_id": "v1", "source_line": 2, "time_control": "300+0"},
+            {
+                **common,
+                "game_id": "v2",
+                "source_line": 9,
+                "time_control": "300+0",
+                "unrated_reason": "variant 'Atomic' is not standard chess",
+            },
+        ]
+    )
+    for source in ("platform", "federation"):
+        games = canonical_games(frame, source).rows.sort("game_id")
+        assert games.get_column("rated").to_list() == [True, False]
+        assert games.get_column("unrated_reason").to_list() == [
+            None,
+            "variant 'Atomic' is not standard chess",
+        ]
