@@ -52,6 +52,26 @@ def pgn_game(game_id: str, date: str, white: str, black: str) -> str:
     )
 
 
+def trf(start: str, end: str, round_date: str | None = None) -> str:
+    """A two-player, one-round TRF event (tags 042/052 and the 132 round date as given)."""
+
+    def player(rank: int, name: str, fide: int, opponent: int, colour: str, score: str) -> str:
+        head = f"001 {rank:>4} m{'':>3} {name:<33} 2000 NOR {fide:>11} 1990/01/01  1.0 {rank:>4}"
+        return head + "  " + f"{opponent:>4} {colour} {score}"
+
+    return "\n".join(
+        [
+            "012 Open",
+            f"042 {start}",
+            f"052 {end}",
+            *([f"132{' ' * 88}{round_date}"] if round_date else []),
+            player(1, "One,A", 1000001, 2, "w", "1"),
+            player(2, "Two,B", 1000002, 1, "b", "0"),
+            "",
+        ]
+    )
+
+
 # (name, files, bad file, expected reason substring, expected line, ids that must land)
 CASES = [
     (
@@ -140,6 +160,39 @@ CASES = [
         "federation/t.csv",
         "dated 2999-03-11, after today",
         3,
+        {"t1"},
+    ),
+    (
+        "trf tournament end (052) after today dates its games",
+        {
+            "federation/open.trf": trf("2026/01/01", "2999/01/01"),
+            "federation/t.csv": FEDERATION_HEADER + federation_row("t1", "T", "2026-03-10"),
+        },
+        "federation/open.trf",
+        "dated 2999-01-01, after today",
+        4,
+        {"t1"},
+    ),
+    (
+        "trf tournament end (052) after its dated rounds and today",
+        {
+            "federation/open.trf": trf("2026/01/01", "2999/01/01", "26/01/01"),
+            "federation/t.csv": FEDERATION_HEADER + federation_row("t1", "T", "2026-03-10"),
+        },
+        "federation/open.trf",
+        "tournament end (TRF 052) dated 2999-01-01, after today",
+        5,
+        {"t1"},
+    ),
+    (
+        "trf start (042) after today, no 052",
+        {
+            "federation/open.trf": trf("2999/02/01", ""),
+            "federation/t.csv": FEDERATION_HEADER + federation_row("t1", "T", "2026-03-10"),
+        },
+        "federation/open.trf",
+        "dated 2999-02-01, after today",
+        4,
         {"t1"},
     ),
     (
