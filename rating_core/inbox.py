@@ -241,11 +241,19 @@ def ingest_starting_lists(inbox: Path) -> InboxBatch:
     return _ingest_simple("starting_lists", inbox, paths, read_starting_list, STARTING_LIST_SCHEMA)
 
 
-def ingest_moderation(inbox: Path) -> InboxBatch:
-    """Every `platform/moderation/*.csv` decision."""
+def ingest_moderation(inbox: Path, known_game_ids: pl.Series | None = None) -> InboxBatch:
+    """Every `platform/moderation/*.csv` decision.
+
+    With `known_game_ids` (the games table's ids), a decision for a game that does not exist is
+    quarantined ("no game with this id") and counted in its file's summary row.
+    """
     inbox = Path(inbox)
     paths = _files(inbox / "platform" / "moderation", (".csv",))
-    return _ingest_simple("moderation", inbox, paths, read_moderation, MODERATION_SCHEMA)
+
+    def reader(path: Path, name: str) -> IngestResult:
+        return read_moderation(path, name, known_game_ids)
+
+    return _ingest_simple("moderation", inbox, paths, reader, MODERATION_SCHEMA)
 
 
 def ingest_backgammon(inbox: Path, today: date | None = None) -> InboxBatch:
