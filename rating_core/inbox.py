@@ -143,6 +143,7 @@ def ingest_games(inbox: Path, players: pl.DataFrame | None = None) -> InboxBatch
             raws.append(result.rows)
             quarantine.append(result.quarantine)
             per_file.append((name, result))
+            notes.extend(result.notes)  # a reader's notes ("not UTF-8...") reach the summary
         if not raws:
             continue
         raw = pl.concat(raws, how="vertical_relaxed") if raws else empty(RAW_GAMES_SCHEMA)
