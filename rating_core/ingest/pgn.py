@@ -1650,7 +1650,7 @@ def _defect(games: pl.DataFrame) -> list[pl.Expr]:
             (~c("has_mt") | ~c("has_result")) & not_result,
             c("first_line"),
             last,
-            pl.format("'{}' is not a result (movetext ends with 1-0, 0-1, 1/2-1/2 or *)", last),
+            pl.format("'{}' is not a result (a movetext ends with 1-0, 0-1, 1/2-1/2 or *)", last),
         ),
         (
             ~c("has_mt") | ~c("has_result"),
