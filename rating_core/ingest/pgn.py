@@ -1313,9 +1313,11 @@ def _read_bytes(path: Path, label: str | None = None) -> bytes:
     except OSError as exc:
         raise UnreadableFileError(f"{label}: cannot read the file ({exc.strerror or exc})") from exc
     kind = _compression(path)
-    if kind is None or not raw:  # an empty file is empty whatever its suffix says
+    if kind is None:
         return raw
     try:
+        if not raw:  # not even an archive header: a download cut at 0 %
+            raise ValueError("no data")
         return gzip.decompress(raw) if kind == "gzip" else _zstd_frames(raw)
     except Exception:  # EOFError, zlib.error, gzip.BadGzipFile, zstandard.ZstdError, ValueError
         raise UnreadableFileError(

@@ -246,6 +246,8 @@ def _zst(raw: bytes) -> bytes:
         ("games.pgn.zst", lambda raw: _zst(raw)[:-1]),
         ("games.pgn.gz", lambda raw: b"PK\x03\x04 not gzip at all"),
         ("games.pgn.zst", lambda raw: b"(\xb5/\xfd damaged frame header"),
+        ("games.pgn.gz", lambda raw: b""),  # a download cut at 0 %
+        ("games.pgn.zst", lambda raw: b""),
         ("GAMES.PGN.GZ", lambda raw: gzip.compress(raw)[:-10]),
         (
             "games.pgn.gz",
@@ -379,7 +381,7 @@ def test_variants_and_set_up_positions_are_kept_unrated(
         ("e.pgn", b""),
         ("w.pgn", b"  \n\n\t\r\n"),
         ("e.pgn.gz", gzip.compress(b"")),
-        ("z.pgn.gz", b""),
+        ("e.pgn.zst", zstandard.ZstdCompressor().compress(b"")),
     ],
 )
 def test_an_empty_file_is_no_games_with_a_note(tmp_path: Path, name: str, data: bytes) -> None:
