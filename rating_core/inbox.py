@@ -43,7 +43,7 @@ FILE_SUMMARY_SCHEMA: dict[str, pl.DataType] = {
     "notes": pl.String,
 }
 
-PGN_SUFFIXES = (".pgn", ".pgn.gz", ".pgn.zst")
+PGN_SUFFIXES = (".pgn", ".pgn.gz", ".pgn.zst")  # matched on the lower-cased file name
 
 
 @dataclass(frozen=True)
@@ -99,6 +99,7 @@ def _batch(
 
 
 def _read_game_file(path: Path, name: str) -> IngestResult:
+    """Read one game file by its suffix in any case (`GAMES.PGN.GZ` is gzip-compressed PGN)."""
     lower = path.name.lower()
     if lower.endswith(PGN_SUFFIXES):
         return read_pgn(path, name)
