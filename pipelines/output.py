@@ -125,7 +125,7 @@ def print_table(
     narrow = table_width(list(natural.values())) > width
     kept = list(columns)
     dropped: list[str] = []
-    if narrow and stack_when_narrow:
+    if stack_when_narrow and table_width([least[c] for c in kept]) > width:
         _print_stacked(title, columns, cells, out)
         return
     for name in drop_order:
