@@ -25,6 +25,8 @@ err_console = Console(stderr=True)
 ELLIPSIS = "…"
 SHORTEST_NAME = 20
 """A shortened file name keeps at least this many characters (head, ellipsis and tail)."""
+LONGEST_WORD = 32
+"""A wrapping column is never made wider than this for one word: longer words are folded."""
 
 
 def print_json(payload: object) -> None:
@@ -82,7 +84,8 @@ def _narrowest(name: str, cells: Sequence[str], wrap: bool) -> int:
     if not cells:
         return header
     if wrap:
-        return max(header, *(cell_len(word) for cell in cells for word in cell.split()), 1)
+        words = (min(cell_len(word), LONGEST_WORD) for cell in cells for word in cell.split())
+        return max(header, *words, 1)
     return max(header, *(cell_len(cell) for cell in cells))
 
 
@@ -114,7 +117,7 @@ def print_table(
     natural = {
         name: max(cell_len(name), *(cell_len(c) for c in by_column[name]), 1) for name in columns
     }
-    least = {
+    least = {  # the least width of each column with its header broken at underscores
         name: (
             min(natural[name], SHORTEST_NAME)
             if name in shorten
@@ -122,7 +125,6 @@ def print_table(
         )
         for name in columns
     }
-    narrow = table_width(list(natural.values())) > width
     kept = list(columns)
     dropped: list[str] = []
     if stack_when_narrow and table_width([least[c] for c in kept]) > width:
@@ -137,6 +139,10 @@ def print_table(
     if table_width([least[c] for c in kept]) > width and len(kept) > 1:
         _print_stacked(title, columns, cells, out)
         return
+    whole_headers = {name: max(least[name], cell_len(name)) for name in kept}
+    split = table_width(list(whole_headers.values())) > width  # break headers only if needed
+    if not split:
+        least = whole_headers
     spare = width - table_width([least[c] for c in kept])
     table = Table(title=Text(title), title_justify="left")
     for name in kept:
@@ -145,7 +151,7 @@ def print_table(
             spare -= fitted - least[name]
             by_column[name] = [shorten_middle(c, fitted) for c in by_column[name]]
         table.add_column(
-            _header(name, least[name]) if narrow else name,
+            _header(name, least[name]) if split else name,
             justify="right" if name in right else "left",
             no_wrap=name not in wrap,
             overflow="fold",

@@ -57,6 +57,7 @@ HISTORY_KEEP = (
     "period",
     "game_id",
     "match_id",
+    "number",
     "opponent_id",
     "rating_after",
     "change",

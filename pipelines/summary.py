@@ -98,17 +98,19 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
         )
     if outcome.recomputed or published:
         console.print(
-            f"{len(published)} list versions published, {unchanged} list-periods unchanged "
-            f"(nothing new to publish)."
+            f"{_count(len(published), 'list version')} published, "
+            f"{_count(unchanged, 'list-period')} unchanged (nothing new to publish)."
         )
     for failure in outcome.failures:
         console.print(Text(f"failed: {failure}", style="red"))
     if outcomes:
         lake = "" if str(outcome.lake) == "lake" else f" --lake {outcome.lake}"
         me = program_name()
+        names = sorted({p["list"] for p in outcomes})
+        example = "fide-standard" if "fide-standard" in names else names[0]
         hints = [
             f"{me} show{lake}",
-            f"{me} show fide-standard{lake}",
+            f"{me} show {example}{lake}",
             f"{me} diff LIST PERIOD{lake}",
             f"{me} history PLAYER{lake}",
             f"{me} ui",
@@ -117,6 +119,11 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
         if len(line) > console.width:  # one command a line rather than a command cut in two
             line = "next:\n" + "\n".join(f"  {hint}" for hint in hints)
         console.print(Text(line))
+
+
+def _count(number: int, noun: str) -> str:
+    """`1 list version`, `2 list versions`."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def program_name() -> str:
