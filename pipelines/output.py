@@ -42,7 +42,7 @@ def plain(value: object) -> str:
 def shorten_middle(text: str, width: int) -> str:
     """`text` cut in the middle to at most `width` characters, keeping both ends.
 
-    `federation/ankara-winter-2026-01.csv` at 27 becomes `federation/ank…-2026-01.csv`: the folder
+    `federation/ankara-winter-2026-01.csv` at 27 becomes `federation/an…r-2026-01.csv`: the folder
     and the date/suffix, which tell files apart, survive.
     """
     if cell_len(text) <= width:

@@ -4,6 +4,7 @@ truncation said aloud, and a diff of a list a player left after a late annulment
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -12,7 +13,9 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+from rich.console import Console
 
+from pipelines.output import print_table, shorten_middle
 from rating_core import publish
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -207,3 +210,21 @@ def test_summary_reports_versions_published_before_a_failure(tmp_path: Path) -> 
     assert f"{on_disk.height} list versions published" in proc.stdout
     for name in on_disk["list"].to_list():
         assert name in proc.stdout
+
+
+def test_shorten_middle_keeps_both_ends() -> None:
+    name = "federation/ankara-winter-2026-01.csv"
+    assert shorten_middle(name, 27) == "federation/an…r-2026-01.csv"
+    assert shorten_middle(name, 80) == name
+
+
+def test_table_prints_markup_literally_and_ids_whole() -> None:
+    console = Console(width=40, record=True, file=io.StringIO())
+    reason = "a reason long enough to wrap at the spaces between its words"
+    print_table(
+        "[bold]title", ["id", "reason"], [["[red]id-0123", reason]], wrap=["reason"], out=console
+    )
+    text = console.export_text()
+    assert "[bold]title" in text and "[red]id-0123" in text  # markup printed as written, id whole
+    assert all(len(line.rstrip()) <= 40 for line in text.splitlines())
+    assert all(word in text for word in reason.split())  # wrapped at spaces, words whole
