@@ -37,22 +37,25 @@ def build_parser() -> argparse.ArgumentParser:
     show = sub.add_parser("show", help="show a published list (or, without LIST, what exists)")
     show.add_argument("list", nargs="?", help="list name, e.g. fide-standard or site-elo")
     show.add_argument("--period", help="YYYY-MM (default: the latest)")
-    show.add_argument("--version", type=int, help="version number (default: the latest)")
-    show.add_argument("--top", type=int, default=20, help="rows to print (default 20)")
-    show.add_argument("--json", action="store_true", help="print JSON")
-    show.add_argument("--all", action="store_true", help="print every column")
+    show.add_argument("--version", type=int, help="version number, 1 or more (default: the latest)")
+    show.add_argument(
+        "--top", type=int, help="rows to print, 1 or more (default 20; every row with --all/--json)"
+    )
+    show.add_argument("--json", action="store_true", help="print JSON (every row and column)")
+    show.add_argument("--all", action="store_true", help="print every row and column")
     _add_lake(show)
 
     diff = sub.add_parser("diff", help="show what a version changed against its parent")
     diff.add_argument("list")
     diff.add_argument("period")
-    diff.add_argument("--version", type=int, help="version (default: the latest)")
-    diff.add_argument("--json", action="store_true")
+    diff.add_argument("--version", type=int, help="version, 2 or more (default: the latest)")
+    diff.add_argument("--json", action="store_true", help="print JSON")
+    diff.add_argument("--all", action="store_true", help="print every column")
     _add_lake(diff)
 
     history = sub.add_parser("history", help="a player's values, game by game, with the causes")
     history.add_argument("player")
-    history.add_argument("--json", action="store_true")
+    history.add_argument("--json", action="store_true", help="print JSON")
     history.add_argument("--all", action="store_true", help="print every column")
     _add_lake(history)
 

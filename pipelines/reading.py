@@ -8,13 +8,19 @@ from pathlib import Path
 import polars as pl
 
 from pipelines.errors import UserError
-from pipelines.output import console, print_json, print_table
+from pipelines.output import console, plain, print_json, print_table
 from rating_core import publish
 from rating_core.lake import as_local_path, read_table
 
 HISTORY_ROOT = "history"
 COMPACT_COLUMNS = ("player_id", "name", "rating", "games", "change", "k", "flag", "experience")
 """What `ratings show` prints without --all (a list has more columns: see the Parquet file)."""
+DEFAULT_TOP = 20
+"""Rows `ratings show LIST` prints without --top or --all."""
+LIST_DROP_ORDER = ("experience", "flag", "k", "change", "games", "name")
+"""Columns of a list left out first when the terminal is too narrow for all of them."""
+TEXT_COLUMNS = ("name", "cause", "reason", "not_counted_reason", "not_rated_because", "k_reason")
+"""Columns of words, wrapped at spaces on a narrow terminal; every other value stays whole."""
 HISTORY_COLUMNS = (
     "period",
     "tournament_id",
@@ -47,6 +53,26 @@ HISTORY_COLUMNS = (
     "not_rated_because",
 )
 """What `ratings history` prints without --all, in this order."""
+HISTORY_KEEP = (
+    "period",
+    "game_id",
+    "match_id",
+    "number",
+    "opponent_id",
+    "rating_after",
+    "change",
+    "not_counted_reason",
+    "not_rated_because",
+    "reason",
+    "score",
+    "won",
+    "rating_before",
+    "own_rating",
+    "delta_r",
+    "tournament_id",
+)
+"""What `ratings history` keeps longest on a narrow terminal, most telling first (the other
+columns are dropped before these, then these from the last)."""
 
 
 def _lake(args: argparse.Namespace) -> Path:
@@ -67,14 +93,22 @@ def _pick(lake: Path, name: str, period: str | None, version: int | None) -> tup
             f"list '{name}' has no period {period}; it has {periods[0]} to {periods[-1]}"
         )
     latest = publish.latest_version(lake, name, period)
-    version = version or latest
+    version = latest if version is None else version
     if latest is None or version is None or not 1 <= version <= latest:
         raise UserError(f"list '{name}' {period} has versions v1 to v{latest}, not v{version}")
     return period, version
 
 
+def _check_positive(value: int | None, option: str) -> None:
+    """Refuse `--top -1` or `--version 0` in one sentence instead of printing nonsense."""
+    if value is not None and value < 1:
+        raise UserError(f"{option} must be a whole number of at least 1, not {value}")
+
+
 def cmd_show(args: argparse.Namespace) -> int:
     """Print a list (or the catalogue of lists when no name is given)."""
+    _check_positive(args.top, "--top")
+    _check_positive(args.version, "--version")
     lake = _lake(args)
     if not args.list:
         current = publish.current_versions(lake)
@@ -96,13 +130,14 @@ def cmd_show(args: argparse.Namespace) -> int:
     period, version = _pick(lake, args.list, args.period, args.version)
     frame = publish.read_list(lake, args.list, period, version)
     shown = frame.drop([c for c in ("list", "period", "version") if c in frame.columns])
-    if args.json:
+    if args.json:  # every row unless --top says otherwise: a script is never silently cut short
         print_json(
             {
                 "list": args.list,
                 "period": period,
                 "version": version,
-                "rows": shown.head(args.top).to_dicts(),
+                "row_count": frame.height,
+                "rows": (shown if args.top is None else shown.head(args.top)).to_dicts(),
             }
         )
         return 0
@@ -116,16 +151,28 @@ def cmd_show(args: argparse.Namespace) -> int:
     shown = shown.select(
         [c for c in shown.columns if shown.get_column(c).null_count() < shown.height]
     )
+    top = args.top if args.top is not None else (frame.height if args.all else DEFAULT_TOP)
     print_table(
         f"{args.list} {period} v{version} ({frame.height} players)",
         shown.columns,
-        shown.head(args.top).rows(),
+        shown.head(top).rows(),
+        wrap=TEXT_COLUMNS,
+        drop_order=() if args.all else LIST_DROP_ORDER,
+        stack_when_narrow=args.all,
+        hint="--all or --json shows every column",
     )
+    if top < frame.height:
+        console.print(
+            f"showing {top} of {frame.height} rows (--top N for more, --all for every row "
+            "and column)",
+            highlight=False,
+        )
     return 0
 
 
 def cmd_diff(args: argparse.Namespace) -> int:
     """Print the diff of a version against its parent (who changed, old, new, why)."""
+    _check_positive(args.version, "--version")
     lake = _lake(args)
     period, version = _pick(lake, args.list, args.period, args.version)
     manifest = publish.read_manifest(lake, args.list, period, version)
@@ -138,13 +185,19 @@ def cmd_diff(args: argparse.Namespace) -> int:
     shown = diff.drop(["list", "period", "version"], strict=False)
     if (shown["cause"] == manifest.get("reason")).all():  # the title already says it
         shown = shown.drop("cause")
-    if shown.select(pl.col("old", "new").drop_nulls() % 1 == 0).to_series().all():
+    # a player who left (new null) or appeared (old null) has one side only: test each column
+    # on its own values, never the two side by side (their lengths differ)
+    if all((shown.get_column(c).drop_nulls() % 1 == 0).all() for c in ("old", "new")):
         shown = shown.with_columns(pl.col("old", "new", "change").cast(pl.Int64))
-    console.print(f"reason: {manifest.get('reason')}", highlight=False)
+    console.print(f"reason: {plain(manifest.get('reason'))}", highlight=False)
     print_table(
         f"{args.list} {period} v{version} against v{manifest.get('parent_version')}",
         shown.columns,
         shown.with_columns(pl.col(pl.Float64).round(1)).rows(),
+        wrap=TEXT_COLUMNS,
+        drop_order=() if args.all else ("name",),
+        stack_when_narrow=args.all,
+        hint="--all or --json shows every column",
     )
     return 0
 
@@ -201,5 +254,14 @@ def cmd_history(args: argparse.Namespace) -> int:
         rows = rows.drop(
             [c for c in rows.columns if rows.get_column(c).null_count() == rows.height]
         ).with_columns(pl.col(pl.Float64).round(2))
-        print_table(f"{args.player}: {system}", rows.columns, rows.rows())
+        print_table(
+            f"{args.player}: {system}",
+            rows.columns,
+            rows.rows(),
+            wrap=TEXT_COLUMNS,
+            drop_order=[c for c in reversed(HISTORY_COLUMNS) if c not in HISTORY_KEEP]
+            + [c for c in reversed(HISTORY_KEEP) if c != "period"],
+            stack_when_narrow=args.all,
+            hint="--all or --json shows every column",
+        )
     return 0

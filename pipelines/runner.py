@@ -22,13 +22,20 @@ from pipelines.errors import UserError
 from pipelines.incremental import period_input_digests, periods_to_run, record_run_inputs
 from pipelines.registry import PERIOD_CHECKS, period_assets
 from pipelines.resources import PipelinePaths
+from rating_core import publish
 from rating_core.lake import read_table, table_partitions
 from rating_core.periods import is_rated_period, next_period, period_range
 
 
 @dataclass
 class RunOutcome:
-    """What a run did: per-file counts, notes, periods and every publishing outcome."""
+    """What a run did: per-file counts, notes, periods and every publishing outcome.
+
+    `published` is what the materializations reported; `versions_before` is the lake's latest
+    version of every list-period when the outcome was made (before any period ran), so that
+    `on_disk()` can report every version this run published even when a step failed after
+    publishing some lists and before reporting them.
+    """
 
     inbox: Path
     lake: Path
@@ -38,11 +45,46 @@ class RunOutcome:
     recomputed: list[str]
     published: list[dict] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    versions_before: pl.DataFrame | None = None
+
+    def __post_init__(self) -> None:
+        if self.versions_before is None:
+            self.versions_before = publish.current_versions(self.lake)
 
     @property
     def ok(self) -> bool:
         """True when every step and every blocking check passed."""
         return not self.failures
+
+    def on_disk(self) -> list[dict]:
+        """Every list version this run published, read from the lake (reported or not), then the
+        reported outcomes that published nothing new (status `unchanged`)."""
+        before = self.versions_before
+        assert before is not None
+        now = publish.current_versions(self.lake)
+        grown = now.join(
+            before.rename({"version": "before"}), on=["list", "period"], how="left"
+        ).filter(pl.col("before").is_null() | (pl.col("version") > pl.col("before")))
+        rows = []
+        for name, period, version, first in grown.iter_rows():
+            for number in range((first or 0) + 1, version + 1):
+                manifest = publish.read_manifest(self.lake, name, period, number)
+                rows.append(
+                    {
+                        "list": name,
+                        "period": period,
+                        "version": number,
+                        "status": "published",
+                        "row_count": manifest.get("row_count"),
+                    }
+                )
+        reported_new = {(r["list"], r["period"]) for r in rows}
+        rows.extend(
+            r
+            for r in self.published
+            if r["status"] != "published" and (r["list"], r["period"]) not in reported_new
+        )
+        return rows
 
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
@@ -76,6 +118,8 @@ def _failures(result: dg.ExecuteInProcessResult) -> list[str]:
 
 
 def _published(result: dg.ExecuteInProcessResult) -> list[dict]:
+    """The publishing outcomes the materializations reported, of a failed run too (the lake
+    itself, read by `RunOutcome.on_disk`, is the authority on what was published)."""
     rows = []
     for event in result.get_asset_materialization_events():
         metadata = event.materialization.metadata

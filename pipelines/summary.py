@@ -7,44 +7,60 @@ from pathlib import Path
 
 import polars as pl
 from rich.console import Console
+from rich.padding import Padding
 from rich.table import Table
+from rich.text import Text
 
+from pipelines.output import print_table
 from pipelines.runner import RunOutcome
 from rating_core.lake import read_table
+from rating_core.names import name_only_ids
 
 
 def print_summary(outcome: RunOutcome, console: Console) -> None:
-    """Print per-file counts, notes, quarantine reasons and the publishing outcomes."""
-    files = Table(title=f"Inbox {outcome.inbox}", title_justify="left")
-    for column in ("file", "kind", "ingested", "quarantined"):
-        files.add_column(
-            column, justify="right" if column in ("ingested", "quarantined") else "left"
-        )
-    for row in outcome.files.sort("source_file").iter_rows(named=True):
-        files.add_row(
-            row["source_file"], row["kind"], str(row["ingested"]), str(row["quarantined"])
-        )
+    """Print per-file counts, notes, quarantine reasons and the publishing outcomes.
+
+    Every user-provided string (file names, notes, reasons) is printed as plain text, never as
+    rich markup, and every table fits the terminal (long file names are cut in the middle).
+    """
+    rows = [
+        [row["source_file"], row["kind"], row["ingested"], row["quarantined"]]
+        for row in outcome.files.sort("source_file").iter_rows(named=True)
+    ]
     if outcome.files.height:
         total_in = outcome.files.get_column("ingested").sum()
         total_q = outcome.files.get_column("quarantined").sum()
-        files.add_row("[bold]total", "", f"[bold]{total_in}", f"[bold]{total_q}")
-    console.print(files)
+        rows.append(["total", "", total_in, total_q])
+    print_table(
+        f"Inbox {outcome.inbox}",
+        ["file", "kind", "ingested", "quarantined"],
+        rows,
+        shorten=("file",),
+        right=("ingested", "quarantined"),
+        out=console,
+    )
     for note in outcome.notes:
-        console.print(f"note: {note}")
+        console.print(Text(f"note: {note}"))
     quarantine = read_table(outcome.lake, "quarantine", partition_col="source").collect()
     if quarantine.height:
         reasons = (
             quarantine.group_by("reason").len().sort(["len", "reason"], descending=[True, False])
         )
         console.print(
-            f"{quarantine.height} records quarantined in {outcome.lake / 'quarantine'}; "
-            "most frequent reasons:"
+            Text(
+                f"{quarantine.height} records quarantined in {outcome.lake / 'quarantine'}; "
+                "most frequent reasons:"
+            )
         )
+        grid = Table.grid(padding=(0, 2))
+        grid.add_column(justify="right", no_wrap=True, min_width=6)
+        grid.add_column(overflow="fold")
         for reason, count in reasons.head(20).iter_rows():
-            console.print(f"  {count:>6}  {reason}")
+            grid.add_row(Text(str(count)), Text(str(reason)))
+        console.print(Padding(grid, (0, 0, 0, 2)))
     registry_missing = _players_not_in_registry(outcome)
     if registry_missing is not None:
-        console.print(registry_missing)
+        console.print(registry_missing, highlight=False)
     if outcome.periods:
         done = outcome.recomputed
         if not done:
@@ -54,44 +70,60 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
         else:
             what = f"recomputed from {done[0]} on (inputs of earlier periods unchanged)"
         console.print(f"periods: {outcome.periods[0]} to {outcome.periods[-1]}; {what}")
-    published = [p for p in outcome.published if p["status"] == "published"]
-    unchanged = len(outcome.published) - len(published)
+    outcomes = outcome.on_disk()
+    published = [p for p in outcomes if p["status"] == "published"]
+    unchanged = len(outcomes) - len(published)
     if published:
-        table = Table(title=f"Published in {outcome.lake / 'lists'}", title_justify="left")
-        for column in ("list", "periods", "new versions", "latest"):
-            table.add_column(column)
         by_list: dict[str, list[dict]] = {}
         for p in published:
             by_list.setdefault(p["list"], []).append(p)
+        table_rows = []
         for name in sorted(by_list):
-            rows = sorted(by_list[name], key=lambda p: p["period"])
-            periods = (
-                rows[0]["period"]
-                if len(rows) == 1
-                else f"{rows[0]['period']} to {rows[-1]['period']}"
+            mine = sorted(by_list[name], key=lambda p: (p["period"], p["version"]))
+            first, last = mine[0]["period"], mine[-1]["period"]
+            table_rows.append(
+                [
+                    name,
+                    first if first == last else f"{first} to {last}",
+                    len(mine),
+                    f"{last}/v{mine[-1]['version']} ({mine[-1]['row_count']})",
+                ]
             )
-            last = rows[-1]
-            table.add_row(
-                name,
-                periods,
-                str(len(rows)),
-                f"{last['period']}/v{last['version']} ({last['row_count']} players)",
-            )
-        console.print(table)
-    if outcome.recomputed:
+        print_table(
+            f"Published in {outcome.lake / 'lists'}",
+            ["list", "periods", "new versions", "latest (players)"],
+            table_rows,
+            right=("new versions",),
+            out=console,
+        )
+    if outcome.recomputed or published:
         console.print(
-            f"{len(published)} list versions published, {unchanged} lists unchanged "
-            f"(nothing new to publish)."
+            f"{_count(len(published), 'list version')} published, "
+            f"{_count(unchanged, 'list-period')} unchanged (nothing new to publish)."
         )
     for failure in outcome.failures:
-        console.print(f"[red]failed: {failure}")
-    if outcome.published:
+        console.print(Text(f"failed: {failure}", style="red"))
+    if outcomes:
         lake = "" if str(outcome.lake) == "lake" else f" --lake {outcome.lake}"
         me = program_name()
-        console.print(
-            f"next: {me} show{lake} · {me} show fide-standard{lake} · "
-            f"{me} diff LIST PERIOD{lake} · {me} history PLAYER{lake} · {me} ui"
-        )
+        names = sorted({p["list"] for p in outcomes})
+        example = "fide-standard" if "fide-standard" in names else names[0]
+        hints = [
+            f"{me} show{lake}",
+            f"{me} show {example}{lake}",
+            f"{me} diff LIST PERIOD{lake}",
+            f"{me} history PLAYER{lake}",
+            f"{me} ui",
+        ]
+        line = "next: " + " · ".join(hints)
+        if len(line) > console.width:  # one command a line rather than a command cut in two
+            line = "next:\n" + "\n".join(f"  {hint}" for hint in hints)
+        console.print(Text(line))
+
+
+def _count(number: int, noun: str) -> str:
+    """`1 list version`, `2 list versions`."""
+    return f"{number} {noun}{'' if number == 1 else 's'}"
 
 
 def program_name() -> str:
@@ -101,7 +133,8 @@ def program_name() -> str:
 
 
 def _players_not_in_registry(outcome: RunOutcome) -> str | None:
-    """Count players seen in games but missing from players.csv (not an error, DESIGN §4)."""
+    """Count players seen in games, those missing from players.csv (not an error, DESIGN §4) and,
+    of those, the ones a game file identified by name only."""
     games = read_table(outcome.lake, "games").collect()
     if not games.height:
         return None
@@ -110,12 +143,7 @@ def _players_not_in_registry(outcome: RunOutcome) -> str | None:
     seen = pl.concat([games.get_column("white_id"), games.get_column("black_id")]).drop_nulls()
     seen = seen.unique()
     missing = seen.filter(~seen.is_in(known.implode())).len()
-    by_name = pl.concat(
-        [
-            games.filter(pl.col("white_id") == pl.col("white_name")).get_column("white_id"),
-            games.filter(pl.col("black_id") == pl.col("black_name")).get_column("black_id"),
-        ]
-    ).n_unique()
+    by_name = name_only_ids(games, known).len()
     return (
         f"players: {seen.len()} seen, {missing} not in players.csv, "
         f"{by_name} identified by name only"

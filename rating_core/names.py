@@ -36,3 +36,14 @@ def attach_names(rows: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
     if "list" in rows.columns:
         order = ["list", *[c for c in order if c != "list"]]
     return joined.select(order)
+
+
+def name_only_ids(games: pl.DataFrame, registry_ids: pl.Series) -> pl.Series:
+    """Distinct ids a game file gave only as a name (id equal to the name) and that the registry
+    does not hold: a registered player is identified by the registry, whatever the file gave."""
+    sides = [
+        games.filter(pl.col(f"{side}_id") == pl.col(f"{side}_name")).get_column(f"{side}_id")
+        for side in ("white", "black")
+    ]
+    ids = pl.concat(sides).drop_nulls().unique().sort()
+    return ids.filter(~ids.is_in(registry_ids.cast(pl.String).implode()))

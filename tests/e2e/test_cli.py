@@ -384,3 +384,40 @@ def test_club_lists_from_the_first_period(sample_lake: Path) -> None:
     periods = publish.list_periods(sample_lake, "club-ankara-sk-standard")
     assert periods == [f"2026-0{m}" for m in range(1, 7)]
     assert publish.list_periods(sample_lake, "club-ankara-sk-blitz")[0] == "2026-04"
+
+
+def _at_80_columns(*args: str) -> str:
+    """The CLI's stdout at an 80-column terminal; every line of it fits."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "pipelines.cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**os.environ, "COLUMNS": "80"},
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    wide = [line for line in proc.stdout.splitlines() if len(line.rstrip()) > 80]
+    assert not wide, "\n".join(wide)
+    return proc.stdout
+
+
+def test_sample_reads_well_at_80_columns(sample_lake: Path, samples: Path) -> None:
+    lake = str(sample_lake)
+    summary = _at_80_columns("run", "--inbox", str(samples), "--lake", lake)
+    assert "federation/baku-rapid-2026-02.csv" in summary  # short enough: whole
+    assert "clubs/ankara-sk/a" in summary and "-2026-04.csv" in summary  # long: cut inside
+    shown = _at_80_columns("show", "fide-standard", "--lake", lake)
+    listed = publish.read_list(sample_lake, "fide-standard", "2026-06")
+    assert f"showing 20 of {listed.height} rows" in shown
+    rows = [line for line in shown.splitlines() if line.startswith("│")]
+    assert len(rows) == 20  # one line a player: no row wraps
+    every = _at_80_columns("show", "fide-standard", "--all", "--lake", lake)
+    for player in listed["player_id"].to_list():
+        assert player in every
+    for player, values in (("34500002", ("34500022", "bursa-blitz-2026-03-r1-b1")), ("u-ece", ())):
+        history = _at_80_columns("history", player, "--lake", lake)
+        assert "…" not in history  # nothing cut: no `peri…`, no `3450…`
+        assert "2026-03" in history
+        for value in values:
+            assert value in history
