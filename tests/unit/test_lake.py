@@ -169,3 +169,40 @@ def test_rewrite_removes_other_data_files_of_the_partition(tmp_path: Path) -> No
     write_partitioned(tmp_path, "games", _games().head(1))
     assert not stray.exists()
     assert read_table(tmp_path, "games").collect()["game_id"].sort().to_list() == ["g1", "g3"]
+
+
+@pytest.mark.parametrize("table", sorted(lake_mod.TABLE_SCHEMAS))
+def test_a_canonical_table_never_written_reads_back_with_its_columns(
+    tmp_path: Path, table: str
+) -> None:
+    # an empty inbox writes no `games` partition: its readers still select their columns
+    frame = read_table(tmp_path, table).collect()
+    assert frame.height == 0
+    assert frame.schema == pl.Schema(lake_mod.TABLE_SCHEMAS[table])
+
+
+def test_an_empty_games_table_can_be_filtered_by_source(tmp_path: Path) -> None:
+    write_partitioned(tmp_path, "games", _games().clear())  # zero rows: no partition written
+    assert read_table(tmp_path, "games").filter(pl.col("source") == "club").collect().height == 0
+    assert (
+        read_table(tmp_path, "games", ["2024-01"]).select("game_id", "period").collect().height == 0
+    )
+
+
+def test_other_tables_never_written_still_read_back_without_columns(tmp_path: Path) -> None:
+    # `read_previous_state` tells "no previous period" from a frame without columns
+    assert read_table(tmp_path, "state/fide-standard", ["2024-01"]).collect().columns == []
+
+
+def test_clean_interrupted_writes_removes_staging_and_temp_files_only(tmp_path: Path) -> None:
+    write_partitioned(tmp_path, "games", _games())
+    temp = tmp_path / "games" / "period=2024-01" / ".part-0.parquet.tmp-dead"
+    temp.write_bytes(b"junk")
+    staged = tmp_path / lake_mod.STAGING_DIR / "fide-standard" / "2024-01" / "v2-dead"
+    staged.mkdir(parents=True)
+    (staged / "list.parquet").write_bytes(b"staged")
+    removed = lake_mod.clean_interrupted_writes(tmp_path)
+    assert set(removed) == {temp, tmp_path / lake_mod.STAGING_DIR}
+    assert not temp.exists() and not (tmp_path / lake_mod.STAGING_DIR).exists()
+    assert read_table(tmp_path, "games").collect().height == 3
+    assert lake_mod.clean_interrupted_writes(tmp_path / "missing") == []
