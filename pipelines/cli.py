@@ -81,12 +81,18 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Materialize everything through Dagster in period order and print the summary."""
     from pipelines.runner import run_pipeline
     from pipelines.summary import print_summary
+    from rating_core.club import ClubFolderError
+    from rating_core.inbox import inbox_files
 
     inbox = Path(args.inbox)
     if not inbox.is_dir():
         raise UserError(f"inbox folder '{inbox}' does not exist")
     lake = Path(args.lake)
     _check_lake_folder(lake)
+    try:  # the inbox's layout, before any work: club folders that cannot each have a list
+        inbox_files(inbox)
+    except ClubFolderError as error:
+        raise UserError(str(error)) from error
     outcome = run_pipeline(inbox, lake, console=console, full=args.full)
     print_summary(outcome, console)
     return 0 if outcome.ok else 1

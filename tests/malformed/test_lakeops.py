@@ -131,6 +131,24 @@ def test_club_folders_that_cannot_each_have_a_list_stop_the_ingest_in_one_senten
     assert done.games.height == 0  # nothing ingested, so nothing can be published
 
 
+def test_ratings_run_refuses_club_folders_that_clash_in_one_sentence_before_any_work(
+    tmp_path: Path,
+) -> None:
+    inbox = write_inbox(
+        tmp_path,
+        {
+            "clubs/Ankara SK/jan.csv": _club_games("jan", "2026-01-10"),
+            "clubs/ankara-sk/feb.csv": _club_games("feb", "2026-02-10"),
+        },
+    )
+    proc = ratings("run", "--inbox", str(inbox), "--lake", str(tmp_path / "lake"))
+    assert assert_one_sentence(proc) == (
+        "ratings: the club folders 'clubs/Ankara SK' and 'clubs/ankara-sk' would both publish "
+        "as 'club-ankara-sk-...': rename or merge them"
+    )
+    assert not (tmp_path / "lake").exists()
+
+
 # --- symbolic links leading outside the inbox are not followed ---------------------------------
 
 
