@@ -45,7 +45,7 @@ FILE_SUMMARY_SCHEMA: dict[str, pl.DataType] = {
     "notes": pl.String,
 }
 
-PGN_SUFFIXES = (".pgn", ".pgn.gz", ".pgn.zst")
+PGN_SUFFIXES = (".pgn", ".pgn.gz", ".pgn.zst")  # matched on the lower-cased file name
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,7 @@ def _batch(
 
 
 def _read_game_file(path: Path, name: str) -> IngestResult:
+    """Read one game file by its suffix in any case (`GAMES.PGN.GZ` is gzip-compressed PGN)."""
     lower = path.name.lower()
     if lower.endswith(PGN_SUFFIXES):
         return read_pgn(path, name)
@@ -183,6 +184,7 @@ def ingest_games(
             raws.append(result.rows)
             quarantine.append(result.quarantine)
             per_file.append((name, result))
+            notes.extend(result.notes)  # a reader's notes ("not UTF-8...") reach the summary
         if not raws:
             continue
         raw = pl.concat(raws, how="vertical_relaxed") if raws else empty(RAW_GAMES_SCHEMA)

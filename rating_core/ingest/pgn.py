@@ -9,6 +9,7 @@ the same with python-chess, game by game, and is the oracle of the differential 
 
 from __future__ import annotations
 
+import codecs
 import gzip
 import mmap
 import os
@@ -38,6 +39,8 @@ MOVE_PATTERN = (
     r"[NBKRQ]?[a-h]?[1-8]?[\-x]?[a-h][1-8](?:=?[nbrqkNBRQK])?"
     r"|[PNBRQK]?@[a-h][1-8]|--|Z0|0000|@@@@|O-O(?:-O)?|0-0(?:-0)?"
 )
+# a movetext's last token that is a move, a move number or a NAG: a game cut there is truncated
+LAST_MOVE_PATTERN = rf"^(?:\d+\.+)?(?:{MOVE_PATTERN})[+#!?]*$|^\d+\.*$|^\$\d+$"
 URL_PATTERN = r"^https?://"
 URL_ID_PATTERN = r"^https?://[^?#]*/([^/?#]+)/?(?:[?#].*)?$"
 
@@ -73,6 +76,9 @@ TAGS = (
     "TimeControl",
     "Termination",
     "GameId",
+    "Variant",
+    "FEN",
+    "SetUp",
 )
 VALUE_MAX = 200  # quarantine values are cut to this many characters
 BAD_BYTES_MARK = "\ufffd"
@@ -91,8 +97,9 @@ ABSENT, HAS_QUESTION_MARK, OTHER_FORM = -1, -2, -3  # codes of a date or time ta
 DAY_BASE = 1 << 32  # a real date YYYY.MM.DD is coded as DAY_BASE + days since 1970-01-01
 N_TAGS = len(TAGS)
 # string columns written by _scan as Arrow string views: TAGS, then these four
-COL_MT, COL_BADTAG, COL_BADENC, COL_URL_ID = range(N_TAGS, N_TAGS + 4)
-STRING_COLUMNS = (*TAGS, "mt", "bad_tag", "bad_enc", "url_id")
+COL_MT, COL_BADTAG, COL_BADENC, COL_URL_ID, COL_MT_LAST = range(N_TAGS, N_TAGS + 5)
+STRING_COLUMNS = (*TAGS, "mt", "bad_tag", "bad_enc", "url_id", "mt_last")
+LAST_TOKEN_MAX = 40  # bytes of the last movetext token kept for the quarantine
 N_COLS = len(STRING_COLUMNS)
 SITE = TAGS.index("Site")
 TAG_UTC_DATE, TAG_DATE = TAGS.index("UTCDate"), TAGS.index("Date")
@@ -929,6 +936,16 @@ def _tag_lines(
     return i, line_no, off
 
 
+@nb.njit(cache=True, inline="always")
+def _tag_seen(buf: np.ndarray, i: int, n: int, g: int, valid: np.ndarray) -> bool:
+    """True when the tag line at `i` names a needed tag that game `g` already has."""
+    ne = _find_stop(buf, i + 1, n, _SPACE8, _NL8)
+    if ne <= i + 1 or ne >= n:
+        return False
+    k = _known_tag(buf, i + 1, ne, TAG_NAMES, TAG_LENS, TAG_TABLE)
+    return k >= 0 and (valid[k, g >> 3] >> (g & 7)) & 1 == 1
+
+
 @nb.njit(cache=True, nogil=True)
 def _scan(
     buf: np.ndarray,
@@ -957,7 +974,7 @@ def _scan(
     g = -1
     i = start
     line_no = 1
-    prev_kind = 0  # 0 blank or start, 1 tag line, 2 other
+    prev_kind = 0  # 0 blank or start, 1 tag line, 2 other, 3 one blank line after tag lines
     in_comment = False
     depth = 0
     last_end = 0
@@ -972,15 +989,20 @@ def _scan(
             while j < n and _is_ws(buf[j]):
                 j += 1
             if j >= n or buf[j] == 10:  # blank line
-                prev_kind = 0
+                prev_kind = 3 if prev_kind == 1 else 0
                 i = j + 1
                 line_no += 1
                 continue
         else:  # a tag line
-            if prev_kind != 1:  # a new game
+            # one blank line inside the tags (ChessBase) does not end them, as in python-chess,
+            # unless the tag after it is one the game already has (a new game after a cut one)
+            new_game = prev_kind != 1
+            if prev_kind == 3:
+                new_game = _tag_seen(buf, i, n, g, valid)
+            if new_game:
                 if g >= 0:
-                    if off + VALUE_MAX > data.shape[0]:
-                        data = _more_data(data, off, VALUE_MAX)
+                    if off + VALUE_MAX + LAST_TOKEN_MAX > data.shape[0]:
+                        data = _more_data(data, off, VALUE_MAX + LAST_TOKEN_MAX)
                     off = _close_game(buf, info, views, valid, g, mt_s, plies, last_end, data, off)
                 g += 1
                 if g >= info.shape[1]:
@@ -1170,8 +1192,8 @@ def _scan(
         i += 1
         line_no += 1
     if g >= 0:
-        if off + VALUE_MAX > data.shape[0]:
-            data = _more_data(data, off, VALUE_MAX)
+        if off + VALUE_MAX + LAST_TOKEN_MAX > data.shape[0]:
+            data = _more_data(data, off, VALUE_MAX + LAST_TOKEN_MAX)
         off = _close_game(buf, info, views, valid, g, mt_s, plies, last_end, data, off)
     m = g + 1
     return info[:, :m], views[:, :m], valid[:, : (m + 7) // 8], data[:off], stray, line_no
@@ -1191,8 +1213,8 @@ def _close_game(
     off: int,
 ) -> int:
     """Finish game `g`: its plies, whether its movetext ends with a result, and (only when it
-    does not: the quarantine shows it) the first VALUE_MAX bytes of its movetext (`data` has
-    room for them). Returns the new offset in `data`."""
+    does not: the quarantine shows it) the first VALUE_MAX bytes of its movetext and its last
+    token (`data` has room for them). Returns the new offset in `data`."""
     info[PLIES, g] = plies
     has_result = mt_s >= 0 and _ends_with_result(buf, mt_s, last_end)
     info[HAS_RESULT, g] = 1 if has_result else 0
@@ -1202,31 +1224,54 @@ def _close_game(
         while e < last_end and e > mt_s and (buf[e] & 0xC0) == 0x80:
             e -= 1  # never cut a character in two
         off = _write_view(buf, mt_s, e, views, valid, COL_MT, g, data, off)
+        t = last_end  # the last token: the quarantine says what stands where the result should
+        s = t
+        while s > mt_s and buf[s - 1] > 32 and buf[s - 1] not in (40, 41, 123, 125):
+            s -= 1
+        if s < t:
+            s = max(s, t - LAST_TOKEN_MAX)
+            while s < t and (buf[s] & 0xC0) == 0x80:
+                s += 1  # never cut a character in two
+            off = _write_view(buf, s, t, views, valid, COL_MT_LAST, g, data, off)
     return off
 
 
 @nb.njit(cache=True)
 def _next_game_start(buf: np.ndarray, pos: int, n: int) -> int:
     """Index of the first `[` at or after `pos` that opens a line after a blank line and is not
-    `[%`: whatever came before, the scanner starts a game there. -1 when there is none."""
+    `[%`, where the last line before the blank ones is no tag line (a blank line inside the tags
+    does not end them): whatever came before, the scanner starts a game there. -1 when there is
+    none."""
     i = max(pos, 1)
     while i < n - 1:
         if buf[i] == 91 and buf[i - 1] == 10 and buf[i + 1] != 37:
             j = i - 2
             while j >= 0 and _is_ws(buf[j]):
                 j -= 1
-            if j < 0 or buf[j] == 10:
+            if j < 0:
                 return i
+            if buf[j] == 10:
+                while j >= 0 and (buf[j] == 10 or _is_ws(buf[j])):
+                    j -= 1
+                while j > 0 and buf[j - 1] != 10:
+                    j -= 1  # the start of the last line that is not blank
+                if j < 0 or buf[j] != 91 or buf[j + 1] == 37:
+                    return i
         i += 1
     return -1
 
 
-def _read_buffer(path: Path) -> np.ndarray:
+def _compression(path: Path) -> str | None:
+    """`gzip` or `zstd` by the file's last suffix in any case (`GAMES.PGN.GZ` is gzip), else None."""
+    return {".gz": "gzip", ".zst": "zstd"}.get(path.suffix.lower())
+
+
+def _read_buffer(path: Path, label: str) -> np.ndarray:
     """The file's bytes as a read-only uint8 array: a memory map of a plain file (no copy; its
     pages are mapped as the scanner threads first touch them, in parallel), the decompressed
-    bytes of a `.gz` or `.zst` file."""
-    if path.suffix in (".gz", ".zst"):
-        return np.frombuffer(_read_bytes(path), dtype=np.uint8)
+    bytes of a `.gz` or `.zst` file. `label` names the file in errors."""
+    if _compression(path):
+        return np.frombuffer(_read_bytes(path, label), dtype=np.uint8)
     try:
         with path.open("rb") as handle:
             size = os.fstat(handle.fileno()).st_size
@@ -1236,44 +1281,76 @@ def _read_buffer(path: Path) -> np.ndarray:
             if hasattr(mmap, "MADV_WILLNEED"):  # start reading a file that is not cached yet
                 mapped.madvise(mmap.MADV_WILLNEED)
     except OSError as exc:
-        raise UnreadableFileError(f"{path}: cannot read the file ({exc.strerror or exc})") from exc
+        raise UnreadableFileError(f"{label}: cannot read the file ({exc.strerror or exc})") from exc
     return np.frombuffer(mapped, dtype=np.uint8)  # the array keeps the map open
 
 
-def _read_bytes(path: Path) -> bytes:
-    """The file's bytes, decompressed according to its suffix (`.gz`, `.zst`)."""
+def _zstd_frames(raw: bytes) -> bytes:
+    """Every frame of a zstd stream, decompressed; ValueError when the last frame stops early
+    (a plain `decompressobj` reads only the first frame and accepts a cut one silently)."""
+    import zstandard
+
+    out: list[bytes] = []
+    rest = raw
+    while rest:
+        frame = zstandard.ZstdDecompressor().decompressobj()
+        out.append(frame.decompress(rest))
+        if not frame.eof:
+            raise ValueError("the last frame ends early")
+        rest = frame.unused_data
+    return b"".join(out)
+
+
+def _read_bytes(path: Path, label: str | None = None) -> bytes:
+    """The file's bytes, decompressed according to its suffix (`.gz`, `.zst`, any case).
+
+    A truncated or corrupt archive is an UnreadableFileError naming the file (`label`, default
+    the path): a part of the games must never be read as if it were all of them.
+    """
+    label = str(path) if label is None else label
     try:
         raw = path.read_bytes()
     except OSError as exc:
-        raise UnreadableFileError(f"{path}: cannot read the file ({exc.strerror or exc})") from exc
+        raise UnreadableFileError(f"{label}: cannot read the file ({exc.strerror or exc})") from exc
+    kind = _compression(path)
+    if kind is None:
+        return raw
     try:
-        if path.suffix == ".gz":
-            return gzip.decompress(raw)
-        if path.suffix == ".zst":
-            import zstandard
+        if not raw:  # not even an archive header: a download cut at 0 %
+            raise ValueError("no data")
+        return gzip.decompress(raw) if kind == "gzip" else _zstd_frames(raw)
+    except Exception:  # EOFError, zlib.error, gzip.BadGzipFile, zstandard.ZstdError, ValueError
+        raise UnreadableFileError(
+            f"{label}: truncated or corrupt {kind} data (the archive ends early or is "
+            "damaged); replace it with a complete copy"
+        ) from None
 
-            return zstandard.ZstdDecompressor().decompressobj().decompress(raw)
-    except Exception as exc:  # corrupt archive: the whole file is unreadable
-        raise UnreadableFileError(f"{path}: cannot decompress ({exc})") from exc
-    return raw
+
+def _cp1252(error: UnicodeDecodeError) -> tuple[str, int]:
+    """Decode error handler: the five bytes Windows-1252 leaves undefined read as Latin-1."""
+    return error.object[error.start : error.end].decode("latin-1"), error.end
+
+
+codecs.register_error("ratings_latin1", _cp1252)
 
 
 def _decode(data: bytes) -> tuple[str, bool]:
-    """UTF-8 text of the file and whether it held invalid bytes (then shown as U+FFFD)."""
+    """Text of the file and whether it was not UTF-8: the whole file is then read as
+    Windows-1252 (its undefined bytes as Latin-1), as PGN from older Windows programs is."""
     try:
         text = data.decode("utf-8")
-        bad = False
+        legacy = False
     except UnicodeDecodeError:
-        text = data.decode("utf-8", errors="replace")
-        bad = True
-    return text.removeprefix("\ufeff"), bad
+        text = data.decode("cp1252", errors="ratings_latin1")
+        legacy = True
+    return text.removeprefix("\ufeff"), legacy
 
 
 def _file_stem(source_file: str) -> str:
     """The file name without directories, compression suffix and `.pgn` (for derived game ids)."""
     name = Path(source_file).name
-    for suffix in (".gz", ".zst"):
-        name = name.removesuffix(suffix)
+    if _compression(Path(name)):
+        name = name[: -len(Path(name).suffix)]
     return Path(name).stem
 
 
@@ -1382,10 +1459,17 @@ def _games_frame(
     return games, parts[0][4]
 
 
-def _derive(games: pl.DataFrame, source_file: str) -> pl.DataFrame:
-    """Map tags to RAW_GAMES_SCHEMA columns and name each game's first defect (`reason`)."""
+def _derive(
+    games: pl.DataFrame, source_file: str, nul_lines: np.ndarray | None = None
+) -> pl.DataFrame:
+    """Map tags to RAW_GAMES_SCHEMA columns and name each game's first defect (`reason`).
+
+    `nul_lines`: the lines of the file's NUL bytes (None: it has none), for the games whose
+    needed tags hold one.
+    """
     stem = _file_stem(source_file)
     c = pl.col
+    games = _with_nul_tags(games, nul_lines)
     site_is_url = c("site_url")  # the scanner matched URL_PATTERN and URL_ID_PATTERN
     gid = pl.coalesce(
         pl.when(c("GameId").is_not_null() & (c("GameId") != "")).then(c("GameId")), c("url_id")
@@ -1440,8 +1524,56 @@ def _derive(games: pl.DataFrame, source_file: str) -> pl.DataFrame:
         pl.lit("pgn").alias("format"),
         pl.lit(source_file).alias("source_file"),
         c("first_line").alias("source_line"),
+        _unrated_reason().alias("unrated_reason"),
     )
     return games.with_columns(_defect(games))
+
+
+STANDARD_VARIANTS = ("", "standard", "chess", "classical", "normal")  # Variant tags of chess
+START_FEN = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq -"  # its first four fields
+NOT_STANDARD = "the rating rules are for standard chess"
+
+
+def _unrated_reason() -> pl.Expr:
+    """Why a game is kept but not rated: a Variant other than standard chess, or a start from a
+    set-up position (a FEN other than the initial position, or SetUp "1" without a FEN)."""
+    c = pl.col
+    variant = c("Variant").str.strip_chars()
+    fen = c("FEN").str.strip_chars()
+    has_fen = fen.is_not_null() & (fen != "")
+    return (
+        pl.when(variant.is_not_null() & ~variant.str.to_lowercase().is_in(STANDARD_VARIANTS))
+        .then(pl.format("variant '{}': " + NOT_STANDARD, variant))
+        .when(has_fen & ~fen.str.starts_with(START_FEN))
+        .then(pl.lit("starts from a set-up position (FEN tag): " + NOT_STANDARD))
+        .when(~has_fen & (c("SetUp").str.strip_chars() == "1"))
+        .then(pl.lit("starts from a set-up position (SetUp tag): " + NOT_STANDARD))
+        .otherwise(pl.lit(None, pl.String))
+    )
+
+
+def _with_nul_tags(games: pl.DataFrame, nul_lines: np.ndarray | None) -> pl.DataFrame:
+    """`nul_tag`, `nul_value`, `nul_line`: the first needed tag of each game holding a NUL byte,
+    its value (the NUL shown as `\\0`) and the line of the game's first NUL (null: none)."""
+    if nul_lines is None or not games.height:
+        return games.with_columns(
+            nul_tag=pl.lit(None, pl.String),
+            nul_value=pl.lit(None, pl.String),
+            nul_line=pl.lit(None, pl.Int64),
+        )
+    c = pl.col
+    has = [(t, c(t).str.contains("\x00", literal=True).fill_null(False)) for t in TAGS]
+    nuls = pl.DataFrame({"nul_line": nul_lines.astype(np.int64)})
+    return (
+        games.with_columns(
+            nul_tag=pl.coalesce([pl.when(h).then(pl.lit(t)) for t, h in has]),
+            nul_value=pl.coalesce([pl.when(h).then(c(t)) for t, h in has]).str.replace_all(
+                "\x00", "\\0", literal=True
+            ),
+        )
+        .join_asof(nuls, left_on="first_line", right_on="nul_line", strategy="forward")
+        .with_columns(nul_line=pl.when(c("nul_tag").is_not_null()).then(c("nul_line")))
+    )
 
 
 def _played(
@@ -1493,7 +1625,17 @@ def _defect(games: pl.DataFrame) -> list[pl.Expr]:
     """`q_line`, `q_value`, `q_reason` of each game's first defect, null for a good game."""
     c = pl.col
     missing = lambda tag: c(tag).is_null() | c(tag).is_in(MISSING_PLAYER)  # noqa: E731
+    last = c("mt_last")
+    not_result = last.is_not_null() & ~last.str.contains(LAST_MOVE_PATTERN)
     checks: list[tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]] = [
+        (
+            c("nul_tag").is_not_null(),
+            c("nul_line"),
+            _cut(c("nul_value")),
+            pl.format(
+                "a NUL byte is in tag {} (shown as \\0): the file is damaged there", c("nul_tag")
+            ),
+        ),
         (
             c("bad_enc_line").is_not_null(),
             c("bad_enc_line"),
@@ -1505,6 +1647,12 @@ def _defect(games: pl.DataFrame) -> list[pl.Expr]:
             c("bad_tag_line"),
             _cut(c("bad_tag")),
             pl.lit('malformed tag line (expected [Name "value"])'),
+        ),
+        (
+            (~c("has_mt") | ~c("has_result")) & not_result,
+            c("first_line"),
+            last,
+            pl.format("'{}' is not a result (a movetext ends with 1-0, 0-1, 1/2-1/2 or *)", last),
         ),
         (
             ~c("has_mt") | ~c("has_result"),
@@ -1594,18 +1742,25 @@ def read_pgn(
     """
     path = Path(path)
     source = str(path) if source_file is None else source_file
-    buf = _read_buffer(path)
+    buf = _read_buffer(path, source)
     start = 3 if buf[:3].tobytes() == b"\xef\xbb\xbf" else 0
     pieces = _default_chunks(buf.shape[0]) if chunks is None else chunks
+    notes: list[str] = []
     try:
         games, stray = _games_frame(buf, start, False, pieces)
-        if stray < 0:  # not UTF-8: rescan the repaired text and flag the lines that held bad bytes
-            data = str(memoryview(buf), "utf-8", errors="replace").encode("utf-8")
-            buf = np.frombuffer(data, dtype=np.uint8)
+        if stray < 0:  # not UTF-8: the whole file is Windows-1252 (older Windows programs)
+            text = str(memoryview(buf)[start:], "cp1252", errors="ratings_latin1")
+            buf = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
+            start = 0
             games, stray = _games_frame(buf, start, True, pieces)
+            notes.append(f"{source}: not UTF-8, read as Windows-1252")
     except UnreadableFileError as exc:
-        raise UnreadableFileError(f"{path}: {exc}") from exc
-    result = _split(_derive(games, source), source)
+        raise UnreadableFileError(f"{source}: {exc}") from exc
+    if not games.height and not stray:  # nothing but blank lines (or `%` escape lines)
+        blank = not bytes(memoryview(buf)[start:]).strip()
+        notes.append(f"{source}: empty, no games" if blank else f"{source}: no games in the file")
+    nul_lines = _nul_lines(buf) if games.height else None
+    result = _split(_derive(games, source, nul_lines), source)
     if stray > 0:
         extra = quarantine_rows(
             [
@@ -1619,7 +1774,20 @@ def read_pgn(
             ]
         )
         result = IngestResult(rows=result.rows, quarantine=pl.concat([extra, result.quarantine]))
-    return result
+    return IngestResult(rows=result.rows, quarantine=result.quarantine, notes=tuple(notes))
+
+
+def _nul_lines(buf: np.ndarray) -> np.ndarray | None:
+    """Line numbers of the NUL bytes of the file (None when it has none, the usual case: a
+    memchr over the memory map or the bytes, no copy)."""
+    owner = buf.base.obj if isinstance(buf.base, memoryview) else buf.base
+    if isinstance(owner, (bytes, mmap.mmap)):
+        if owner.find(b"\0") < 0:
+            return None
+    elif not (buf == 0).any():
+        return None
+    newlines = np.flatnonzero(buf == 10)
+    return np.searchsorted(newlines, np.flatnonzero(buf == 0)) + 1
 
 
 # --- the python-chess reference ------------------------------------------------------------------
@@ -1639,6 +1807,8 @@ def _ref_row(
     if white in (None, *MISSING_PLAYER) or black in (None, *MISSING_PLAYER):
         return None
     if result not in FINISHED_RESULTS:
+        return None
+    if any("\0" in h[tag] for tag in TAGS if tag in h):
         return None
     utc_date = h.get("UTCDate")
     if _ref_complete(utc_date):
@@ -1713,7 +1883,21 @@ def _ref_row(
         "white_is_bot": h.get("WhiteTitle") == "BOT",
         "black_is_bot": h.get("BlackTitle") == "BOT",
         "event": event,
+        "unrated_reason": _ref_unrated_reason(h),
     }
+
+
+def _ref_unrated_reason(h: dict[str, str]) -> str | None:
+    """`_unrated_reason` of one game's headers, in plain Python."""
+    variant = h.get("Variant", "").strip()
+    fen = h.get("FEN", "").strip()
+    if variant.lower() not in STANDARD_VARIANTS:
+        return f"variant '{variant}': {NOT_STANDARD}"
+    if fen and not fen.startswith(START_FEN):
+        return f"starts from a set-up position (FEN tag): {NOT_STANDARD}"
+    if not fen and h.get("SetUp", "").strip() == "1":
+        return f"starts from a set-up position (SetUp tag): {NOT_STANDARD}"
+    return None
 
 
 class _LineCounter:

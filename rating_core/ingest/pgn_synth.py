@@ -151,7 +151,7 @@ def generate_pgn(
     bodies = make_bodies(min(n_bodies, max(n_games, 1)), seed, extras=extras)
     start = datetime(2024, 1, 1)
     alphabet = string.ascii_letters + string.digits
-    opener = gzip.open if path.suffix == ".gz" else open
+    opener = gzip.open if path.suffix.lower() == ".gz" else open  # as the reader: any case
     with opener(path, "wb") as out:  # written a block of games at a time: memory stays small
         for first in range(0, n_games, _BLOCK):
             games = range(first, min(first + _BLOCK, n_games))

@@ -109,3 +109,50 @@ def test_random_games_property(tmp_path: Path, seed: int, n: int, plies: int) ->
     assert fast.quarantine.height == 0
     assert fast.rows.equals(ref), (fast.rows, ref)
     assert isinstance(fast.rows, pl.DataFrame)
+
+
+def _games_text(seed: int, n: int) -> str:
+    """`n` random legal games as python-chess writes them."""
+    rng = random.Random(seed)
+    return "\n\n".join(str(_random_game(rng, rng.randint(0, 30))) for _ in range(n)) + "\n"
+
+
+def test_blank_line_inside_the_tags_chessbase(tmp_path: Path) -> None:
+    # ChessBase exports put a blank line inside the tags: python-chess reads one game there
+    text = _games_text(11, 40).replace("\n[White ", "\n\n[White ")
+    path = tmp_path / "chessbase.pgn"
+    path.write_text(text, encoding="utf-8")
+    assert read_pgn(path).quarantine.height == 0
+    assert_same(path, 40)
+
+
+def test_windows_1252_file(tmp_path: Path) -> None:
+    text = _games_text(12, 30).replace('[Black "c"]', '[Black "Müller €"]')
+    path = tmp_path / "legacy.pgn"
+    path.write_bytes(text.encode("cp1252"))
+    assert read_pgn(path).rows["black_name"].str.contains("Müller €").any()
+    assert_same(path, 30)
+
+
+def test_variants_and_set_up_positions(tmp_path: Path) -> None:
+    def one(tags: str, moves: str) -> str:
+        head = '[Event "e"]\n[Site "s"]\n[Date "2025.01.02"]\n[White "w"]\n[Black "b"]\n'
+        return f'{head}[Result "1-0"]\n{tags}\n{moves} 1-0\n\n'
+
+    text = (
+        one("", "1. e4 e5 2. Nf3 Nc6")
+        + one('[Variant "Atomic"]\n', "1. e4 e5 2. Nf3 Nc6")
+        + one('[Variant "Crazyhouse"]\n', "1. e4 d5 2. exd5 Qxd5 3. P@e4")
+        + one(
+            '[Variant "Chess960"]\n[SetUp "1"]\n'
+            '[FEN "bbqnnrkr/pppppppp/8/8/8/8/PPPPPPPP/BBQNNRKR w HFhf - 0 1"]\n',
+            "1. e4 e5 2. Nf3 Nc6",
+        )
+        + one('[SetUp "1"]\n[FEN "8/8/8/4k3/8/8/4P3/4K3 w - - 0 1"]\n', "1. e4 Kd6 2. Kd2 Kc5")
+        + one('[Variant "Standard"]\n', "1. d4 d5")
+    )
+    path = tmp_path / "variants.pgn"
+    path.write_text(text, encoding="utf-8")
+    reasons = read_pgn(path).rows["unrated_reason"].to_list()
+    assert [r is None for r in reasons] == [True, False, False, False, False, True]
+    assert_same(path, 6)

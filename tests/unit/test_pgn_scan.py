@@ -39,11 +39,15 @@ BAD_GAMES = [
     good(0).replace('[Black "black0"]\n', ""),  # missing player
     good(0, site="https://lichess.org/dup00001"),  # twice: a duplicate id
     good(0).replace("Nc6", "Nc6 (2... d6 {in (a} 3. d4) $1 ; rest\n% escaped\n3. Bb5"),
+    good(0).replace('[White "white0"]', '[White "white\0"]'),  # a NUL byte in a tag
+    good(0).replace("Nc6 1-0", "Nc6 2-0"),  # a token that is not a result
+    good(0).replace('[Event "Rated Blitz game"]\n', '[Event "cut"]\n[White "x"]\n\n'),  # cut
 ]
 
 
 def mixed_file(rng: random.Random, n: int) -> bytes:
-    """`n` games, good ones with a bad one now and then, one with bytes that are not UTF-8."""
+    """`n` games, good ones with a bad one now and then, some with a blank line inside their
+    tags (ChessBase), one written in Windows-1252 (then the whole file is read so)."""
     parts = [b"stray text before the first game\n\n"]
     for i in range(n):
         r = rng.random()
@@ -53,6 +57,8 @@ def mixed_file(rng: random.Random, n: int) -> bytes:
             text = good(i).replace(f"white{i}", f"M\xfcller{i}")
             parts.append(text.encode("latin-1"))
             continue
+        elif r < 0.25:
+            text = good(i, site=f"https://lichess.org/{i:08d}").replace("[White", "\n[White")
         else:
             text = good(i, site=f"https://lichess.org/{i:08d}")
         parts.append(text.encode())
@@ -66,6 +72,7 @@ def assert_chunks_agree(path: Path, counts: tuple[int, ...] = (2, 3, 7)) -> None
         other = read_pgn(path, chunks=k)
         assert other.rows.equals(one.rows), k
         assert other.quarantine.equals(one.quarantine), k
+        assert other.notes == one.notes, k
 
 
 def cut_count(path: Path, chunks: int) -> int:
@@ -93,8 +100,12 @@ def test_chunks_with_bad_games(tmp_path: Path) -> None:
     res = read_pgn(path, chunks=1)
     # the file really has every kind of defect, and still its good games
     reasons = " ".join(res.quarantine["reason"].to_list())
-    for part in ("malformed", "not UTF-8", "result '*'", "not a real date", "truncated", "Black"):
+    for part in ("malformed", "result '*'", "not a real date", "truncated", "Black"):
         assert part in reasons, part
+    assert "a NUL byte is in tag White" in reasons and "'2-0' is not a result" in reasons
+    # before: the games with a Windows-1252 byte were quarantined ("not UTF-8")
+    assert res.notes == (f"{path}: not UTF-8, read as Windows-1252",)
+    assert res.rows["white_name"].str.starts_with("Müller").any()
     assert "already appears" in reasons and "before the first game" in reasons
     assert res.rows.height > 300
     assert cut_count(path, 7) == 7
@@ -103,6 +114,19 @@ def test_chunks_with_bad_games(tmp_path: Path) -> None:
     crlf.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
     assert cut_count(crlf, 3) == 3
     assert_chunks_agree(crlf, (3,))
+
+
+def test_chunks_never_cut_at_a_blank_line_inside_the_tags(tmp_path: Path) -> None:
+    text = "".join(good(i).replace("[White", "\n[White") for i in range(60))
+    path = tmp_path / "chessbase.pgn"
+    path.write_text(text)
+    buf = np.fromfile(path, dtype=np.uint8)
+    cuts = pgn._cuts(buf, 0, 7)
+    assert len(cuts) - 1 == 7
+    assert all(buf[c : c + 7].tobytes() == b"[Event " for c in cuts[1:-1])
+    one = read_pgn(path, chunks=1)
+    assert one.rows.height == 60 and one.quarantine.height == 0
+    assert_chunks_agree(path)
 
 
 def test_chunk_size_limit_cuts_more_pieces(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
