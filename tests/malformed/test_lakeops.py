@@ -16,7 +16,8 @@ import polars as pl
 import pytest
 
 from rating_core import publish
-from tests.malformed.conftest import (
+
+from .conftest import (
     FEDERATION_HEADER,
     PLATFORM_HEADER,
     PLAYERS_HEADER,
