@@ -12,6 +12,7 @@ import polars as pl
 
 from assets.partitions import monthly_periods, previous_period
 from assets.period_io import (
+    CLUB_FOLDER,
     INPUT_DIGEST,
     check_period,
     frame_metadata,
@@ -24,6 +25,7 @@ from assets.period_io import (
     write_period,
 )
 from pipelines.resources import PipelinePaths
+from rating_core.club import club_list_name
 from rating_core.federation import (
     club_lists_period,
     fide_lists_period,
@@ -165,7 +167,8 @@ def club_ratings(context: dg.AssetExecutionContext, paths: PipelinePaths) -> dg.
         states.append(result.state.with_columns(keys))
         players_expl.append(result.player_explanations.with_columns(keys))
         games_expl.append(result.game_explanations.with_columns(keys))
-        rows.append(_tag(result.list_rows, f"club-{club_id}-{kind}"))
+        tagged = _tag(result.list_rows, club_list_name(club_id, kind))
+        rows.append(tagged.with_columns(pl.lit(club_id).alias(CLUB_FOLDER)))
     for table, frames in (
         ("state/club", states),
         ("history/club-player_explanations", players_expl),

@@ -56,6 +56,10 @@ def with_names(lake: Path, rows: pl.DataFrame) -> pl.DataFrame:
     return attach_names(rows, names if names.columns else pl.DataFrame(schema=NAMES_SCHEMA))
 
 
+CLUB_FOLDER = "_club_folder"
+"""Column of club `list_rows`: the club folder's real name, recorded as the manifest's
+`club_folder` (the list name is made safe from it)."""
+
 ROW_PERIOD = "row_period"
 """A frame's own `period` column is stored under this name: the partition column owns `period`."""
 
@@ -134,7 +138,8 @@ def publish_period_lists(
         rows = rows.drop("period", strict=False)
         for (list_name,), frame in rows.sort("list").group_by("list", maintain_order=True):
             digest = frame.get_column(INPUT_DIGEST)[0] if INPUT_DIGEST in frame.columns else None
-            content = frame.drop(["list", INPUT_DIGEST], strict=False)
+            extra = {"club_folder": frame[CLUB_FOLDER][0]} if CLUB_FOLDER in frame.columns else None
+            content = frame.drop(["list", INPUT_DIGEST, CLUB_FOLDER], strict=False)
             digest = digest or digest_frame(content)
             outcome = publish_list(
                 lake,
@@ -146,6 +151,7 @@ def publish_period_lists(
                 code_version=code_version(),
                 causes=causes,
                 value=value,
+                extra_manifest=extra,
             )
             outcomes.append(
                 {

@@ -69,15 +69,34 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _check_lake_folder(lake: Path) -> None:
+    """Refuse, before any work, a lake path that is a file or lies under one."""
+    for path in (lake, *lake.parents):
+        if path.exists():
+            if not path.is_dir():
+                if path == lake:
+                    raise UserError(f"the lake '{lake}' is a file, not a folder")
+                raise UserError(f"the lake '{lake}' is not a folder: '{path}' is a file")
+            return
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Materialize everything through Dagster in period order and print the summary."""
     from pipelines.runner import run_pipeline
     from pipelines.summary import print_summary
+    from rating_core.club import ClubFolderError
+    from rating_core.inbox import inbox_files
 
     inbox = Path(args.inbox)
     if not inbox.is_dir():
         raise UserError(f"inbox folder '{inbox}' does not exist")
-    outcome = run_pipeline(inbox, Path(args.lake), console=console, full=args.full)
+    lake = Path(args.lake)
+    _check_lake_folder(lake)
+    try:  # the inbox's layout, before any work: club folders that cannot each have a list
+        inbox_files(inbox)
+    except ClubFolderError as error:
+        raise UserError(str(error)) from error
+    outcome = run_pipeline(inbox, lake, console=console, full=args.full)
     print_summary(outcome, console)
     return 0 if outcome.ok else 1
 

@@ -7,6 +7,8 @@ nothing needs to be started first.
 from __future__ import annotations
 
 import os
+import shlex
+import sys
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
@@ -20,10 +22,12 @@ from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
 from assets.partitions import partition_of_period
 from pipelines.errors import UserError
 from pipelines.incremental import period_input_digests, periods_to_run, record_run_inputs
+from pipelines.output import err_console
 from pipelines.registry import PERIOD_CHECKS, period_assets
 from pipelines.resources import PipelinePaths
 from rating_core import publish
-from rating_core.lake import read_table, table_partitions
+from rating_core.lake import clean_interrupted_writes, read_table, table_partitions
+from rating_core.lake_lock import LockHolder, hold_lake
 from rating_core.periods import is_rated_period, next_period, period_range
 
 
@@ -144,11 +148,39 @@ def data_periods(lake: Path, today: date | None = None) -> list[str]:
     return period_range(min(found), max(found))
 
 
+NOTHING_TO_RATE = "nothing to rate: the inbox holds no games and no matches"
+"""The note of a run whose inbox has nothing to rate (an empty inbox, only `players.csv`)."""
+
+
+def _waiting(lake: Path, holder: LockHolder) -> None:
+    """Say, in one line on stderr, that this run waits for the one holding the lake."""
+    pid = f" (pid {holder.pid})" if holder.pid is not None else ""
+    err_console.print(
+        f"ratings: waiting for the run holding lake '{lake}'{pid} to finish",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
 def run_pipeline(
     inbox: Path, lake: Path, console: Console | None = None, full: bool = False
 ) -> RunOutcome:
     """Ingest, then rate and publish in period order from the first period whose inputs changed
-    (every period with `full`); a blocking failure stops the run."""
+    (every period with `full`); a blocking failure stops the run.
+
+    The run holds the lake's lock throughout (a second run on the lake waits, saying so), and
+    first removes what a killed run left half-written.
+    """
+    command = shlex.join(["ratings", *sys.argv[1:]])
+    with hold_lake(lake, command, on_wait=lambda holder: _waiting(lake, holder)):
+        clean_interrupted_writes(lake)
+        return _run_holding_lock(inbox, lake, console, full)
+
+
+def _run_holding_lock(
+    inbox: Path, lake: Path, console: Console | None = None, full: bool = False
+) -> RunOutcome:
+    """`run_pipeline`'s work, once the lake's lock is held."""
     console = console or Console()
     resources = {"paths": PipelinePaths(inbox=str(inbox), lake=str(lake))}
     instance = _instance()
@@ -169,6 +201,8 @@ def run_pipeline(
     periods = data_periods(lake)
     digests = period_input_digests(lake, periods)
     to_run = periods if full else periods_to_run(lake, periods, digests)
+    if not periods:
+        notes.append(NOTHING_TO_RATE)
     outcome = RunOutcome(inbox, lake, files, notes, periods, to_run, failures=failures)
     if not to_run:
         return outcome

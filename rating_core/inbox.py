@@ -13,6 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
+from rating_core.club import check_club_folders
 from rating_core.games import canonical_games, check_match_dates, drop_duplicate_game_ids
 from rating_core.ingest.common import IngestResult
 from rating_core.ingest.csv_games import read_federation_games, read_platform_games
@@ -111,22 +112,57 @@ def _read_game_file(path: Path, name: str) -> IngestResult:
     )
 
 
-def _game_sources(inbox: Path) -> list[tuple[str, str | None, Path, list[Path]]]:
-    """(source, club_id, folder, files) for every folder holding chess games."""
+def _inside(path: Path, inbox: Path) -> bool:
+    """Whether `path`, symbolic links followed, is inside the inbox."""
+    return path.resolve().is_relative_to(inbox.resolve())
+
+
+def _outside_note(path: Path, inbox: Path) -> str:
+    return f"{_relative(path, inbox)}: a symbolic link leading outside the inbox, not followed"
+
+
+def _game_sources(
+    inbox: Path, notes: list[str] | None = None
+) -> list[tuple[str, str | None, Path, list[Path]]]:
+    """(source, club_id, folder, files) for every folder holding chess games.
+
+    A club folder's name is its `club_id`, whatever its letters (`clubs/Şişli/`); folders whose
+    names would publish under one list name are refused (`ClubFolderError`). A club folder or a
+    game file that is a symbolic link leading outside the inbox is skipped, with a note appended
+    to `notes`.
+    """
+    skipped = notes if notes is not None else []
+
+    def inside(files: list[Path]) -> list[Path]:
+        kept = [p for p in files if _inside(p, inbox)]
+        skipped.extend(_outside_note(p, inbox) for p in files if p not in kept)
+        return kept
+
     sources: list[tuple[str, str | None, Path, list[Path]]] = [
-        ("platform", None, inbox / "platform", _files(inbox / "platform", (*PGN_SUFFIXES, ".csv"))),
+        (
+            "platform",
+            None,
+            inbox / "platform",
+            inside(_files(inbox / "platform", (*PGN_SUFFIXES, ".csv"))),
+        ),
         (
             "federation",
             None,
             inbox / "federation",
-            _files(inbox / "federation", (*PGN_SUFFIXES, ".csv", ".trf")),
+            inside(_files(inbox / "federation", (*PGN_SUFFIXES, ".csv", ".trf"))),
         ),
     ]
     clubs = inbox / "clubs"
-    if clubs.is_dir():
-        for club in sorted(p for p in clubs.iterdir() if p.is_dir()):
-            files = _files(club, (*PGN_SUFFIXES, ".csv", ".trf"))
+    if clubs.is_dir() and _inside(clubs, inbox):
+        folders = sorted(p for p in clubs.iterdir() if p.is_dir())
+        skipped.extend(_outside_note(p, inbox) for p in folders if not _inside(p, inbox))
+        folders = [p for p in folders if _inside(p, inbox)]
+        check_club_folders(p.name for p in folders)
+        for club in folders:
+            files = inside(_files(club, (*PGN_SUFFIXES, ".csv", ".trf")))
             sources.append(("club", club.name, club, files))
+    elif clubs.is_dir():
+        skipped.append(_outside_note(clubs, inbox))
     return sources
 
 
@@ -140,7 +176,7 @@ def ingest_games(
     canonical: list[pl.DataFrame] = []
     quarantine: list[pl.DataFrame] = []
     notes: list[str] = []
-    for source, club_id, _folder, files in _game_sources(inbox):
+    for source, club_id, _folder, files in _game_sources(inbox, notes):
         raws: list[pl.DataFrame] = []
         for path in files:
             name = _relative(path, inbox)

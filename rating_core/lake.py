@@ -14,14 +14,35 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
 import polars as pl
 
+from rating_core.schemas import (
+    GAMES_SCHEMA,
+    MATCHES_SCHEMA,
+    MODERATION_SCHEMA,
+    PLAYERS_SCHEMA,
+    QUARANTINE_SCHEMA,
+    STARTING_LIST_SCHEMA,
+)
+
 PART_FILE = "part-0.parquet"
 """The one data file of a partition (or of an unpartitioned table)."""
+
+TABLE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
+    "games": GAMES_SCHEMA,
+    "matches": MATCHES_SCHEMA,
+    "players": PLAYERS_SCHEMA,
+    "starting_lists": STARTING_LIST_SCHEMA,
+    "moderation": MODERATION_SCHEMA,
+    "quarantine": {**QUARANTINE_SCHEMA, "source": pl.String},
+}
+"""The schema of each canonical table, read back when the table has no file yet: an inbox without
+games writes no `games` partition, and its readers must still find the columns they select."""
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SAFE_TABLE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$")
@@ -70,10 +91,38 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+STAGING_DIR = ".staging"
+"""`<lake>/.staging/`: where list versions are written before they are renamed into `lists/`."""
+
+_TEMP_MARK = ".tmp-"
+"""Part of the name of a table file being written (`.part-0.parquet.tmp-<id>`, never `*.parquet`)."""
+
+
+def clean_interrupted_writes(lake: Path | str) -> list[Path]:
+    """Remove what a killed run left half-written: `<lake>/.staging/` and table temp files.
+
+    Call it only while holding the lake's lock (`lake_lock.hold_lake`): a running writer's files
+    look the same. Returns what was removed. Nothing removed was ever a complete version or part.
+    """
+    root = as_local_path(lake)
+    removed: list[Path] = []
+    if not root.is_dir():
+        return removed
+    staging = root / STAGING_DIR
+    if staging.is_dir():
+        shutil.rmtree(staging)
+        removed.append(staging)
+    for path in root.rglob(f".*{_TEMP_MARK}*"):
+        if path.is_file() and STAGING_DIR not in path.relative_to(root).parts:
+            path.unlink()
+            removed.append(path)
+    return removed
+
+
 def _atomic_write_parquet(frame: pl.DataFrame, target: Path) -> None:
     """Write `frame` to a hidden temp file beside `target`, fsync it, then `os.replace` it."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.parent / f".{target.name}.tmp-{uuid.uuid4().hex}"
+    tmp = target.parent / f".{target.name}{_TEMP_MARK}{uuid.uuid4().hex}"
     try:
         frame.write_parquet(tmp)
         with open(tmp, "rb+") as handle:
@@ -152,7 +201,8 @@ def read_table(
     """Scan `table` with Hive partitioning, the partition column read back as String.
 
     `periods` restricts the scan to those partition values (missing ones are skipped). A missing
-    table gives an empty frame (with `schema` when given, so downstream code keeps its columns).
+    table gives an empty frame with `schema`, by default the canonical one of `TABLE_SCHEMAS`, so
+    downstream code keeps its columns (an empty inbox has no `games` partition).
     """
     base = _table_dir(lake, table)
     present = table_partitions(lake, table, partition_col)
@@ -171,7 +221,6 @@ def read_table(
         return pl.concat(parts, how="diagonal_relaxed")
     if not present and wanted is None and (base / PART_FILE).exists():
         return pl.scan_parquet(base / PART_FILE, hive_partitioning=False)
-    empty_schema = dict(schema or {})
-    if schema is not None:
-        empty_schema.setdefault(partition_col, pl.String)
-    return pl.LazyFrame(schema=empty_schema)
+    if schema is None:  # a canonical table is read back whole, as it would have been written
+        return pl.LazyFrame(schema=TABLE_SCHEMAS.get(table, {}))
+    return pl.LazyFrame(schema={**schema, partition_col: schema.get(partition_col, pl.String)})

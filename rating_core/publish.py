@@ -2,8 +2,8 @@
 
 `publish_list` writes `<lake>/lists/<list>/<period>/v<N>/` with `list.parquet`, `list.csv`,
 `manifest.json` and, from v2 on, `diff.parquet` / `diff.csv`. Identical content publishes
-nothing; a version is staged in a `.tmp-*` folder and renamed into place, so readers only ever see
-complete versions. Every `list.parquet` has one schema (`LIST_SCHEMA`) so that the single glob
+nothing; a version is staged outside `lists/` (`<lake>/.staging/<list>/<period>/`) and renamed
+into place, so readers, and the glob below, only ever see complete versions. Every `list.parquet` has one schema (`LIST_SCHEMA`) so that the single glob
 `pl.scan_parquet("lake/lists/**/list.parquet")` reads every snapshot of every list.
 Lakes are local folders (see `lake.as_local_path`).
 """
@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from rating_core.lake import as_local_path, check_name, fsync_dir
+from rating_core.lake import STAGING_DIR, as_local_path, check_name, fsync_dir
 
 try:  # POSIX advisory lock; without it concurrent publishers of one list are not serialised
     import fcntl
@@ -88,6 +88,7 @@ DIFF_FILE = "diff.parquet"
 DIFF_CSV_FILE = "diff.csv"
 MANIFEST_FILE = "manifest.json"
 TMP_PREFIX = ".tmp-"
+"""Prefix of the staging folders of older releases, inside the period folder (cleaned on sight)."""
 PARTIAL_SUFFIX = ".partial"
 
 _VERSION_DIR = re.compile(r"^v([1-9][0-9]*)$")
@@ -427,11 +428,31 @@ def _locked(folder: Path) -> Iterator[None]:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
-def _clean_leftovers(folder: Path) -> None:
-    """Remove a crashed publish's `.tmp-*` folders and `v<N>` folders without a manifest.
+def _staging_dir(lake: Path | str, list_name: str, period: str) -> Path:
+    """`<lake>/.staging/<list>/<period>`: where a version of one list and period is written before
+    it is renamed into `lists/`; outside `lists/`, so `lists/**/list.parquet` never matches it."""
+    return as_local_path(lake) / STAGING_DIR / list_name / period
 
-    Neither was ever visible to readers, so the run that follows simply publishes again.
+
+def _drop_empty_staging(staging_root: Path) -> None:
+    """Remove the staging folders of a list and period, and `.staging` itself, once empty."""
+    for folder in (staging_root, staging_root.parent, staging_root.parent.parent):
+        if folder.is_dir():
+            try:
+                folder.rmdir()
+            except OSError:  # not empty: another list or period is being staged
+                return
+
+
+def _clean_leftovers(folder: Path, staging_root: Path) -> None:
+    """Remove a crashed publish's staged versions, old-style `.tmp-*` folders and `v<N>` folders
+    without a manifest.
+
+    None was ever a complete version, so the run that follows simply publishes again.
     """
+    if staging_root.is_dir():
+        shutil.rmtree(staging_root)
+    _drop_empty_staging(staging_root)
     for child in folder.iterdir():
         if not child.is_dir():
             continue
@@ -471,16 +492,20 @@ def publish_list(
     causes: pl.DataFrame | None = None,
     key: str = "player_id",
     value: str = "rating",
+    extra_manifest: dict[str, Any] | None = None,
 ) -> PublishOutcome:
     """Publish `rows` as the next version of `list_name` for `period`, unless nothing changed.
 
-    The version is staged in a `.tmp-*` folder and renamed to `v<N>` in one step, so a crash never
-    leaves a visible half-written version; the next call cleans the leftovers and publishes.
+    The version is staged under `<lake>/.staging/` and renamed to `lists/.../v<N>` in one step, so
+    a crash never leaves a visible half-written version, nor a staged file the `lists/**` glob
+    could read; the next call cleans the leftovers and publishes. `extra_manifest` adds fields to
+    the manifest (a club list records the folder it comes from).
     """
     folder = _period_dir(lake, list_name, period)
+    staging_root = _staging_dir(lake, list_name, period)
     given, canonical = _prepare_rows(rows, key, value)
     with _locked(folder):
-        _clean_leftovers(folder)
+        _clean_leftovers(folder, staging_root)
         versions = _complete_versions(folder)
         parent = versions[-1] if versions else None
         old: pl.DataFrame | None = None
@@ -514,8 +539,8 @@ def publish_list(
                 period=period,
                 version=version,
             )
-        staging = folder / f"{TMP_PREFIX}v{version}-{uuid.uuid4().hex}"
-        staging.mkdir()
+        staging = staging_root / f"v{version}-{uuid.uuid4().hex}"
+        staging.mkdir(parents=True)
         try:
             checksums = {
                 LIST_FILE: _write_file(
@@ -545,6 +570,7 @@ def publish_list(
                 "value": value,
                 "columns": canonical.columns,
                 "content_digest": digest_frame(canonical),
+                **(extra_manifest or {}),
             }
             _write_file(
                 staging / MANIFEST_FILE,
@@ -557,6 +583,7 @@ def publish_list(
             shutil.rmtree(staging, ignore_errors=True)
             raise
         fsync_dir(folder)
+        _drop_empty_staging(staging_root)
     return PublishOutcome(
         list=list_name,
         period=period,

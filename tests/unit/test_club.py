@@ -5,8 +5,17 @@ from __future__ import annotations
 import datetime as dt
 
 import polars as pl
+import pytest
 
-from rating_core.club import CLUB_STATE_SCHEMA, club_period, club_tournament
+from rating_core.club import (
+    CLUB_STATE_SCHEMA,
+    ClubFolderError,
+    check_club_folders,
+    club_list_name,
+    club_period,
+    club_slug,
+    club_tournament,
+)
 from rating_core.schemas import GAMES_SCHEMA, conform
 
 
@@ -91,3 +100,34 @@ def test_k_cap_per_tournament() -> None:
     r = club_tournament(games, empty_state())
     a = r.player_explanations.filter(pl.col("player_id") == "a").row(0, named=True)
     assert (a["k_base"], a["k_used"], a["change"]) == (40, 35, 350)
+
+
+@pytest.mark.parametrize(
+    ("folder", "list_name"),
+    [
+        ("ankara-sk", "club-ankara-sk-standard"),  # a safe name stays as it is
+        ("Ankara SK", "club-ankara-sk-standard"),
+        ("Şişli", "club-sisli-standard"),
+        ("İstanbul Satranç Kulübü", "club-istanbul-satranc-kulubu-standard"),
+        ("Ærø  Skak (1920)", "club-aero-skak-1920-standard"),
+        ("_Kadıköy_", "club-kadikoy-standard"),
+        ("Straße", "club-strasse-standard"),
+    ],
+)
+def test_club_list_names_are_made_safe_from_the_folder_name(folder: str, list_name: str) -> None:
+    assert club_list_name(folder, "standard") == list_name
+    assert club_slug(folder).isascii()
+
+
+def test_folders_folding_to_one_list_name_are_refused_naming_both() -> None:
+    check_club_folders(["Ankara SK", "Şişli", "ankara-sk-2"])
+    with pytest.raises(ClubFolderError) as refused:
+        check_club_folders(["Ankara SK", "Şişli", "ankara-sk"])
+    message = str(refused.value)
+    assert "'clubs/Ankara SK' and 'clubs/ankara-sk'" in message
+    assert "club-ankara-sk-" in message
+
+
+def test_a_folder_without_letters_or_digits_is_refused() -> None:
+    with pytest.raises(ClubFolderError, match="'clubs/象棋' has no letter or digit"):
+        check_club_folders(["象棋"])

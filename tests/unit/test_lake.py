@@ -169,3 +169,101 @@ def test_rewrite_removes_other_data_files_of_the_partition(tmp_path: Path) -> No
     write_partitioned(tmp_path, "games", _games().head(1))
     assert not stray.exists()
     assert read_table(tmp_path, "games").collect()["game_id"].sort().to_list() == ["g1", "g3"]
+
+
+@pytest.mark.parametrize("table", sorted(lake_mod.TABLE_SCHEMAS))
+def test_a_canonical_table_never_written_reads_back_with_its_columns(
+    tmp_path: Path, table: str
+) -> None:
+    # an empty inbox writes no `games` partition: its readers still select their columns
+    frame = read_table(tmp_path, table).collect()
+    assert frame.height == 0
+    assert frame.schema == pl.Schema(lake_mod.TABLE_SCHEMAS[table])
+
+
+def test_an_empty_games_table_can_be_filtered_by_source(tmp_path: Path) -> None:
+    write_partitioned(tmp_path, "games", _games().clear())  # zero rows: no partition written
+    assert read_table(tmp_path, "games").filter(pl.col("source") == "club").collect().height == 0
+    assert (
+        read_table(tmp_path, "games", ["2024-01"]).select("game_id", "period").collect().height == 0
+    )
+
+
+def test_other_tables_never_written_still_read_back_without_columns(tmp_path: Path) -> None:
+    # `read_previous_state` tells "no previous period" from a frame without columns
+    assert read_table(tmp_path, "state/fide-standard", ["2024-01"]).collect().columns == []
+
+
+def test_clean_interrupted_writes_removes_staging_and_temp_files_only(tmp_path: Path) -> None:
+    write_partitioned(tmp_path, "games", _games())
+    temp = tmp_path / "games" / "period=2024-01" / ".part-0.parquet.tmp-dead"
+    temp.write_bytes(b"junk")
+    staged = tmp_path / lake_mod.STAGING_DIR / "fide-standard" / "2024-01" / "v2-dead"
+    staged.mkdir(parents=True)
+    (staged / "list.parquet").write_bytes(b"staged")
+    removed = lake_mod.clean_interrupted_writes(tmp_path)
+    assert set(removed) == {temp, tmp_path / lake_mod.STAGING_DIR}
+    assert not temp.exists() and not (tmp_path / lake_mod.STAGING_DIR).exists()
+    assert read_table(tmp_path, "games").collect().height == 3
+    assert lake_mod.clean_interrupted_writes(tmp_path / "missing") == []
+
+
+_HOLDER = r"""
+import sys, time
+from pathlib import Path
+from rating_core.lake_lock import hold_lake
+
+with hold_lake(Path(sys.argv[1]), "ratings run --inbox first"):
+    print("held", flush=True)
+    time.sleep(float(sys.argv[2]))
+"""
+"""Holds the lake's lock for `argv[2]` seconds, saying `held` once it has it."""
+
+
+def _start_holder(lake: Path, seconds: float):
+    import os
+    import subprocess
+    import sys
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(lake), str(seconds)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+    return holder
+
+
+def test_a_second_holder_is_told_who_holds_the_lake_and_waits_for_it(tmp_path: Path) -> None:
+    import time
+
+    from rating_core.lake_lock import LOCK_FILE, hold_lake, read_holder
+
+    holder = _start_holder(tmp_path, 3)
+    held_at = time.monotonic()
+    assert read_holder(tmp_path).pid == holder.pid
+    told = []
+    with hold_lake(tmp_path, "ratings run --inbox second", on_wait=told.append):
+        assert time.monotonic() - held_at > 2.5  # it waited for the holder's 3 seconds
+        assert read_holder(tmp_path).command == "ratings run --inbox second"
+    holder.wait()
+    assert [(h.pid, h.command) for h in told] == [(holder.pid, "ratings run --inbox first")]
+    assert (tmp_path / LOCK_FILE).read_text() == ""  # released: nobody is named any more
+    started = time.monotonic()
+    with hold_lake(tmp_path, "third", on_wait=told.append):
+        pass
+    assert len(told) == 1 and time.monotonic() - started < 5
+
+
+def test_a_killed_holder_never_blocks_the_lake(tmp_path: Path) -> None:
+    from rating_core.lake_lock import hold_lake, read_holder
+
+    holder = _start_holder(tmp_path, 60)
+    holder.kill()  # kill -9: the lock file still names it, but the kernel released the lock
+    holder.wait()
+    assert read_holder(tmp_path).pid == holder.pid
+    told = []
+    with hold_lake(tmp_path, "next run", on_wait=told.append):
+        pass
+    assert told == []

@@ -203,8 +203,10 @@ def test_crash_before_rename_leaves_no_visible_version_and_next_run_publishes(
     with pytest.raises(OSError, match="power cut"):
         _publish(tmp_path, _rows(a=1500))
     folder = tmp_path / "lists" / LIST / PERIOD
-    leftovers = [p.name for p in folder.iterdir() if p.is_dir()]
-    assert len(leftovers) == 1 and leftovers[0].startswith(".tmp-")
+    assert [p.name for p in folder.iterdir() if p.is_dir()] == []
+    staged = tmp_path / ".staging" / LIST / PERIOD
+    leftovers = [p.name for p in staged.iterdir() if p.is_dir()]
+    assert len(leftovers) == 1 and leftovers[0].startswith("v1-")
     assert latest_version(tmp_path, LIST, PERIOD) is None
     assert list_names(tmp_path) == []
     assert all_snapshots(tmp_path).collect().height == 0
@@ -214,6 +216,7 @@ def test_crash_before_rename_leaves_no_visible_version_and_next_run_publishes(
     outcome = _publish(tmp_path, _rows(a=1500))
     assert (outcome.status, outcome.version) == ("published", 1)
     assert [p.name for p in folder.iterdir() if p.is_dir()] == ["v1"]
+    assert not (tmp_path / ".staging").exists()
     assert read_list(tmp_path, LIST, PERIOD)["player_id"].to_list() == ["a"]
 
 
@@ -255,13 +258,13 @@ def test_interrupted_write_leaves_no_file_for_the_glob(
     monkeypatch.setattr(publish.shutil, "rmtree", lambda *a, **k: None)  # a kill cleans nothing
     with pytest.raises(KeyboardInterrupt):
         _publish(tmp_path, _rows(a=1500))
-    staged = [p for p in (tmp_path / "lists").rglob("*") if p.is_file() and p.name != ".lock"]
+    staged = [p for p in (tmp_path / ".staging").rglob("*") if p.is_file()]
     assert staged and all(p.name.endswith(".partial") for p in staged)
-    assert all(p.parent.name.startswith(".tmp-") for p in staged)
-    assert not list((tmp_path / "lists").rglob("list.parquet"))
+    assert all(p.parent.name.startswith("v1-") for p in staged)
+    assert not [p for p in (tmp_path / "lists").rglob("*") if p.is_file() and p.name != ".lock"]
     monkeypatch.undo()
     assert _publish(tmp_path, _rows(a=1500)).version == 1
-    assert not list((tmp_path / "lists").rglob("*.partial"))
+    assert not list(tmp_path.rglob("*.partial"))
 
 
 def test_version_folder_without_manifest_is_ignored_and_replaced(tmp_path: Path) -> None:
@@ -394,3 +397,106 @@ def test_digest_files_depends_on_names_and_bytes_not_location(tmp_path: Path) ->
     assert digest_files([tmp_path / "two"]) != one
     os.rename(tmp_path / "one" / "a.pgn", tmp_path / "one" / "c.pgn")
     assert digest_files([tmp_path / "one"]) != digest_files([tmp_path / "two"])
+
+
+_KILL_CHILD = r"""
+import os, signal, sys
+from pathlib import Path
+import polars as pl
+from rating_core import publish
+
+lake, kill_at = Path(sys.argv[1]), int(sys.argv[2])
+calls = 0
+
+
+def killing(original):
+    def wrapper(*args, **kwargs):
+        global calls
+        calls += 1
+        if calls == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)  # kill -9: no cleanup, no finally
+        return original(*args, **kwargs)
+    return wrapper
+
+
+for name in ("_write_file", "_finish_files", "fsync_dir"):
+    setattr(publish, name, killing(getattr(publish, name)))
+publish.os.rename = killing(os.rename)
+rows = pl.DataFrame({"player_id": ["a", "b"], "rating": [1510, 1600]})
+publish.publish_list(lake, "fide-standard", "2024-03", rows, reason="r", input_digest="d2",
+                     code_version="c")
+print("calls", calls)
+"""
+"""Publishes v2 of fide-standard 2024-03 and kills itself (SIGKILL) at its `kill_at`-th staging
+step: each file written, the rename of the files, the fsync of the staging folder, the rename into
+`lists/`, the fsync of the period folder."""
+
+_STAGING_STEPS = 9
+"""Steps of a v2 publication: 5 files (list, csv, diff, diff csv, manifest), finish, fsync,
+rename, fsync."""
+
+
+def _glob_versions(lake: Path) -> tuple[list[int], list[int]]:
+    """Versions the README's glob reads, with Polars and with DuckDB."""
+    import duckdb
+
+    pattern = f"{lake}/lists/**/list.parquet"
+    polars_versions = pl.scan_parquet(pattern).collect()["version"].unique().sort().to_list()
+    duck = duckdb.sql(f"SELECT DISTINCT version FROM read_parquet('{pattern}') ORDER BY 1")
+    return polars_versions, [row[0] for row in duck.fetchall()]
+
+
+@pytest.mark.parametrize("kill_at", range(1, _STAGING_STEPS + 1))
+def test_kill_9_at_any_staging_step_never_shows_a_staged_file_to_the_glob(
+    tmp_path: Path, kill_at: int
+) -> None:
+    import subprocess
+    import sys
+
+    _publish(tmp_path, pl.DataFrame({"player_id": ["a", "b"], "rating": [1500, 1600]}))
+    child = subprocess.run(
+        [sys.executable, "-c", _KILL_CHILD, str(tmp_path), str(kill_at)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert child.returncode == -9, child.stderr
+    renamed = kill_at > _STAGING_STEPS - 1  # killed after the rename into lists/
+    expected = [1, 2] if renamed else [1]
+    assert _glob_versions(tmp_path) == (expected, expected)
+    assert all_snapshots(tmp_path).collect()["version"].unique().sort().to_list() == expected
+    outcome = _publish(tmp_path, pl.DataFrame({"player_id": ["a", "b"], "rating": [1510, 1600]}))
+    assert (outcome.version, outcome.status) == (2, "unchanged" if renamed else "published")
+    assert _glob_versions(tmp_path) == ([1, 2], [1, 2])
+    assert not (tmp_path / ".staging").exists()
+    assert not list(tmp_path.rglob("*.partial"))
+
+
+def test_the_child_takes_every_staging_step(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    _publish(tmp_path, pl.DataFrame({"player_id": ["a", "b"], "rating": [1500, 1600]}))
+    child = subprocess.run(
+        [sys.executable, "-c", _KILL_CHILD, str(tmp_path), "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])},
+    )
+    assert child.stdout.split() == ["calls", str(_STAGING_STEPS)], child.stderr
+
+
+def test_leftovers_of_an_old_release_inside_the_period_folder_are_cleaned(tmp_path: Path) -> None:
+    _publish(tmp_path, _rows(a=1500))
+    old = tmp_path / "lists" / LIST / PERIOD / ".tmp-v2-dead"
+    old.mkdir()
+    (old / "list.parquet").write_bytes(b"staged by an older release")
+    assert _publish(tmp_path, _rows(a=1510)).version == 2
+    assert not old.exists()
+
+
+def test_extra_manifest_fields_are_recorded(tmp_path: Path) -> None:
+    _publish(tmp_path, _rows(a=1500), extra_manifest={"club_folder": "Ankara SK"})
+    assert read_manifest(tmp_path, LIST, PERIOD)["club_folder"] == "Ankara SK"
