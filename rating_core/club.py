@@ -61,9 +61,16 @@ class ClubFolderError(ValueError):
     """Club folders that cannot each have their own list name; the message says which and why."""
 
 
+_LIST_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+"""A folder name already usable in a list name keeps it (a lake's existing club lists stay)."""
+
+
 def club_slug(folder_name: str) -> str:
-    """A club folder's name as it appears in list names: ASCII-folded, lowercase, every run of
-    other characters one `-` (`Ankara SK` -> `ankara-sk`, `Şişli` -> `sisli`); may be empty."""
+    """A club folder's name as it appears in list names: unchanged when already safe
+    (`ankara-sk`, `ODTU_SK`), else ASCII-folded, lowercase, every run of other characters one `-`
+    (`Ankara SK` -> `ankara-sk`, `Şişli` -> `sisli`); may be empty."""
+    if _LIST_SAFE.match(folder_name) and folder_name not in {".", ".."}:
+        return folder_name
     decomposed = unicodedata.normalize("NFKD", folder_name.translate(_ASCII_FOLD))
     folded = decomposed.encode("ascii", "ignore").decode("ascii").lower()
     return re.sub(r"[^a-z0-9]+", "-", folded).strip("-")

@@ -106,6 +106,7 @@ def test_k_cap_per_tournament() -> None:
     ("folder", "list_name"),
     [
         ("ankara-sk", "club-ankara-sk-standard"),  # a safe name stays as it is
+        ("ODTU_SK.1", "club-ODTU_SK.1-standard"),  # ... upper case, '_' and '.' included
         ("Ankara SK", "club-ankara-sk-standard"),
         ("Şişli", "club-sisli-standard"),
         ("İstanbul Satranç Kulübü", "club-istanbul-satranc-kulubu-standard"),
