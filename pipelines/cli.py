@@ -35,9 +35,15 @@ _ARGPARSE_WORDING = [
     ),
     (
         re.compile(
-            r"^argument (?:command|system): invalid choice: (?P<value>\S+) \(choose from (?P<choices>.+)\)$"
+            r"^argument command: invalid choice: (?P<value>\S+) \(choose from (?P<choices>.+)\)$"
         ),
         "unknown command {value}; the commands are {choices}",
+    ),
+    (
+        re.compile(
+            r"^argument system: invalid choice: (?P<value>\S+) \(choose from (?P<choices>.+)\)$"
+        ),
+        "unknown calculator {value}; the calculators are {choices}",
     ),
     (
         re.compile(

@@ -196,8 +196,8 @@ def explain(chain: list[ErrorFacts], where: str) -> str:
             return f"{where} met {_DECODING[facts.cls_name]}" + (f" ({detail})" if detail else "")
     if any(marker in outer.text.lower() for marker in _DAMAGED_FILE):
         return (
-            f"a lake file read by {where} is damaged or incomplete ({plain(outer.text)}); "
-            "was the disk full or a run killed? run again with --full"
+            f"a lake file read by {where} is damaged or incomplete ({plain(outer.text)}), "
+            "perhaps written when the disk was full or a run was killed"
         )
     return _internal(outer, where)
 
