@@ -57,6 +57,7 @@ _ARGPARSE_WORDING = [
         re.compile(r"^argument (?P<opt>[^:]+): ignored explicit argument (?P<value>.+)$"),
         "{opt} takes no value (got {value})",
     ),
+    (re.compile(r"^argument (?P<opt>[^:]+): (?P<problem>.+)$"), "{opt}: {problem}"),
 ]
 """argparse's error messages, in the plain wording of the rest of the command line."""
 
@@ -101,8 +102,21 @@ class _Parser(argparse.ArgumentParser):
         return super()._parse_optional(arg_string)
 
 
+def _lake_folder(text: str) -> str:
+    """`--lake` is a local folder: a URL (`s3://...`) is refused while parsing the arguments."""
+    from rating_core.lake import as_local_path
+
+    try:
+        as_local_path(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
 def _add_lake(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lake", default="lake", help="lake folder (default ./lake)")
+    parser.add_argument(
+        "--lake", default="lake", type=_lake_folder, help="lake folder (default ./lake)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

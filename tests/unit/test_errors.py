@@ -107,6 +107,7 @@ def test_plain_drops_class_names() -> None:
         (["calc", "ukd", "--rating", "abc"], "ratings: calc ukd: --rating takes a whole number"),
         (["nope"], "ratings: unknown command 'nope'; the commands are 'run', 'show'"),
         (["calc", "elo", "--rating", "1", "--opponent", "1", "--result", "1", "--x"], "'--x'"),
+        (["show", "--lake", "s3://bucket/lake"], "ratings: show: --lake: only local lake folders"),
     ],
 )
 def test_argument_errors_in_process(
