@@ -43,10 +43,11 @@ _ERRNO_IN_TEXT = re.compile(r"\[Errno (?P<n>\d+)\][^:]*(?::\s*'(?P<path>[^']*)')
 _OS_ERROR_IN_TEXT = re.compile(r"\(os error (?P<n>\d+)\)(?::\s*(?P<path>\S.*))?")
 """Polars' and Arrow's (Rust) form: `No space left on device (os error 28): /lake/x`."""
 _CLASS_NAME = re.compile(
-    r"\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning)\b(?::\s*)?"
-    r"|\b(?:[a-z_]\w*\.)+error\b(?::\s*)?"
+    r"(?<![\w/.-])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Warning)\b(?!\.\w)(?::\s*)?"
+    r"|(?<![\w/.-])(?:[a-z_]\w*\.)+error\b(?!\.\w)(?::\s*)?"
 )
-"""A Python class name in a message (`polars.exceptions.ComputeError: `, `ValueError`)."""
+"""A Python class name in a message (`polars.exceptions.ComputeError: `, `ValueError`), not a
+file name that happens to end like one (`platform/MyError.csv`)."""
 _DAMAGED_FILE = ("invalid thrift", "out of specification", "must end with par1", "corrupt")
 
 

@@ -99,6 +99,10 @@ def test_plain_drops_class_names() -> None:
         == "Error -3 while decompressing data"
     )
     assert plain("ValueError: x is not y.\nmore") == "x is not y"
+    assert (
+        plain("platform/MyError.csv: the file is empty")
+        == "platform/MyError.csv: the file is empty"
+    )
 
 
 @pytest.mark.parametrize(
