@@ -69,9 +69,15 @@ def starting_lists(paths: PipelinePaths) -> dg.MaterializeResult:
     return dg.MaterializeResult(metadata=_metadata(batch))
 
 
-@dg.asset(group_name="ingest", description="Moderation decisions platform/moderation/*.csv.")
+@dg.asset(
+    group_name="ingest",
+    deps=[games],
+    description="Moderation decisions platform/moderation/*.csv (a decision needs its game).",
+)
 def moderation_decisions(paths: PipelinePaths) -> dg.MaterializeResult:
-    batch = inbox_readers.ingest_moderation(paths.inbox_path)
+    known = read_table(paths.lake_path, "games", schema={"game_id": pl.String})
+    game_ids = known.select("game_id").collect().get_column("game_id")
+    batch = inbox_readers.ingest_moderation(paths.inbox_path, game_ids)
     _store(paths, "moderation", batch, partitioned=False)
     return dg.MaterializeResult(metadata=_metadata(batch))
 

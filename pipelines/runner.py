@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 import dagster as dg
@@ -20,10 +21,10 @@ from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
 from assets.partitions import partition_of_period
 from pipelines.errors import UserError, debug_enabled, describe_error_info, is_internal
 from pipelines.incremental import period_input_digests, periods_to_run, record_run_inputs
-from pipelines.registry import PERIOD_ASSETS, PERIOD_CHECKS
+from pipelines.registry import PERIOD_CHECKS, period_assets
 from pipelines.resources import PipelinePaths
 from rating_core.lake import read_table, table_partitions
-from rating_core.periods import next_period, period_range
+from rating_core.periods import is_rated_period, next_period, period_range
 
 
 @dataclass
@@ -87,12 +88,17 @@ def _published(result: dg.ExecuteInProcessResult) -> list[dict]:
     return rows
 
 
-def data_periods(lake: Path) -> list[str]:
-    """Every period from the first with data (or after a starting list) to the last with data."""
+def data_periods(lake: Path, today: date | None = None) -> list[str]:
+    """Every period from the first with data (or after a starting list) to the last with data.
+
+    Only periods from 1850-01 to the month of `today` count: a stray partition outside them
+    (a `period=3000-01` left by older code) is ignored, so it can never break a run.
+    """
     found = set(table_partitions(lake, "games")) | set(table_partitions(lake, "matches"))
     starts = read_table(lake, "starting_lists").collect()
     if starts.height and found:
         found |= {next_period(p) for p in starts.get_column("period").unique().to_list()}
+    found = {period for period in found if is_rated_period(period, today)}
     if not found:
         return []
     return period_range(min(found), max(found))
@@ -124,8 +130,9 @@ def run_pipeline(
     digests = period_input_digests(lake, periods)
     to_run = periods if full else periods_to_run(lake, periods, digests)
     outcome = RunOutcome(inbox, lake, files, notes, periods, to_run, failures=failures)
-    if not PERIOD_ASSETS or not to_run:
+    if not to_run:
         return outcome
+    assets = period_assets(periods[0])  # partitions from the lake's first period, not 1850
     progress = Progress(
         TextColumn("[bold]rating and publishing"),
         BarColumn(),
@@ -140,7 +147,7 @@ def run_pipeline(
         for period in to_run:
             progress.update(task, description=period)
             result = dg.materialize(
-                [*PERIOD_ASSETS, *PERIOD_CHECKS],
+                [*assets, *PERIOD_CHECKS],
                 resources=resources,
                 instance=instance,
                 run_config=QUIET,

@@ -6,9 +6,13 @@ classified, and game ids seen twice, to the quarantine with a reason.
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import date
+
 import polars as pl
 
 from rating_core.ingest.common import IngestResult
+from rating_core.periods import TOURNAMENT_SPREAD_DAYS, date_range_reason
 from rating_core.schemas import GAMES_SCHEMA, QUARANTINE_SCHEMA, RAW_GAMES_SCHEMA, conform, empty
 from rating_core.timecontrol import with_time_control_columns
 
@@ -35,11 +39,14 @@ def canonical_games(
     source: str,
     players: pl.DataFrame | None = None,
     club_id: str | None = None,
+    today: date | None = None,
 ) -> IngestResult:
     """Classify raw games of one source ("platform", "federation" or "club").
 
     Platform games with an unknown or impossible time control are quarantined; federation and
-    club games without time information go to the standard list (counted in the notes).
+    club games without time information go to the standard list (counted in the notes). Games
+    dated after `today` (default: today in UTC) or before 1850, and tournament games dated far
+    from their tournament, are quarantined before the period is computed (see `date_reason`).
     """
     raw = conform(raw, RAW_GAMES_SCHEMA)
     if players is not None and players.height:
@@ -68,14 +75,21 @@ def canonical_games(
         )
         .otherwise(error)
     )
-    games = games.with_columns(_error=error)
-    bad = games.filter(pl.col("_error").is_not_null())
-    quarantine = _quarantine_from(
-        bad,
-        pl.when(self_game).then(pl.col("white_id")).otherwise(pl.col("time_control")),
-        pl.col("_error"),
+    dated = date_reason(online, today)
+    played_on = pl.col("played_at").dt.strftime("%Y-%m-%d")
+    value = (
+        pl.when(self_game)
+        .then(pl.col("white_id"))
+        .when(error.is_null() & dated.str.starts_with("tournament end"))
+        .then(pl.col("tournament_end").cast(pl.String))
+        .when(error.is_null() & dated.is_not_null())
+        .then(played_on)
+        .otherwise(pl.col("time_control"))
     )
-    games = games.filter(pl.col("_error").is_null())
+    games = games.with_columns(_error=pl.coalesce(error, dated), _value=value)
+    bad = games.filter(pl.col("_error").is_not_null())
+    quarantine = _quarantine_from(bad, pl.col("_value"), pl.col("_error"))
+    games = games.filter(pl.col("_error").is_null()).drop("_value")
 
     notes: list[str] = []
     if not online:
@@ -123,6 +137,65 @@ def canonical_games(
         rows=conform(games, GAMES_SCHEMA),
         quarantine=pl.concat([quarantine, dup_quarantine]),
         notes=tuple(notes),
+    )
+
+
+def date_reason(online: bool, today: date | None = None) -> pl.Expr:
+    """Why a game's date cannot be rated, else null (RULES §0, issue 9).
+
+    Every game: dated after `today` or before 1850. Tournament games also: the tournament's end
+    (TRF 052) out of that range, or a game more than `TOURNAMENT_SPREAD_DAYS` from the median
+    date of its tournament's other in-range games (a 1990 game inside a 2026 event), so one typo
+    never moves the tournament's period.
+    """
+    played = pl.col("played_at")
+    reason = date_range_reason(played, today)
+    if online:
+        return reason
+    end = pl.col("tournament_end")
+    end_reason = pl.format("tournament end (TRF 052) {}", date_range_reason(end, today))
+    in_range = played.is_not_null() & reason.is_null()
+    median = played.filter(in_range).median().over("tournament_id")
+    far = (played - median).abs() > pl.duration(days=TOURNAMENT_SPREAD_DAYS)
+    spread_reason = pl.format(
+        "dated {}, more than {} days from the other games of tournament '{}' (median {})",
+        played.dt.strftime("%Y-%m-%d"),
+        pl.lit(TOURNAMENT_SPREAD_DAYS),
+        pl.col("tournament_id"),
+        median.dt.strftime("%Y-%m-%d"),
+    )
+    return (
+        pl.when(reason.is_not_null())
+        .then(reason)
+        .when(end.is_not_null() & date_range_reason(end, today).is_not_null())
+        .then(end_reason)
+        .when(pl.col("tournament_id").is_not_null() & in_range & far)
+        .then(spread_reason)
+        .otherwise(pl.lit(None, dtype=pl.String))
+    )
+
+
+def check_match_dates(result: IngestResult, today: date | None = None) -> IngestResult:
+    """Quarantine backgammon matches dated after `today` or before 1850 (the games' rule)."""
+    rows = result.rows
+    if rows.is_empty():
+        return result
+    reason = date_range_reason(pl.col("ended_at"), today)
+    marked = rows.with_columns(_reason=reason)
+    bad = marked.filter(pl.col("_reason").is_not_null()).select(
+        source_file=pl.col("source_file"),
+        line=pl.col("source_line"),
+        record=pl.col("match_id"),
+        value=pl.col("ended_at").dt.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        reason=pl.col("_reason"),
+    )
+    if bad.is_empty():
+        return result
+    kept = marked.filter(pl.col("_reason").is_null()).drop("_reason")
+    return replace(
+        result,
+        rows=kept,
+        quarantine=pl.concat([result.quarantine, bad.cast(QUARANTINE_SCHEMA)]),
     )
 
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 
 import polars as pl
 
-from rating_core.games import canonical_games, drop_duplicate_game_ids
+from rating_core.games import canonical_games, check_match_dates, drop_duplicate_game_ids
 from rating_core.ingest.common import IngestResult
 from rating_core.ingest.csv_games import read_federation_games, read_platform_games
 from rating_core.ingest.pgn import read_pgn
@@ -128,8 +129,11 @@ def _game_sources(inbox: Path) -> list[tuple[str, str | None, Path, list[Path]]]
     return sources
 
 
-def ingest_games(inbox: Path, players: pl.DataFrame | None = None) -> InboxBatch:
-    """Read every chess game file of the inbox into the canonical games table."""
+def ingest_games(
+    inbox: Path, players: pl.DataFrame | None = None, today: date | None = None
+) -> InboxBatch:
+    """Read every chess game file of the inbox into the canonical games table (games dated
+    after `today`, default today in UTC, are quarantined)."""
     inbox = Path(inbox)
     per_file: list[tuple[str, IngestResult]] = []
     canonical: list[pl.DataFrame] = []
@@ -146,7 +150,7 @@ def ingest_games(inbox: Path, players: pl.DataFrame | None = None) -> InboxBatch
         if not raws:
             continue
         raw = pl.concat(raws, how="vertical_relaxed") if raws else empty(RAW_GAMES_SCHEMA)
-        done = canonical_games(raw, source, players, club_id)
+        done = canonical_games(raw, source, players, club_id, today)
         rows = done.rows
         if source == "platform":
             rows, contradictory = split_contradictory(rows, players)
@@ -237,18 +241,31 @@ def ingest_starting_lists(inbox: Path) -> InboxBatch:
     return _ingest_simple("starting_lists", inbox, paths, read_starting_list, STARTING_LIST_SCHEMA)
 
 
-def ingest_moderation(inbox: Path) -> InboxBatch:
-    """Every `platform/moderation/*.csv` decision."""
+def ingest_moderation(inbox: Path, known_game_ids: pl.Series | None = None) -> InboxBatch:
+    """Every `platform/moderation/*.csv` decision.
+
+    With `known_game_ids` (the games table's ids), a decision for a game that does not exist is
+    quarantined ("no game with this id") and counted in its file's summary row.
+    """
     inbox = Path(inbox)
     paths = _files(inbox / "platform" / "moderation", (".csv",))
-    return _ingest_simple("moderation", inbox, paths, read_moderation, MODERATION_SCHEMA)
+
+    def reader(path: Path, name: str) -> IngestResult:
+        return read_moderation(path, name, known_game_ids)
+
+    return _ingest_simple("moderation", inbox, paths, reader, MODERATION_SCHEMA)
 
 
-def ingest_backgammon(inbox: Path) -> InboxBatch:
-    """Every `backgammon/*.csv` match file."""
+def ingest_backgammon(inbox: Path, today: date | None = None) -> InboxBatch:
+    """Every `backgammon/*.csv` match file (matches dated after `today` or before 1850 are
+    quarantined, as games are)."""
     inbox = Path(inbox)
     paths = _files(inbox / "backgammon", (".csv",))
-    return _ingest_simple("backgammon", inbox, paths, read_backgammon, MATCHES_SCHEMA)
+
+    def read_dated(path: Path, name: str) -> IngestResult:
+        return check_match_dates(read_backgammon(path, name), today)
+
+    return _ingest_simple("backgammon", inbox, paths, read_dated, MATCHES_SCHEMA)
 
 
 def inbox_files(inbox: Path) -> list[Path]:

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import re
+from datetime import UTC, date, datetime
+
+import polars as pl
+
 
 def _parts(period: str) -> tuple[int, int]:
     year, month = period.split("-")
@@ -28,3 +33,47 @@ def period_range(first: str, last: str) -> list[str]:
         out.append(current)
         current = next_period(current)
     return out
+
+
+FIRST_YEAR = 1850
+"""No game or match before this year is rated: an earlier date is a typo or a placeholder."""
+
+FIRST_PERIOD = f"{FIRST_YEAR:04d}-01"
+"""The earliest period a list can be computed for."""
+
+TOURNAMENT_SPREAD_DAYS = 366
+"""A tournament game dated further than this from its tournament's median game date is a typo."""
+
+_PERIOD_SHAPE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+
+
+def utc_today() -> date:
+    """Today's date in UTC (the default "today" of every date rule; tests pass their own)."""
+    return datetime.now(UTC).date()
+
+
+def period_of_date(day: date) -> str:
+    """`2026-03-14` → `2026-03`."""
+    return f"{day.year:04d}-{day.month:02d}"
+
+
+def is_rated_period(period: str, today: date | None = None) -> bool:
+    """True for a well-formed period from `FIRST_PERIOD` up to the month of `today`."""
+    last = period_of_date(today or utc_today())
+    return bool(_PERIOD_SHAPE.match(period)) and FIRST_PERIOD <= period <= last
+
+
+def date_range_reason(played: pl.Expr, today: date | None = None) -> pl.Expr:
+    """Why a game or match date (a Date or Datetime expression) cannot be rated, else null.
+
+    A date after `today` has not happened yet; a date before `FIRST_YEAR` is no real game date.
+    """
+    day = played.cast(pl.Date)
+    text = day.dt.strftime("%Y-%m-%d")
+    return (
+        pl.when(day > pl.lit(today or utc_today()))
+        .then(pl.format("dated {}, after today", text))
+        .when(day < pl.lit(date(FIRST_YEAR, 1, 1)))
+        .then(pl.format("dated {}, before {}: not a real game date?", text, pl.lit(FIRST_YEAR)))
+        .otherwise(pl.lit(None, dtype=pl.String))
+    )

@@ -134,10 +134,11 @@ R_FEW_PLIES = "aborted before both sides moved (fewer than 2 plies)"
 R_OTB = "over-the-board game not confirmed by both players"
 R_BOTH_BOTS = "both sides are bots"
 R_BOT_NO_MOVE = "bot move missing before move 10: annulled"
+R_BOT_RATING = "bot without a fixed rating"
+R_UNRATED = "kept unrated by its reader"  # placeholder: each game shows its own unrated_reason
 REJ_BOT_LOST = "contradictory record: a bot never loses on time or by abandonment"
 REJ_NO_BOT = "termination bot_no_move in a game without a bot"
 REJ_NO_PLIES = "termination bot_no_move without a ply count"
-REJ_BOT_RATING = "bot without a fixed rating (no bot_rating in the registry, no Elo tag)"
 REJ_NO_RESULT = "rated game without a result"
 REJ_NO_CATEGORY = "rated game without a site category"
 REJ_SELF = "a player cannot play themselves"
@@ -175,6 +176,8 @@ EXCLUDE_REASONS = [
     R_OTB,
     R_BOTH_BOTS,
     R_BOT_NO_MOVE,
+    R_BOT_RATING,
+    R_UNRATED,
 ]
 REJECT_REASONS = [
     REJ_BOT_LOST,
@@ -182,15 +185,15 @@ REJECT_REASONS = [
     REJ_SELF,
     REJ_NO_BOT,
     REJ_NO_PLIES,
-    REJ_BOT_RATING,
     REJ_NO_RESULT,
     REJ_NO_CATEGORY,
 ]
 # Reason codes: 1 + index in the list above, 0 for none (the kernel below compares with these).
 X_MODERATION, X_CASUAL, X_ABORTED, X_ANNULLED, X_FORFEIT, X_BYE = range(1, 7)
 X_ABORT_TERMINATION, X_FEW_PLIES, X_OTB, X_BOTH_BOTS, X_BOT_NO_MOVE = range(7, 12)
-J_BOT_LOST, J_MISSING, J_SELF, J_NO_BOT, J_NO_PLIES, J_BOT_RATING = range(1, 7)
-J_NO_RESULT, J_NO_CATEGORY = range(7, 9)
+X_BOT_RATING, X_UNRATED = range(12, 14)
+J_BOT_LOST, J_MISSING, J_SELF, J_NO_BOT, J_NO_PLIES = range(1, 6)
+J_NO_RESULT, J_NO_CATEGORY = range(6, 8)
 
 # Physical codes of the closed sets the rules test (schemas' Enum order); NULL_CODE is a null,
 # OTHER_CODE a string outside the set (only when a column arrives as plain strings).
@@ -258,6 +261,7 @@ def _classify_kernel(
     b_code: np.ndarray,
     missing: np.ndarray,
     moderated: np.ndarray,
+    unratable: np.ndarray,
     casual: np.ndarray,
     status: np.ndarray,
     term: np.ndarray,
@@ -287,7 +291,9 @@ def _classify_kernel(
 ) -> None:
     """The exclusion and rejection rules (RULES §2), one pass over the games' integer columns.
 
-    Writes per game: exclude/reject (reason codes, first matching rule wins, 0 none), the final
+    Writes per game: exclude/reject (reason codes, first matching rule wins, 0 none; a game its
+    reader kept unrated, `unratable`, is excluded right after moderation, and a bot without a
+    fixed rating excludes a game only when no rejection rule applies), the final
     white score (a missing bot move from move 10 on is a human loss; `final_null` where it stays
     null), the effective category (bots for any game with a bot), bot flags (flag or registry)
     and the bot's fixed rating (registry, else the Elo tag; NaN none; white's when both are
@@ -298,6 +304,7 @@ def _classify_kernel(
     """
     has_missing = missing.shape[0] > 0
     has_moderated = moderated.shape[0] > 0
+    has_unratable = unratable.shape[0] > 0
     has_plies_null = plies_null.shape[0] > 0
     has_score_null = score_null.shape[0] > 0
     has_w_flag, has_b_flag = w_is_bot.shape[0] > 0, b_is_bot.shape[0] > 0
@@ -324,6 +331,8 @@ def _classify_kernel(
         x = 0
         if has_moderated and moderated[i]:
             x = X_MODERATION
+        elif has_unratable and unratable[i]:
+            x = X_UNRATED
         elif casual[i]:
             x = X_CASUAL
         elif st == S_ABORTED:
@@ -360,14 +369,14 @@ def _classify_kernel(
             j = J_NO_BOT
         elif bot_no_move and p_null:
             j = J_NO_PLIES
-        elif (wb and np.isnan(wr)) or (bb and np.isnan(br)):
-            j = J_BOT_RATING
         # "score is null and not (bot_no_move and human_bot)": with a null termination and a
         # human-bot game the second part is null, so the rule does not apply.
         elif s_null and (not human_bot or (tm != NULL_CODE and not bot_no_move)):
             j = J_NO_RESULT
         elif cat[i] == NULL_CODE and not (wb or bb):
             j = J_NO_CATEGORY
+        if x == 0 and j == 0 and ((wb and np.isnan(wr)) or (bb and np.isnan(br))):
+            x = X_BOT_RATING  # kept, not rated: the bot has no rating to play against
         exclude[i] = x
         reject[i] = j
         if bot_no_move and human_bot:
@@ -469,6 +478,7 @@ def _classify(
         _col_or(games, "source_file", pl.String),
         _col_or(games, "source_line", pl.Int64),
         _col_or(games, "source", pl.String),
+        _col_or(games, "unrated_reason", pl.String),
     )
     source = pl.col("source")
     if not g.select((source.is_null() | (source == "platform")).all()).item():
@@ -524,6 +534,9 @@ def _classify(
     )
     if annulled_ids.len():
         moderated = g["game_id"].is_in(annulled_ids.implode()).fill_null(False).to_numpy()
+    unratable = _EMPTY_BOOL
+    if g["unrated_reason"].null_count() < n:
+        unratable = g["unrated_reason"].is_not_null().to_numpy()
     plies_col = g["plies"]
     plies, plies_null = _filled(
         plies_col if plies_col.dtype == pl.Int32 else plies_col.cast(pl.Int64), 0
@@ -541,6 +554,7 @@ def _classify(
         b_code,
         missing,
         moderated,
+        unratable,
         g["rated"].not_().fill_null(False).to_numpy(),
         _enum_codes(g["status"], STATUSES),
         _enum_codes(g["termination"], TERMINATIONS),
@@ -610,9 +624,16 @@ def classify_site_games(
 
 
 def _excluded(c: _Classified) -> pl.DataFrame:
+    """Excluded games with their reason; a game its reader kept unrated shows that reader's why."""
     rows = np.flatnonzero((c.reject == 0) & (c.exclude != 0))
-    return c.frame.select("game_id", "period")[rows].with_columns(
-        pl.Series(EXCLUDE_REASONS).gather(c.exclude[rows].astype(np.int64) - 1).alias("reason")
+    reason = pl.Series(EXCLUDE_REASONS).gather(c.exclude[rows].astype(np.int64) - 1)
+    return c.frame.select("game_id", "period", "unrated_reason")[rows].select(
+        "game_id",
+        "period",
+        pl.when(pl.Series(c.exclude[rows] == X_UNRATED))
+        .then(pl.col("unrated_reason"))
+        .otherwise(reason)
+        .alias("reason"),
     )
 
 

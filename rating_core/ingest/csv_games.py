@@ -30,6 +30,7 @@ from rating_core.schemas import (
 __all__ = [
     "BAD_UTF8",
     "LINE",
+    "NUL",
     "OVERFLOW",
     "Check",
     "CsvTable",
@@ -40,6 +41,7 @@ __all__ = [
     "empty_check",
     "extra_json",
     "int_check",
+    "nul_check",
     "null_if_empty",
     "parse_bool",
     "parse_int",
@@ -54,7 +56,8 @@ __all__ = [
 LINE = "_line"  # 1-based physical line where the row starts (header is line 1)
 BAD_UTF8 = "_bad_utf8"  # the row held bytes that are not UTF-8 (decoded with replacement)
 OVERFLOW = "_overflow"  # text found beyond the header's last column
-_INTERNAL = (LINE, BAD_UTF8, OVERFLOW)
+NUL = "_nul"  # name of the first column whose cell holds a NUL byte, null when none does
+_INTERNAL = (LINE, BAD_UTF8, OVERFLOW, NUL)
 _INT32_MAX = 2_147_483_647
 
 # --- generic CSV helpers ------------------------------------------------------------------------
@@ -72,9 +75,11 @@ class CsvTable:
 def read_csv_strings(path: Path, source_file: str) -> CsvTable:
     """Read a CSV with every value as stripped text, keeping each row's physical line number.
 
-    Raises `UnreadableFileError` for a missing, empty or non-CSV file, or a duplicated header name.
-    Rows with fewer fields than the header read the missing fields as empty (Polars cannot tell
-    them apart); rows with more fields are flagged in `_overflow`.
+    Raises `UnreadableFileError` for a missing, empty or non-CSV file (a NUL byte in the header
+    row: a binary file), or a duplicated header name. Rows with fewer fields than the header read
+    the missing fields as empty (Polars cannot tell them apart); rows with more fields are flagged
+    in `_overflow`, and a NUL byte in a cell names that cell's column in `_nul`, so one damaged
+    line is quarantined instead of the whole file.
     """
     try:
         raw = Path(path).read_bytes()
@@ -84,7 +89,7 @@ def read_csv_strings(path: Path, source_file: str) -> CsvTable:
         raw = raw[3:]
     if not raw.strip():
         raise UnreadableFileError(f"{source_file}: the file is empty")
-    if b"\x00" in raw:
+    if b"\x00" in raw.split(b"\n", 1)[0]:
         raise UnreadableFileError(f"{source_file}: not a CSV text file (it contains NUL bytes)")
     try:
         raw.decode("utf-8")
@@ -132,11 +137,18 @@ def read_csv_strings(path: Path, source_file: str) -> CsvTable:
     )
     line = 1 + pl.int_range(pl.len(), dtype=pl.Int64) + newlines.cum_sum().shift(1, fill_value=0)
     all_text = pl.concat_str([pl.col(c).fill_null("") for c in positional])
+    nul_column = pl.coalesce(
+        [
+            pl.when(pl.col(f"c{i}").str.contains("\x00", literal=True)).then(pl.lit(name))
+            for i, name in enumerate(names)
+        ]
+    )
     frame = (
         body.with_columns(
             line.cast(pl.Int64).alias(LINE),
             (all_text.str.contains("\ufffd", literal=True) & pl.lit(bad_utf8)).alias(BAD_UTF8),
             (pl.col(f"c{width}").fill_null("").str.strip_chars() != "").alias(OVERFLOW),
+            nul_column.cast(pl.String).alias(NUL),
             *[pl.col(c).fill_null("").str.strip_chars() for c in positional[:width]],
         )
         .slice(1)  # the header row
@@ -167,19 +179,32 @@ def extra_json(table: CsvTable, known: Sequence[str]) -> pl.Expr:
     return pl.struct([pl.col(c) for c in extras]).struct.json_encode()
 
 
-_INT_RE = r"^[+-]?[0-9]+$"
+_INT_RE = r"^[+-]?[0-9]+(\.0*)?$"  # an integer, or an integral decimal such as 1100.0
+TRUE_WORDS = ("true", "yes", "1")
+FALSE_WORDS = ("false", "no", "0")
 
 
 def parse_int(col: str) -> pl.Expr:
-    """Integer value of a text column (null when empty or not an integer)."""
+    """Integer value of a text column; `1100.0` is 1100 (null when empty or not a whole number).
+
+    Spreadsheets write whole numbers as `1100.0`, so an integral decimal means the integer;
+    `1100.5` is not one and stays null (its check quarantines it).
+    """
     c = pl.col(col)
-    return pl.when(c.str.contains(_INT_RE)).then(c.cast(pl.Int64, strict=False)).otherwise(None)
+    digits = c.str.replace(r"\.0*$", "")
+    return pl.when(c.str.contains(_INT_RE)).then(digits.cast(pl.Int64, strict=False))
 
 
 def parse_bool(col: str) -> pl.Expr:
-    """`true`/`false` (any case) as a Boolean; null for anything else, including empty."""
+    """`true/false`, `yes/no` or `1/0` (any case) as a Boolean; null for anything else or empty."""
     low = pl.col(col).str.to_lowercase()
-    return pl.when(low == "true").then(True).when(low == "false").then(False).otherwise(None)
+    return (
+        pl.when(low.is_in(TRUE_WORDS))
+        .then(True)
+        .when(low.is_in(FALSE_WORDS))
+        .then(False)
+        .otherwise(None)
+    )
 
 
 _NAIVE_FORMATS = ("%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%dT%H:%M", "%Y-%m-%d")
@@ -243,7 +268,7 @@ def int_check(col: str, *, low: int | None = None, high: int | None = None) -> C
 
 
 def bool_check(col: str) -> Check:
-    """Reject a non-empty `col` that is neither `true` nor `false`."""
+    """Reject a non-empty `col` that is not a boolean word (`parse_bool`)."""
     reason = pl.format(f"{col} '{{}}' is not true or false", pl.col(col))
     return Check((pl.col(col) != "") & parse_bool(col).is_null(), pl.col(col), reason)
 
@@ -257,14 +282,33 @@ def duplicate_check(col: str, noun: str) -> Check:
     return Check(repeated, key, reason)
 
 
+def shown_nul(text: pl.Expr) -> pl.Expr:
+    """The text with each NUL byte written `\\0`, so the quarantine's value can be printed."""
+    return text.str.replace_all("\x00", "\\0", literal=True)
+
+
+def nul_check(table: CsvTable) -> Check:
+    """Reject a row with a NUL byte in a cell, naming the column (the first one when several)."""
+    cell = pl.coalesce(
+        [pl.when(pl.col(NUL) == name).then(pl.col(name)) for name in table.columns if name]
+        or [pl.lit(None, dtype=pl.String)]
+    )
+    return Check(
+        pl.col(NUL).is_not_null(),
+        shown_nul(cell),
+        pl.format("the line holds a NUL byte (column {})", pl.col(NUL)),
+    )
+
+
 def base_checks(table: CsvTable) -> list[Check]:
-    """Checks every CSV row gets first: bad encoding, then fields beyond the header."""
+    """Checks every CSV row gets first: bad encoding, a NUL byte, then fields beyond the header."""
     return [
         Check(
             pl.col(BAD_UTF8),
             pl.lit(None, dtype=pl.String),
             _lit("the line holds bytes that are not UTF-8"),
         ),
+        nul_check(table),
         Check(
             pl.col(OVERFLOW),
             pl.lit(None, dtype=pl.String),
@@ -294,7 +338,7 @@ def apply_checks(
     bad = flagged.filter(pl.col("_q_reason").is_not_null()).select(
         pl.lit(source_file, dtype=pl.String).alias("source_file"),
         pl.col(LINE).alias("line"),
-        pl.when(pl.col(record) != "").then(pl.col(record)).alias("record"),
+        pl.when(pl.col(record) != "").then(shown_nul(pl.col(record))).alias("record"),
         pl.col("_q_value").alias("value"),
         pl.col("_q_reason").alias("reason"),
     )

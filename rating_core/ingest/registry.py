@@ -2,19 +2,26 @@
 
 They share the CSV helpers of `csv_games`: every value is read as text, validated with Polars
 expressions, and a bad row goes to the quarantine while the rows around it still land (DESIGN §4).
+Two kinds differ: in `players.csv` a bad *cell* is quarantined and read as empty (the row, and a
+bot's declaration, still land), and a starting list is official, so one unreadable row stops the
+run instead of silently dropping a rated player.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
 
 from rating_core.ingest.common import IngestResult, UnreadableFileError
 from rating_core.ingest.csv_games import (
+    BAD_UTF8,
     LINE,
+    OVERFLOW,
     Check,
+    CsvTable,
     apply_checks,
     base_checks,
     bool_check,
@@ -27,17 +34,21 @@ from rating_core.ingest.csv_games import (
     parse_utc,
     read_csv_strings,
     require_columns,
+    shown_nul,
     with_defaults,
 )
 from rating_core.schemas import (
     MATCHES_SCHEMA,
     MODERATION_SCHEMA,
     PLAYERS_SCHEMA,
+    QUARANTINE_SCHEMA,
     STARTING_LIST_SCHEMA,
     conform,
+    empty,
 )
 
 __all__ = [
+    "R_NO_GAME",
     "STARTING_LISTS",
     "parse_starting_list_name",
     "read_backgammon",
@@ -55,6 +66,7 @@ STARTING_LISTS = (
     "ukd-blitz",
 )
 MAX_RATING = 3500
+BOOL_PROBLEM = "is not true or false (nor yes/no, 1/0)"
 
 
 def _source(path: Path, source_file: str | None) -> str:
@@ -86,30 +98,136 @@ def _birth_year() -> pl.Expr:
     return pl.when(text.str.len_chars() == 4).then(year_only).otherwise(full.dt.year())
 
 
+@dataclass(frozen=True)
+class CellCheck:
+    """One rule for a single `players.csv` cell: where `bad` holds, `problem` says why."""
+
+    column: str
+    bad: pl.Expr
+    problem: str  # completes "column <c>: '<value>' ..."
+
+
+def _player_cell_checks(table: CsvTable) -> list[CellCheck]:
+    """Every cell rule of `players.csv`: encoding and NUL bytes in any column, then the typed ones."""
+    text_columns = [c for c in PLAYERS_OPTIONAL if c in table.columns]
+    checks = [
+        CellCheck(
+            c,
+            pl.col(BAD_UTF8) & pl.col(c).str.contains("\ufffd", literal=True),
+            "holds bytes that are not UTF-8",
+        )
+        for c in text_columns
+    ]
+    checks += [
+        CellCheck(c, pl.col(c).str.contains("\x00", literal=True), "holds a NUL byte")
+        for c in text_columns
+    ]
+    checks += [
+        CellCheck(
+            "birth_date",
+            (pl.col("birth_date") != "") & _birth_year().is_null(),
+            "is not YYYY or a real YYYY-MM-DD",
+        ),
+        *[
+            CellCheck(c, (pl.col(c) != "") & parse_bool(c).is_null(), BOOL_PROBLEM)
+            for c in ("is_bot", "email_verified")
+        ],
+        CellCheck(
+            "bot_rating",
+            (pl.col("bot_rating") != "")
+            & ~parse_int("bot_rating").is_between(0, MAX_RATING).fill_null(False),
+            f"is not a whole number from 0 to {MAX_RATING}",
+        ),
+    ]
+    return checks
+
+
+def _quarantine_cells(
+    frame: pl.DataFrame, checks: list[CellCheck], source_file: str
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(frame with every bad cell emptied, one quarantine row per bad cell naming its column).
+
+    A cell failing several rules is quarantined once, with the first rule's reason; the rest of
+    its row is kept, so one bad cell never drops a player (or turns a declared bot into a human).
+    """
+    hit: dict[str, pl.Expr] = {}
+    problem: dict[str, pl.Expr] = {}
+    for check in reversed(checks):
+        bad = check.bad.fill_null(False)
+        hit[check.column] = bad | hit.get(check.column, pl.lit(False))
+        problem[check.column] = (
+            pl.when(bad).then(pl.lit(check.problem)).otherwise(problem.get(check.column))
+        )
+    columns = [c for c in PLAYERS_OPTIONAL if c in hit]  # file order of the reasons per line
+    flagged = frame.with_columns(
+        [hit[c].alias(f"_bad_{c}") for c in columns]
+        + [problem[c].alias(f"_why_{c}") for c in columns]
+    )
+    parts = [
+        flagged.filter(pl.col(f"_bad_{c}")).select(
+            pl.lit(source_file, dtype=pl.String).alias("source_file"),
+            pl.col(LINE).alias("line"),
+            pl.col("player_id").alias("record"),
+            shown_nul(pl.col(c)).alias("value"),
+            pl.format(
+                "column {}: '{}' {}; read as empty",
+                pl.lit(c),
+                shown_nul(pl.col(c)),
+                pl.col(f"_why_{c}"),
+            ).alias("reason"),
+            pl.lit(i).alias("_order"),
+        )
+        for i, c in enumerate(columns)
+    ]
+    quarantine = (
+        pl.concat(parts).sort("line", "_order").drop("_order")
+        if parts
+        else empty(QUARANTINE_SCHEMA)
+    )
+    cleaned = flagged.with_columns(
+        [
+            pl.when(pl.col(f"_bad_{c}")).then(pl.lit("")).otherwise(pl.col(c)).alias(c)
+            for c in columns
+        ]
+    ).drop([f"_bad_{c}" for c in columns] + [f"_why_{c}" for c in columns])
+    return cleaned, conform(quarantine, QUARANTINE_SCHEMA)
+
+
 def read_players(path: Path, source_file: str | None = None) -> IngestResult:
     """Read `players.csv` into PLAYERS_SCHEMA rows; only `player_id` is a required column.
 
     is_bot and email_verified default to false; bot_rating is kept as given (a bot without one is
-    rated from its PGN Elo tag, a bot_rating without is_bot is not an error).
+    rated from its PGN Elo tag, a bot_rating without is_bot is not an error). A bad cell is
+    quarantined with its column and read as empty; only a row whose player id is missing,
+    repeated or unreadable, or whose fields do not line up with the header, is quarantined whole.
     """
     src = _source(path, source_file)
     table = read_csv_strings(path, src)
     require_columns(table, ("player_id",))
     frame = with_defaults(table, PLAYERS_OPTIONAL)
-    checks = [
-        *base_checks(table),
-        empty_check("player_id", "the player id"),
+    player_id = pl.col("player_id")
+    row_checks = [
         Check(
-            (pl.col("birth_date") != "") & _birth_year().is_null(),
-            pl.col("birth_date"),
-            pl.format("birth_date '{}' is not YYYY or a real YYYY-MM-DD", pl.col("birth_date")),
+            pl.col(BAD_UTF8) & player_id.str.contains("\ufffd", literal=True),
+            pl.lit(None, dtype=pl.String),
+            pl.lit("the player id holds bytes that are not UTF-8"),
         ),
-        bool_check("is_bot"),
-        bool_check("email_verified"),
-        int_check("bot_rating", low=0, high=MAX_RATING),
+        Check(
+            player_id.str.contains("\x00", literal=True),
+            shown_nul(player_id),
+            pl.lit("the player id holds a NUL byte"),
+        ),
+        Check(
+            pl.col(OVERFLOW),
+            pl.lit(None, dtype=pl.String),
+            pl.lit(f"the row has more fields than the header's {len(table.columns)} columns"),
+        ),
+        empty_check("player_id", "the player id"),
         duplicate_check("player_id", "player id"),
     ]
-    good, quarantine = apply_checks(frame, checks, "player_id", src)
+    good, bad_rows = apply_checks(frame, row_checks, "player_id", src)
+    good, bad_cells = _quarantine_cells(good, _player_cell_checks(table), src)
+    quarantine = pl.concat([bad_rows, bad_cells]).sort("line", maintain_order=True)
     rows = good.select(
         pl.col("player_id"),
         *[
@@ -143,11 +261,25 @@ def parse_starting_list_name(name: str) -> tuple[str, str]:
     return m["list"], f"{m['year']}-{m['month']}"
 
 
+def _unreadable_list_sentence(source_file: str, bad_rows: pl.DataFrame) -> str:
+    """One sentence for the first unreadable row of a starting list (and how many more there are)."""
+    first = bad_rows.sort("line").row(0, named=True)
+    who = f" (player {first['record']})" if first["record"] else ""
+    more = bad_rows.height - 1
+    rest = f" (and {more} more unreadable row{'s' if more > 1 else ''})" if more else ""
+    return (
+        f"{source_file} line {first['line']}{who}: {first['reason']}{rest}; a starting list is "
+        "official, so it is used whole or not at all"
+    )
+
+
 def read_starting_list(path: Path, source_file: str | None = None) -> IngestResult:
     """Read a starting list `<list>@<YYYY-MM>.csv` into STARTING_LIST_SCHEMA rows.
 
     FIDE lists need player_id, rating and rated_games (peak_rating defaults to the rating); UKD
-    lists need player_id and rating, and their rated_games/peak_rating are null.
+    lists need player_id and rating, and their rated_games/peak_rating are null. An official list
+    is all or nothing: the first unreadable row raises `UnreadableFileError` naming the file, the
+    line and the value (a quarantined row would silently drop a rated player from the list).
     """
     src = _source(path, source_file)
     list_name, period = parse_starting_list_name(Path(path).name)
@@ -172,6 +304,8 @@ def read_starting_list(path: Path, source_file: str | None = None) -> IngestResu
         ]
     checks.append(duplicate_check("player_id", "player id"))
     good, quarantine = apply_checks(frame, checks, "player_id", src)
+    if quarantine.height:
+        raise UnreadableFileError(_unreadable_list_sentence(src, quarantine))
     none = pl.lit(None, dtype=pl.Int64)
     rows = good.select(
         pl.lit(list_name).alias("list"),
@@ -191,10 +325,17 @@ def read_starting_list(path: Path, source_file: str | None = None) -> IngestResu
 MODERATION_REQUIRED = ("game_id", "decided_at", "decision", "reason")
 
 
-def read_moderation(path: Path, source_file: str | None = None) -> IngestResult:
+R_NO_GAME = "no game with this id"
+
+
+def read_moderation(
+    path: Path, source_file: str | None = None, known_game_ids: pl.Series | None = None
+) -> IngestResult:
     """Read a moderation CSV into MODERATION_SCHEMA rows; the only decision is `annul`.
 
     A second decision on the same game id is quarantined (it would be applied twice otherwise).
+    With `known_game_ids` (every id of the games table), a decision for any other id is
+    quarantined too ("no game with this id"): it would otherwise annul nothing, silently.
     """
     src = _source(path, source_file)
     table = read_csv_strings(path, src)
@@ -215,6 +356,9 @@ def read_moderation(path: Path, source_file: str | None = None) -> IngestResult:
         ),
         duplicate_check("game_id", "game id"),
     ]
+    if known_game_ids is not None:
+        known = known_game_ids.cast(pl.String).drop_nulls().unique().implode()
+        checks.append(Check(~pl.col("game_id").is_in(known), pl.col("game_id"), pl.lit(R_NO_GAME)))
     good, quarantine = apply_checks(frame, checks, "game_id", src)
     rows = good.select(
         pl.col("game_id"),

@@ -154,6 +154,50 @@ def _field(line: str, start: int, end: int) -> str:
     return line[start:end].strip()
 
 
+# The fixed fields of a `001` record (1-based columns, TRF16 and TRF26 alike), in line order. Every
+# record carries them up to the points (columns 81-84); the rank (86-89) is often left blank.
+_RECORD_FIELDS: tuple[tuple[str, int, int], ...] = (
+    ("start rank", 5, 8),
+    ("sex", 10, 10),
+    ("title", 11, 13),
+    ("name", 15, 47),
+    ("rating", 49, 52),
+    ("federation", 54, 56),
+    ("FIDE id", 58, 68),
+    ("birth date", 70, 79),
+    ("points", 81, 84),
+)
+_RECORD_END = _RECORD_FIELDS[-1][2]  # 84: a shorter record lost fields it must hold
+
+
+def _cut_short_reason(line: str) -> str | None:
+    """Why a `001` record ends before its points column (a cut line), or None when it is whole.
+
+    A cut record cannot be trusted: a cut rating or FIDE id reads as another number (a different
+    player, an invented rating), so the record is quarantined rather than read from what is left.
+    """
+    end = len(line.rstrip())
+    if end >= _RECORD_END:
+        return None
+    where = next(
+        (
+            f"in the {name} (columns {a}-{b})" if a != b else f"in the {name} (column {a})"
+            for name, a, b in _RECORD_FIELDS
+            if a <= end <= b
+        ),
+        None,
+    )
+    if where is None:
+        after = [name for name, _, b in _RECORD_FIELDS if b < end][-1]
+        where = f"after the {after}"
+    reason = (
+        f"player record is cut short: it ends at column {end}, {where}, but a 001 record holds "
+        f"every field up to the points (columns 81-{_RECORD_END})"
+    )
+    missing = [name for name, start, _ in _RECORD_FIELDS if start > end]
+    return f"{reason}; missing: {', '.join(missing)}" if missing else reason
+
+
 def _quarantine(src: str, line: int, record: str | None, value: str | None, reason: str) -> dict:
     """One quarantine record in the shape `quarantine_rows` takes."""
     return {"source_file": src, "line": line, "record": record, "value": value, "reason": reason}
@@ -272,7 +316,9 @@ def read_trf(path: Path, source_file: str | None = None) -> TrfResult:
 
     Each game is emitted once, from the white player's record (or the only record that exists);
     byes (H, F, U, Z, or a `0000` opponent) become result `bye` with the code in `extra`. Records
-    that contradict each other, malformed slots and unknown opponents are quarantined.
+    that contradict each other, malformed slots, unknown opponents and `001` records cut short
+    (with the games of their players) are quarantined. `source_file` is the inbox-relative name
+    used in provenance and game ids (default: the path, and the file name in the ids).
     """
     src = str(path) if source_file is None else source_file
     try:
@@ -289,7 +335,8 @@ def read_trf(path: Path, source_file: str | None = None) -> TrfResult:
     quarantine: list[dict] = []
     players: dict[int, _Player] = {}
     slots: list[_Slot] = []
-    bad_ranks: set[int] = set()
+    bad_ranks: dict[int, str] = {}  # start rank -> why its record was quarantined (for its games)
+    first_lines: dict[int, int] = {}  # start rank -> line of its first 001 record
     tags: dict[str, tuple[int, str]] = {}
     round_dates: dict[int, date] = {}
     for lineno, line in enumerate(lines, start=1):
@@ -299,13 +346,20 @@ def read_trf(path: Path, source_file: str | None = None) -> TrfResult:
             quarantine.extend(problems)
             if player is None:
                 rank_text = _field(line, 4, 8)
-                if rank_text.isdigit():
-                    bad_ranks.add(int(rank_text))
+                if rank_text.isdigit() and int(rank_text) not in first_lines:
+                    first_lines[int(rank_text)] = lineno
+                    bad_ranks[int(rank_text)] = f"has a quarantined 001 record (line {lineno})"
                 continue
-            if player.rank in players:
-                first = players[player.rank].line
+            record = f"rank {player.rank}"
+            if player.rank in first_lines:
+                first = first_lines[player.rank]
                 reason = f"start rank {player.rank} appears again (first on line {first})"
-                quarantine.append(_quarantine(src, lineno, f"rank {player.rank}", None, reason))
+                quarantine.append(_quarantine(src, lineno, record, None, reason))
+                continue
+            first_lines[player.rank] = lineno
+            if (cut := _cut_short_reason(line)) is not None:
+                quarantine.append(_quarantine(src, lineno, record, line.rstrip(), cut))
+                bad_ranks[player.rank] = f"has a player record cut short (line {lineno})"
                 continue
             players[player.rank] = player
             slots.extend(player_slots)
@@ -341,7 +395,8 @@ def read_trf(path: Path, source_file: str | None = None) -> TrfResult:
         allotted=tags.get("122", (0, ""))[1] or None,
         round_dates=round_dates,
     )
-    rows, problems = _pair_games(header, players, slots, bad_ranks, src)
+    file_key = src if source_file is not None else Path(path).name
+    rows, problems = _pair_games(header, players, slots, bad_ranks, src, file_key)
     quarantine.extend(problems)
 
     games = (
@@ -413,18 +468,22 @@ def _round_time(header: _Header, rnd: int) -> datetime | None:
 def _row(
     header: _Header,
     src: str,
+    file_key: str,
     slot: _Slot,
     white: _Player,
     black: _Player | None,
     result: str,
     extra: dict,
 ) -> dict:
-    """One RAW_GAMES row for a game (or a bye when `black` is None), seen from white's side."""
+    """One RAW_GAMES row for a game (or a bye when `black` is None), seen from white's side.
+
+    The game id is `<file>:<tournament>:r<round>:<white rank>-<black rank or bye>`: the file part
+    keeps two reports of the same tournament name (tag 012) apart, and the id stays the same from
+    run to run as long as the file keeps its place in the inbox.
+    """
     tid = header.tournament_id
-    if black is None:
-        game_id = f"{tid}:r{slot.round}:{white.rank}-bye"
-    else:
-        game_id = f"{tid}:r{slot.round}:{white.rank}-{black.rank}"
+    pairing = f"{white.rank}-bye" if black is None else f"{white.rank}-{black.rank}"
+    game_id = f"{file_key}:{tid}:r{slot.round}:{pairing}"
     if header.allotted:
         extra = {**extra, "tag_122": header.allotted}
     return {
@@ -459,10 +518,15 @@ def _pair_games(
     header: _Header,
     players: dict[int, _Player],
     slots: list[_Slot],
-    bad_ranks: set[int],
+    bad_ranks: dict[int, str],
     src: str,
+    file_key: str,
 ) -> tuple[list[dict], list[dict]]:
-    """Turn round slots into one row per game or bye, quarantining what does not add up."""
+    """Turn round slots into one row per game or bye, quarantining what does not add up.
+
+    `bad_ranks` maps the start ranks whose `001` record was quarantined to the reason's wording;
+    their games are quarantined too, pointing at that record. `file_key` prefixes the game ids.
+    """
     rows: list[dict] = []
     problems: list[dict] = []
     by_key = {(s.rank, s.round): s for s in slots}
@@ -485,12 +549,12 @@ def _pair_games(
                 problems.append(_quarantine(src, slot.line, record, value, reason))
                 continue
             extra = {"trf_code": slot.code, "bye_points": _BYE_POINTS[slot.code]}
-            rows.append(_row(header, src, slot, me, None, "bye", extra))
+            rows.append(_row(header, src, file_key, slot, me, None, "bye", extra))
             continue
         if slot.opponent not in players:
             if slot.opponent in bad_ranks:
                 reason = (
-                    f"opponent {slot.opponent} in round {slot.round} has a quarantined 001 record"
+                    f"opponent {slot.opponent} in round {slot.round} {bad_ranks[slot.opponent]}"
                 )
             else:
                 reason = f"opponent start rank {slot.opponent} in round {slot.round} is not a player in the file"
@@ -526,7 +590,7 @@ def _pair_games(
         black_code = None if black_slot is None else black_slot.code
         result = _result(white_slot.code, black_code)
         extra = {"trf_code": white_slot.code} if white_slot.code in _UNRATED_PLAYED else {}
-        rows.append(_row(header, src, white_slot, white, black, result, extra))
+        rows.append(_row(header, src, file_key, white_slot, white, black, result, extra))
     return rows, problems
 
 

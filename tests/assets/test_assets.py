@@ -124,3 +124,62 @@ def test_blocking_check_stops_publication(tmp_path: Path, monkeypatch) -> None:
     assert failed == {"fide_floor_respected"}
     assert "fide-standard" not in publish.list_names(lake)
     assert "site-elo" in publish.list_names(lake)  # other systems are not blocked
+
+
+def test_moderation_decision_for_a_missing_game_is_quarantined_and_counted(
+    tmp_path: Path,
+) -> None:
+    inbox, lake = make_inbox(tmp_path), tmp_path / "lake"
+    (inbox / "platform" / "moderation").mkdir()
+    (inbox / "platform" / "moderation" / "mod.csv").write_text(
+        "game_id,decided_at,decision,reason\n"
+        "g1,2026-02-10T09:00:00Z,annul,engine use\n"  # 2
+        "g404,2026-02-10T09:00:00Z,annul,typo\n"  # 3: no such game
+        "g2,2026-02-10T09:00:00Z,annul,engine use\n",  # 4: quarantined as a game, so no game
+        encoding="utf-8",
+    )
+    result = dg.materialize([*INGEST_ASSETS, *INGEST_CHECKS], resources=resources(inbox, lake))
+    assert result.success
+    decisions = read_table(lake, "moderation").collect()
+    assert decisions["game_id"].to_list() == ["g1"]
+    quarantine = read_table(lake, "quarantine", partition_col="source").collect()
+    mod = quarantine.filter(pl.col("source") == "moderation").sort("line")
+    assert mod.select("source_file", "line", "record", "value", "reason").rows() == [
+        ("platform/moderation/mod.csv", 3, "g404", "g404", "no game with this id"),
+        ("platform/moderation/mod.csv", 4, "g2", "g2", "no game with this id"),
+    ]
+    metadata = result.asset_materializations_for_node("moderation_decisions")[0].metadata
+    assert metadata["quarantined"].value == 2
+    summary = read_table(lake, "ingest_summary", partition_col="asset").collect()
+    row = summary.filter(pl.col("source_file") == "platform/moderation/mod.csv").row(0, named=True)
+    assert (row["ingested"], row["quarantined"]) == (1, 2)
+
+
+def test_bot_with_an_unreadable_rating_stays_a_bot_and_is_listed_nowhere(tmp_path: Path) -> None:
+    inbox, lake = make_inbox(tmp_path), tmp_path / "lake"
+    (inbox / "players.csv").write_text(
+        PLAYERS.replace("bot-1,Botty,true,1500,false,,", "bot-1,Botty,YES,abc,no,,"),
+        encoding="utf-8",
+    )
+    res = resources(inbox, lake)
+    assert dg.materialize([*INGEST_ASSETS, *INGEST_CHECKS], resources=res).success
+    players = read_table(lake, "players").collect()
+    bot = players.filter(pl.col("player_id") == "bot-1").row(0, named=True)
+    assert (bot["name"], bot["is_bot"], bot["bot_rating"]) == ("Botty", True, None)
+    quarantine = read_table(lake, "quarantine", partition_col="source").collect()
+    cell = quarantine.filter(pl.col("source") == "players").row(0, named=True)
+    assert (cell["line"], cell["record"], cell["value"]) == (4, "bot-1", "abc")
+    assert cell["reason"].startswith("column bot_rating: 'abc' is not a whole number")
+    # g4 (u-a against the bot) is kept in the games table, and not rated
+    assert "g4" in read_table(lake, "games").collect()["game_id"].to_list()
+    for period in ("2026-01-01", "2026-02-01"):
+        run = dg.materialize([*PERIOD_ASSETS, *PERIOD_CHECKS], resources=res, partition_key=period)
+        assert run.success
+        assert all(e.passed for e in run.get_asset_check_evaluations())
+    excluded = read_table(lake, "excluded/site").collect()
+    assert excluded.filter(pl.col("game_id") == "g4")["reason"].to_list() == [
+        "bot without a fixed rating"
+    ]
+    site = publish.read_list(lake, "site-elo", "2026-02")
+    assert set(site["player_id"].to_list()) == {"u-a", "u-b"}
+    assert "site-bots" not in publish.list_names(lake)

@@ -67,3 +67,50 @@ def test_workspace_validates_for_dagster_dev() -> None:
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert "passed validation" in proc.stderr + proc.stdout
+
+
+def test_partitions_start_at_the_first_period_of_the_lake(tmp_path) -> None:
+    """Dagster loads the code location with the lake of RATINGS_LAKE: the monthly partitions
+    start at its first period with games (1960-05 here), not at 1850 nor at 2000."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    import polars as pl
+
+    from rating_core.lake import write_partitioned
+
+    lake = tmp_path / "lake"
+    games = pl.DataFrame({"game_id": ["a", "b", "c"], "period": ["1960-05", "2026-01", "3000-01"]})
+    write_partitioned(lake, "games", games)
+    root = Path(__file__).resolve().parents[2]
+    code = (
+        "from pipelines.definitions import defs\n"
+        "job = defs.resolve_job_def('lists_job')\n"
+        "print(job.partitions_def.get_first_partition_key())\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "RATINGS_LAKE": str(lake), "PYTHONPATH": str(root)},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split()[-1] == "1960-05-01"
+
+
+def test_without_a_lake_the_ui_shows_only_the_current_month() -> None:
+    from pipelines.registry import period_assets
+    from rating_core.periods import period_of_date, utc_today
+
+    keys = period_assets(None)[0].partitions_def.get_partition_keys()
+    assert keys == [f"{period_of_date(utc_today())}-01"]
+
+
+def test_default_period_assets_cover_every_ratable_month() -> None:
+    from pipelines.registry import PERIOD_ASSETS
+
+    assert PERIOD_ASSETS[0].partitions_def.get_first_partition_key() == "1850-01-01"

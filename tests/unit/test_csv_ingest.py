@@ -133,9 +133,9 @@ def test_platform_optional_columns_absent_take_defaults(tmp_path: Path) -> None:
         ),
         ("b4,,alice,bob,1-0,300,true,live,40,normal", "", "is not a valid ISO 8601 date"),
         (
-            "b6,2024-03-01T10:00:00,alice,bob,1-0,300,yes,live,40,normal",
-            "yes",
-            "rated 'yes' is not true or false",
+            "b6,2024-03-01T10:00:00,alice,bob,1-0,300,maybe,live,40,normal",
+            "maybe",
+            "rated 'maybe' is not true or false",
         ),
         ("b7,2024-03-01T10:00:00,alice,bob,1-0,300,,live,40,normal", "", "rated is empty"),
         (
@@ -176,6 +176,53 @@ def test_platform_bad_row_is_quarantined_and_neighbours_land(
     assert reason_part in q["reason"]
     record = row.split(",")[0]
     assert q["record"] == (record or None)
+
+
+@pytest.mark.parametrize(
+    ("word", "rated"),
+    [("true", True), ("TRUE", True), ("Yes", True), ("1", True), ("False", False), ("no", False)]
+    + [("NO", False), ("0", False)],
+)
+def test_platform_booleans_take_yes_no_one_zero_in_any_case(
+    tmp_path: Path, word: str, rated: bool
+) -> None:
+    result = read_platform_games(platform(tmp_path, f"y1,2024-03-01,a,b,1-0,300,{word},,,"))
+    assert result.quarantine.height == 0
+    assert result.rows.filter(pl.col("game_id") == "y1")["rated"].to_list() == [rated]
+
+
+def test_platform_integral_decimal_is_the_integer(tmp_path: Path) -> None:
+    result = read_platform_games(
+        platform(
+            tmp_path,
+            "d1,2024-03-01,a,b,1-0,300,true,live,40.0,normal",
+            "d2,2024-03-01,a,b,1-0,300,true,live,40.5,normal",
+        )
+    )
+    assert result.rows.filter(pl.col("game_id") == "d1")["plies"].to_list() == [40]
+    assert reasons_by_line(result.quarantine) == {4: "plies '40.5' is not an integer of at least 0"}
+
+
+def test_platform_nul_byte_in_one_cell_quarantines_that_line_only(tmp_path: Path) -> None:
+    text = (
+        PLATFORM_HEADER.encode()
+        + b"\nok1,2024-03-01,a,b,1-0,300,true,live,40,normal\n"
+        + b"n1,2024-03-01,a,b\x00b,1-0,300,true,live,40,normal\n"
+        + b"ok2,2024-03-01,c,d,1-0,300,true,live,40,normal\n"
+        + b"n2\x00,2024-03-01,c,d,1-0,300,true,live,40,\x00\n"
+    )
+    result = read_platform_games(write(tmp_path, "nul.csv", text))
+    assert result.rows["game_id"].to_list() == ["ok1", "ok2"]
+    assert result.quarantine.select("line", "record", "value", "reason").rows() == [
+        (3, "n1", "b\\0b", "the line holds a NUL byte (column black_id)"),
+        (5, "n2\\0", "n2\\0", "the line holds a NUL byte (column game_id)"),
+    ]
+
+
+def test_a_nul_byte_in_the_header_is_not_a_csv_file(tmp_path: Path) -> None:
+    path = write(tmp_path, "utf16.csv", "game_id,played_at\n".encode("utf-16-le"))
+    with pytest.raises(UnreadableFileError, match=r"utf16\.csv: not a CSV text file"):
+        read_platform_games(path)
 
 
 def test_platform_bad_otb_confirmed_is_quarantined(tmp_path: Path) -> None:
@@ -371,6 +418,14 @@ def test_federation_bad_rows(tmp_path: Path, row: str, reason_part: str) -> None
     assert result.rows["game_id"].to_list() == ["ok1", "ok2"]
     assert result.quarantine["line"].to_list() == [3]
     assert reason_part in result.quarantine["reason"][0]
+
+
+def test_federation_nul_byte_quarantines_that_line_only(tmp_path: Path) -> None:
+    result = read_federation_games(federation(tmp_path, "z1,T1,1,2025-06-01,a,b,1-0,stan\x00dard"))
+    assert result.rows["game_id"].to_list() == ["ok1", "ok2"]
+    assert reasons_by_line(result.quarantine) == {
+        3: "the line holds a NUL byte (column rating_list)"
+    }
 
 
 def test_federation_missing_required_column(tmp_path: Path) -> None:

@@ -187,3 +187,118 @@ def test_a_game_a_reader_marked_unratable_is_kept_but_never_rated() -> None:
             None,
             "variant 'Atomic' is not standard chess",
         ]
+
+
+# --- dates (issue 9 item 1): 1850 up to today, and within the game's own tournament ------------
+
+TODAY = date(2026, 12, 1)
+
+
+def game(game_id: str, line: int, played: datetime, **extra) -> dict:
+    """One raw game between a and b (1-0, standard time control) on `played`."""
+    return {
+        "game_id": game_id,
+        "source_line": line,
+        "played_at": played,
+        "white_id": "a",
+        "black_id": "b",
+        "result": "1-0",
+        "time_control": "5400+30",
+        **extra,
+    }
+
+
+def on(year: int, month: int = 1, day: int = 1) -> datetime:
+    return datetime(year, month, day, 12, tzinfo=UTC)
+
+
+def test_online_games_from_1850_up_to_today_keep_their_period() -> None:
+    frame = raw(
+        [
+            game("old", 2, on(1850, 1, 1)),
+            game("sixties", 3, on(1960, 5, 7)),
+            game("today", 4, datetime(2026, 12, 1, 23, 59, tzinfo=UTC)),
+        ]
+    )
+    out = canonical_games(frame, "platform", today=TODAY)
+    assert out.quarantine.is_empty()
+    periods = dict(out.rows.select("game_id", "period").iter_rows())
+    assert periods == {"old": "1850-01", "sixties": "1960-05", "today": "2026-12"}
+
+
+def test_online_games_after_today_or_before_1850_are_quarantined_with_the_date() -> None:
+    frame = raw(
+        [
+            game("good", 2, on(2026, 3, 1)),
+            game("future", 3, on(2999, 1, 1)),
+            game("tomorrow", 4, on(2026, 12, 2)),
+            game("ancient", 5, on(1700, 5, 1)),
+            game("good2", 6, on(2026, 3, 2)),
+        ]
+    )
+    out = canonical_games(frame, "platform", today=TODAY)
+    assert sorted(out.rows.get_column("game_id")) == ["good", "good2"]
+    got = {r["record"]: (r["line"], r["value"], r["reason"]) for r in out.quarantine.to_dicts()}
+    assert got == {
+        "future": (3, "2999-01-01", "dated 2999-01-01, after today"),
+        "tomorrow": (4, "2026-12-02", "dated 2026-12-02, after today"),
+        "ancient": (5, "1700-05-01", "dated 1700-05-01, before 1850: not a real game date?"),
+    }
+
+
+def test_today_is_a_parameter_not_the_clock() -> None:
+    frame = raw([game("g", 2, on(2026, 6, 1))])
+    assert canonical_games(frame, "platform", today=date(2026, 6, 1)).quarantine.is_empty()
+    late = canonical_games(frame, "platform", today=date(2026, 5, 31)).quarantine
+    assert late.get_column("reason").to_list() == ["dated 2026-06-01, after today"]
+
+
+def test_a_federation_game_far_from_its_tournament_is_quarantined_and_does_not_move_it() -> None:
+    frame = raw(
+        [
+            game("r1", 2, on(2026, 3, 1), tournament_id="T", kind="otb"),
+            game("r2", 3, on(2026, 3, 2), tournament_id="T", kind="otb"),
+            game("typo", 4, on(2029, 3, 3), tournament_id="T", kind="otb"),
+            game("r4", 5, on(2026, 3, 4), tournament_id="T", kind="otb"),
+            game("old", 6, on(1800, 3, 5), tournament_id="T", kind="otb"),
+            game("u1", 7, on(1999, 11, 6), tournament_id="U", kind="otb"),
+        ]
+    )
+    out = canonical_games(frame, "federation", today=date(2030, 1, 1))
+    periods = dict(out.rows.select("game_id", "period").iter_rows())
+    assert periods == {"r1": "2026-03", "r2": "2026-03", "r4": "2026-03", "u1": "1999-11"}
+    got = {r["record"]: (r["line"], r["reason"]) for r in out.quarantine.to_dicts()}
+    assert got == {
+        "typo": (
+            4,
+            "dated 2029-03-03, more than 366 days from the other games of tournament 'T'"
+            " (median 2026-03-03)",
+        ),
+        "old": (6, "dated 1800-03-05, before 1850: not a real game date?"),
+    }
+
+
+def test_a_federation_game_after_today_is_quarantined() -> None:
+    frame = raw(
+        [
+            game("r1", 2, on(2026, 11, 1), tournament_id="T", kind="otb"),
+            game("r2", 3, on(2026, 12, 5), tournament_id="T", kind="otb"),
+        ]
+    )
+    out = canonical_games(frame, "club", club_id="c", today=TODAY)
+    assert out.rows.get_column("period").to_list() == ["2026-11"]
+    assert out.quarantine.get_column("reason").to_list() == ["dated 2026-12-05, after today"]
+
+
+def test_a_tournament_end_after_today_quarantines_its_games_with_the_end_date() -> None:
+    frame = raw(
+        [
+            game("r1", 2, on(2026, 3, 1), tournament_id="T", tournament_end=date(2999, 1, 1)),
+            game("k1", 3, on(2026, 3, 1), tournament_id="K", tournament_end=date(2026, 3, 2)),
+        ]
+    )
+    out = canonical_games(frame, "federation", today=TODAY)
+    assert out.rows.select("game_id", "period").rows() == [("k1", "2026-03")]
+    row = out.quarantine.row(0, named=True)
+    assert (row["record"], row["line"], row["value"]) == ("r1", 2, "2999-01-01")
+    assert row["reason"] == "tournament end (TRF 052) dated 2999-01-01, after today"

@@ -14,8 +14,6 @@ from hypothesis import strategies as st
 from rating_core.ingest.pgn import read_pgn, read_pgn_reference
 from rating_core.ingest.pgn_synth import generate_pgn
 
-EXTERNAL = Path(__file__).resolve().parents[2].parent / "shared" / "external"
-
 
 def assert_same(path: Path, expected_games: int | None = None) -> None:
     """Fast path rows equal the python-chess reference rows, column by column."""
@@ -32,11 +30,8 @@ def assert_same(path: Path, expected_games: int | None = None) -> None:
 @pytest.mark.parametrize(
     ("name", "games"), [("lichess_db_1000k.pgn", 438), ("twic1599_1000k.pgn", 1110)]
 )
-def test_real_files(name: str, games: int) -> None:
-    path = EXTERNAL / "shakmaty" / name
-    if not path.exists():
-        pytest.skip(f"{path} not present")
-    assert_same(path, games)
+def test_real_files(external: Path, name: str, games: int) -> None:
+    assert_same(external / "shakmaty" / name, games)
 
 
 def test_generated_file_with_extras(tmp_path: Path) -> None:

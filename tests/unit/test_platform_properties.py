@@ -129,6 +129,38 @@ def test_period_chaining_equals_all_at_once(games: pl.DataFrame) -> None:
     assert site_lists(whole.state, "2024-03", previous).equals(lists[-1])
 
 
+UNRATED_BOT = conform(
+    pl.DataFrame([{"player_id": "bot", "is_bot": True, "bot_rating": None}]), PLAYERS_SCHEMA
+)
+
+
+@SETTINGS
+@given(site_games(), st.data())
+def test_a_bot_without_a_rating_rates_nobody_and_is_listed_nowhere(
+    games: pl.DataFrame, data: st.DataObject
+) -> None:
+    # the bot's games are excluded (kept, with the reason), the other games rate as without them
+    r = site_replay(games, UNRATED_BOT)
+    bot_games = games.filter((pl.col("white_id") == "bot") | (pl.col("black_id") == "bot"))
+    assert "bot" not in r.state["player_id"].to_list()
+    assert not set(r.history["game_id"].to_list()) & set(bot_games["game_id"].to_list())
+    assert r.rejected.height == 0
+    reasons = dict(zip(r.excluded["game_id"], r.excluded["reason"], strict=True))
+    for gid in bot_games["game_id"]:
+        assert gid in reasons
+    without = site_replay(games.join(bot_games, on="game_id", how="anti"), UNRATED_BOT)
+    assert r.state.equals(without.state)
+    assert "bot" not in site_lists(r.state, "2024-03")["player_id"].to_list()
+    # a game a reader kept unrated never rates anyone, whatever else it says
+    victim = data.draw(st.sampled_from(games["game_id"].to_list()))
+    marked = games.with_columns(
+        unrated_reason=pl.when(pl.col("game_id") == victim).then(pl.lit("variant 'Atomic'"))
+    )
+    kept = site_replay(marked, BOT)
+    assert victim not in kept.history["game_id"].to_list()
+    assert victim in kept.excluded["game_id"].to_list()
+
+
 @st.composite
 def backgammon(draw: st.DrawFn) -> pl.DataFrame:
     """Up to 50 matches among four people over two months, bunched so fair play triggers."""

@@ -63,10 +63,11 @@ PLAYERS = (
 
 
 def test_players_rows_and_quarantine(tmp_path: Path) -> None:
+    # a bad cell is quarantined with its column and read as empty: the row itself lands
     result = read_players(write(tmp_path, "players.csv", PLAYERS))
     rows = result.rows
     assert rows.schema == pl.Schema(PLAYERS_SCHEMA)
-    assert rows["player_id"].to_list() == ["p1", "bot1", "bot2", "p5"]
+    assert rows["player_id"].to_list() == ["p1", "p2", "bot1", "p3", "p4", "bot2", "p5", "p6", "p7"]
     by_id = {r["player_id"]: r for r in rows.to_dicts()}
     assert by_id["p1"] == {
         "player_id": "p1",
@@ -86,14 +87,151 @@ def test_players_rows_and_quarantine(tmp_path: Path) -> None:
     assert (by_id["p5"]["is_bot"], by_id["p5"]["bot_rating"]) == (False, 1500)
     assert by_id["p5"]["birth_year"] == 1975
     assert by_id["bot1"]["email_verified"] is False
+    assert (by_id["p2"]["name"], by_id["p2"]["federation"], by_id["p2"]["birth_year"]) == (
+        "Bad Date",
+        "ENG",
+        None,
+    )
+    assert (by_id["p4"]["is_bot"], by_id["p4"]["bot_rating"]) == (True, None)  # still a bot
+    assert by_id["p3"]["is_bot"] is False
+    assert by_id["p6"]["email_verified"] is False
+    assert by_id["p7"]["name"] == "Weird Year"
+    bool_words = "is not true or false (nor yes/no, 1/0); read as empty"
     assert quarantined(result.quarantine) == [
-        (3, "p2", "birth_date '1990-02-30' is not YYYY or a real YYYY-MM-DD"),
+        (
+            3,
+            "p2",
+            "column birth_date: '1990-02-30' is not YYYY or a real YYYY-MM-DD; read as empty",
+        ),
         (5, "p1", "player id 'p1' appears again (first on line 2)"),
-        (6, "p3", "is_bot 'maybe' is not true or false"),
-        (7, "p4", "bot_rating 'strong' is not an integer from 0 to 3500"),
-        (10, "p6", "email_verified 'sometimes' is not true or false"),
+        (6, "p3", f"column is_bot: 'maybe' {bool_words}"),
+        (
+            7,
+            "p4",
+            "column bot_rating: 'strong' is not a whole number from 0 to 3500; read as empty",
+        ),
+        (10, "p6", f"column email_verified: 'sometimes' {bool_words}"),
         (11, None, "the player id is empty"),
-        (12, "p7", "birth_date '19x0' is not YYYY or a real YYYY-MM-DD"),
+        (12, "p7", "column birth_date: '19x0' is not YYYY or a real YYYY-MM-DD; read as empty"),
+    ]
+    assert result.quarantine.filter(pl.col("line") == 7)["value"].to_list() == ["strong"]
+
+
+@pytest.mark.parametrize(
+    ("is_bot", "expected"),
+    [
+        ("true", True),
+        ("TRUE", True),
+        ("Yes", True),
+        ("yes", True),
+        ("1", True),
+        ("false", False),
+        ("No", False),
+        ("0", False),
+        ("", False),
+    ],
+)
+def test_players_booleans_take_true_false_yes_no_one_zero(
+    tmp_path: Path, is_bot: str, expected: bool
+) -> None:
+    text = f"player_id,is_bot,bot_rating,email_verified\nb,{is_bot},1100,{is_bot}\n"
+    result = read_players(write(tmp_path, "players.csv", text))
+    assert result.quarantine.height == 0
+    assert result.rows.row(0, named=True)["is_bot"] is expected
+    assert result.rows.row(0, named=True)["email_verified"] is expected
+
+
+@pytest.mark.parametrize(
+    ("bot_rating", "expected"), [("1100", 1100), ("1100.0", 1100), ("1100.", 1100), ("+900", 900)]
+)
+def test_players_integral_decimal_is_the_integer(
+    tmp_path: Path, bot_rating: str, expected: int
+) -> None:
+    text = f"player_id,is_bot,bot_rating\nbot-novice,true,{bot_rating}\n"
+    result = read_players(write(tmp_path, "players.csv", text))
+    assert result.quarantine.height == 0
+    assert result.rows.row(0, named=True)["bot_rating"] == expected
+
+
+@pytest.mark.parametrize(
+    ("bot_rating", "problem"),
+    [
+        ("abc", "'abc' is not a whole number from 0 to 3500"),
+        ("1100.5", "'1100.5' is not a whole number from 0 to 3500"),
+        ("3600", "'3600' is not a whole number from 0 to 3500"),
+        ("-1", "'-1' is not a whole number from 0 to 3500"),
+        ("99999999999999999999", "is not a whole number from 0 to 3500"),
+    ],
+)
+def test_a_declared_bot_with_a_bad_rating_stays_a_bot(
+    tmp_path: Path, bot_rating: str, problem: str
+) -> None:
+    text = (
+        "player_id,name,is_bot,bot_rating\n"
+        "u-a,Ann,false,\n"
+        f"bot-x,Bot X,yes,{bot_rating}\n"  # 3
+        "u-b,Bob,no,\n"
+    )
+    result = read_players(write(tmp_path, "players.csv", text))
+    rows = {r["player_id"]: r for r in result.rows.to_dicts()}
+    assert set(rows) == {"u-a", "bot-x", "u-b"}
+    assert (rows["bot-x"]["is_bot"], rows["bot-x"]["bot_rating"], rows["bot-x"]["name"]) == (
+        True,
+        None,
+        "Bot X",
+    )
+    q = result.quarantine.row(0, named=True)
+    assert result.quarantine.height == 1
+    assert (q["line"], q["record"], q["value"]) == (3, "bot-x", bot_rating)
+    assert q["reason"].startswith("column bot_rating: ") and problem in q["reason"]
+    assert q["reason"].endswith("; read as empty")
+
+
+def test_several_bad_cells_of_one_row_each_quarantined_the_row_lands(tmp_path: Path) -> None:
+    text = (
+        "player_id,name,birth_date,is_bot,bot_rating,email_verified\n"
+        "bot-y,Bot Y,1990-13-45,true,abc,perhaps\n"
+    )
+    result = read_players(write(tmp_path, "players.csv", text))
+    row = result.rows.row(0, named=True)
+    assert (row["player_id"], row["name"], row["is_bot"], row["birth_year"]) == (
+        "bot-y",
+        "Bot Y",
+        True,
+        None,
+    )
+    assert result.quarantine["line"].to_list() == [2, 2, 2]
+    assert result.quarantine["value"].to_list() == ["1990-13-45", "abc", "perhaps"]
+    assert [r.split(":")[0] for r in result.quarantine["reason"]] == [
+        "column birth_date",
+        "column bot_rating",
+        "column email_verified",
+    ]
+
+
+def test_players_nul_or_bad_bytes_in_a_cell_empty_that_cell_only(tmp_path: Path) -> None:
+    text = (
+        b"player_id,name,is_bot,bot_rating\n"
+        b"bot-z,Bot\x00Z,true,1200\n"  # 2: NUL in the name
+        b"u-m,M\xfcller,false,\n"  # 3: Latin-1 byte in the name
+        b"u-\x00n,Nul Id,false,\n"  # 4: NUL in the id: the record cannot be identified
+        b"u-c,Cem,false,\n"
+    )
+    path = tmp_path / "players.csv"
+    path.write_bytes(text)
+    result = read_players(path)
+    rows = {r["player_id"]: r for r in result.rows.to_dicts()}
+    assert set(rows) == {"bot-z", "u-m", "u-c"}
+    assert (rows["bot-z"]["is_bot"], rows["bot-z"]["bot_rating"], rows["bot-z"]["name"]) == (
+        True,
+        1200,
+        None,
+    )
+    assert rows["u-m"]["name"] is None
+    assert quarantined(result.quarantine) == [
+        (2, "bot-z", "column name: 'Bot\\0Z' holds a NUL byte; read as empty"),
+        (3, "u-m", "column name: 'M\ufffdller' holds bytes that are not UTF-8; read as empty"),
+        (4, "u-\\0n", "the player id holds a NUL byte"),
     ]
 
 
@@ -114,13 +252,7 @@ def test_fide_starting_list(tmp_path: Path) -> None:
         "fide-standard@2025-12.csv",
         "player_id,rating,rated_games,peak_rating\n"
         "a,2000,30,\n"  # 2
-        "b,3600,3,\n"  # 3
-        "c,1900,,\n"  # 4
-        "a,1800,4,1900\n"  # 5
-        "d,x,1,\n"  # 6
-        "e,1500,-2,\n"  # 7
-        "f,1450,12,1610\n"  # 8
-        "g,1400,5,4000\n",  # 9
+        "f,1450.0,12,1610\n",  # 3: an integral decimal is the integer
     )
     result = read_starting_list(path)
     assert result.rows.schema == pl.Schema(STARTING_LIST_SCHEMA)
@@ -142,18 +274,40 @@ def test_fide_starting_list(tmp_path: Path) -> None:
             "peak_rating": 1610,
         },
     ]
-    assert quarantined(result.quarantine) == [
-        (3, "b", "rating '3600' is not an integer from 0 to 3500"),
-        (4, "c", "rated_games is empty"),
-        (5, "a", "player id 'a' appears again (first on line 2)"),
-        (6, "d", "rating 'x' is not an integer from 0 to 3500"),
-        (7, "e", "rated_games '-2' is not an integer of at least 0"),
-        (9, "g", "peak_rating '4000' is not an integer from 0 to 3500"),
-    ]
+    assert result.quarantine.height == 0
+
+
+@pytest.mark.parametrize(
+    ("row", "sentence"),
+    [
+        ("b,3600,3,", "line 3 (player b): rating '3600' is not an integer from 0 to 3500"),
+        ("c,1900,,", "line 3 (player c): rated_games is empty"),
+        ("a,1800,4,1900", "line 3 (player a): player id 'a' appears again (first on line 2)"),
+        ("d,x,1,", "line 3 (player d): rating 'x' is not an integer from 0 to 3500"),
+        ("d,2000.5,1,", "line 3 (player d): rating '2000.5' is not an integer from 0 to 3500"),
+        ("e,1500,-2,", "line 3 (player e): rated_games '-2' is not an integer of at least 0"),
+        ("g,1400,5,4000", "line 3 (player g): peak_rating '4000' is not an integer from 0 to 3500"),
+        (",1400,5,", "line 3: the player id is empty"),
+        ("h,1400,5\x00,", "line 3 (player h): the line holds a NUL byte (column rated_games)"),
+    ],
+)
+def test_fide_starting_list_with_an_unreadable_row_stops_the_run(
+    tmp_path: Path, row: str, sentence: str
+) -> None:
+    # an official list is all or nothing: a dropped row would silently remove a rated player
+    text = f"player_id,rating,rated_games,peak_rating\na,2000,30,\n{row}\nz,1500,9,\n"
+    path = tmp_path / "fide-standard@2025-12.csv"
+    path.write_bytes(text.encode())
+    with pytest.raises(UnreadableFileError) as info:
+        read_starting_list(path, "federation/lists/fide-standard@2025-12.csv")
+    message = str(info.value)
+    assert message.startswith(f"federation/lists/fide-standard@2025-12.csv {sentence}")
+    assert message.endswith("used whole or not at all")
+    assert "\n" not in message
 
 
 def test_ukd_starting_list(tmp_path: Path) -> None:
-    path = write(tmp_path, "ukd-blitz@2026-01.csv", "player_id,rating\nu1,1700\nu2,\nu3,-5\n")
+    path = write(tmp_path, "ukd-blitz@2026-01.csv", "player_id,rating\nu1,1700\n")
     result = read_starting_list(path)
     assert result.rows.to_dicts() == [
         {
@@ -165,7 +319,16 @@ def test_ukd_starting_list(tmp_path: Path) -> None:
             "peak_rating": None,
         }
     ]
-    assert [r[0] for r in quarantined(result.quarantine)] == [3, 4]
+
+
+def test_ukd_starting_list_names_the_first_bad_row_and_counts_the_rest(tmp_path: Path) -> None:
+    path = write(tmp_path, "ukd-blitz@2026-01.csv", "player_id,rating\nu1,1700\nu2,\nu3,-5\n")
+    with pytest.raises(UnreadableFileError) as info:
+        read_starting_list(path, "ukd-blitz@2026-01.csv")
+    assert str(info.value) == (
+        "ukd-blitz@2026-01.csv line 3 (player u2): rating is empty (and 1 more unreadable row); "
+        "a starting list is official, so it is used whole or not at all"
+    )
 
 
 def test_fide_list_requires_rated_games(tmp_path: Path) -> None:
@@ -240,6 +403,47 @@ def test_moderation(tmp_path: Path) -> None:
     assert set(result.quarantine["source_file"].to_list()) == {"platform/moderation/mod.csv"}
 
 
+def test_moderation_for_a_game_that_does_not_exist_is_quarantined(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "mod.csv",
+        "game_id,decided_at,decision,reason\n"
+        "g1,2025-01-01,annul,engine use\n"  # 2
+        "ghost,2025-01-02,annul,typo in the id\n"  # 3
+        "g2,2025-01-03,annul,engine use\n",  # 4
+    )
+    known = pl.Series(["g1", "g2", "g3"])
+    result = read_moderation(path, "platform/moderation/mod.csv", known)
+    assert result.rows["game_id"].to_list() == ["g1", "g2"]
+    q = result.quarantine.row(0, named=True)
+    assert result.quarantine.height == 1
+    assert (q["source_file"], q["line"], q["record"], q["value"], q["reason"]) == (
+        "platform/moderation/mod.csv",
+        3,
+        "ghost",
+        "ghost",
+        "no game with this id",
+    )
+    # without the known ids (a reader used alone) nothing is checked against the games
+    assert read_moderation(path).rows.height == 3
+
+
+def test_moderation_nul_byte_quarantines_that_line_only(tmp_path: Path) -> None:
+    path = tmp_path / "mod.csv"
+    path.write_bytes(
+        b"game_id,decided_at,decision,reason\n"
+        b"g1,2025-01-01,annul,engine use\n"
+        b"g2,2025-01-02,annul,eng\x00ine\n"
+        b"g3,2025-01-03,annul,engine use\n"
+    )
+    result = read_moderation(path)
+    assert result.rows["game_id"].to_list() == ["g1", "g3"]
+    assert quarantined(result.quarantine) == [
+        (3, "g2", "the line holds a NUL byte (column reason)")
+    ]
+    assert result.quarantine["value"].to_list() == ["eng\\0ine"]
+
+
 def test_moderation_missing_column(tmp_path: Path) -> None:
     path = write(tmp_path, "m.csv", "game_id,decided_at,reason\ng,2025-01-01,x\n")
     with pytest.raises(UnreadableFileError, match=r"m\.csv: missing required column 'decision'"):
@@ -283,6 +487,24 @@ def test_backgammon(tmp_path: Path) -> None:
         (9, "m7", "length 'three' is not an integer of at least 1"),
         (10, "m8", "vs_ai 'robot' is not true or false"),
         (11, "m9", "winner_id is empty"),
+    ]
+
+
+def test_backgammon_booleans_take_yes_no_and_nul_quarantines_one_line(tmp_path: Path) -> None:
+    path = tmp_path / "bg.csv"
+    path.write_bytes(
+        b"match_id,ended_at,winner_id,loser_id,length,ranked,vs_ai\n"
+        b"m1,2025-01-01,a,b,3,Yes,no\n"
+        b"m2,2025-01-01,a,b\x00,3,1,0\n"
+        b"m3,2025-01-01,a,b,3.0,NO,1\n"
+    )
+    result = read_backgammon(path)
+    rows = {r["match_id"]: r for r in result.rows.to_dicts()}
+    assert set(rows) == {"m1", "m3"}
+    assert (rows["m1"]["ranked"], rows["m1"]["vs_ai"]) == (True, False)
+    assert (rows["m3"]["ranked"], rows["m3"]["vs_ai"], rows["m3"]["length"]) == (False, True, 3)
+    assert quarantined(result.quarantine) == [
+        (3, "m2", "the line holds a NUL byte (column loser_id)")
     ]
 
 

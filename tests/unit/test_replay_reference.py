@@ -74,6 +74,7 @@ def _site_reference(
         otb = "otb" in (g["kind"], g["category"])
         reasons = [
             (g["game_id"] in annulled, site.R_MODERATION),
+            (g.get("unrated_reason") is not None, g.get("unrated_reason")),
             (g["rated"] is False, site.R_CASUAL),
             (g["status"] == "aborted", site.R_ABORTED),
             (g["status"] == "annulled", site.R_STATUS_ANNULLED),
@@ -102,12 +103,13 @@ def _site_reference(
             or w == b
             or (bot_no_move and not (wb or bb))
             or (bot_no_move and plies is None)
-            or (wb and wr is None)
-            or (bb and br is None)
             or (score is None and not (bot_no_move and human_bot))
             or (g["category"] is None and not (wb or bb))
         ):
             rejected.append(g["game_id"])
+            continue
+        if (wb and wr is None) or (bb and br is None):
+            excluded.append((g["game_id"], site.R_BOT_RATING))
             continue
         if bot_no_move and human_bot:
             score = 1.0 if wb else 0.0
@@ -161,6 +163,7 @@ def _random_games(rng: random.Random, n: int) -> tuple[list[dict[str, Any]], lis
                 "black_is_bot": black == "tagbot" or rng.random() < 0.02,
                 "white_elo": rng.choice([None, 1700]),
                 "black_elo": rng.choice([None, 2100]),
+                "unrated_reason": rng.choice([None] * 9 + ["variant 'Atomic' is not standard"]),
             }
         )
     players = [

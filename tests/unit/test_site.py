@@ -225,6 +225,64 @@ def test_bot_losing_on_time_or_abandon_is_rejected(termination: str) -> None:
     assert r.rejected["reason"][0] == site.REJ_BOT_LOST
 
 
+@pytest.mark.parametrize(
+    ("players", "bot_elo"),
+    [
+        (registry({"player_id": "bot", "is_bot": True, "bot_rating": None}), None),
+        (None, None),  # a bot known only by its BOT title and no Elo tag
+    ],
+)
+def test_bot_without_a_fixed_rating_is_excluded_not_rejected(
+    players: pl.DataFrame | None, bot_elo: int | None
+) -> None:
+    # the game is kept (excluded with a reason, shown by `ratings history`), not quarantined,
+    # and nobody is rated from it: the bot gets no list row, the human no change
+    g = games(
+        game(1, "a", "bot", 1.0, category="bots", black_is_bot=players is None, black_elo=bot_elo),
+        game(2, "a", "b", 1.0),
+    )
+    r = site_replay(g, players)
+    assert r.rejected.height == 0
+    assert r.excluded.select("game_id", "reason").rows() == [("g0001", site.R_BOT_RATING)]
+    assert "bot" not in r.state["player_id"].to_list()
+    assert r.history["game_id"].unique().to_list() == ["g0002"]
+    assert value(r, "a", "site-elo") == pytest.approx(1512.0)
+
+
+def test_bot_without_a_rating_losing_on_time_is_still_rejected_as_contradictory() -> None:
+    players = registry({"player_id": "bot", "is_bot": True, "bot_rating": None})
+    g = games(game(1, "bot", "a", 0.0, category="bots", termination="timeout"))
+    r = site_replay(g, players)
+    assert r.rejected["reason"].to_list() == [site.REJ_BOT_LOST]
+    assert r.excluded.height == 0
+
+
+def test_game_its_reader_kept_unrated_is_excluded_with_that_reason() -> None:
+    # a chess variant or a set-up position: rated=false, but the reason is the reader's, not casual
+    why = "variant 'Atomic' is not standard chess"
+    g = games(
+        game(1, "a", "b", 1.0, rated=False, unrated_reason=why),
+        game(2, "a", "b", 1.0, rated=False),
+        game(3, "a", "b", 1.0),
+    )
+    r = site_replay(g)
+    assert r.excluded.select("game_id", "reason").rows() == [
+        ("g0001", why),
+        ("g0002", site.R_CASUAL),
+    ]
+    assert r.history["game_id"].unique().to_list() == ["g0003"]
+    # moderation is named first, as for every other exclusion
+    r = site_replay(g, annulled={"g0001"})
+    assert r.excluded["reason"][0] == site.R_MODERATION
+
+
+def test_unrated_reason_wins_even_when_rated_is_left_true() -> None:
+    why = "starts from a set-up position (FEN)"
+    r = site_replay(games(game(1, "a", "b", 1.0, unrated_reason=why)))
+    assert r.state.height == 0
+    assert r.excluded["reason"].to_list() == [why]
+
+
 def test_human_losing_to_bot_on_time_is_rated() -> None:
     g = games(game(1, "bot", "a", 1.0, category="bots", termination="timeout"))
     r = site_replay(g, BOT)

@@ -14,10 +14,25 @@ from rating_core.ingest.common import UnreadableFileError
 from rating_core.ingest.trf import TRF_PLAYERS_SCHEMA, parse_trf_date, read_trf
 from rating_core.schemas import QUARANTINE_SCHEMA, RAW_GAMES_SCHEMA
 
-EXTERNAL = Path(__file__).resolve().parents[2].parent / "shared" / "external"
-EXAMPLE1 = EXTERNAL / "sklangen-TRF" / "example1.trf"
-HELD = EXTERNAL / "TieBreakServer" / "held_swiss_9.trf"
-ALL_REAL = sorted((EXTERNAL / "sklangen-TRF").glob("*.trf")) + [HELD]
+# every TRF file of ../shared/external (a test checks that the list stays complete)
+REAL_FILES = [
+    "sklangen-TRF/2020_06.trf",
+    "sklangen-TRF/2021_03.trf",
+    "sklangen-TRF/example1.trf",
+    "TieBreakServer/held_swiss_9.trf",
+]
+
+
+@pytest.fixture
+def example1(external: Path) -> Path:
+    """A 284-player Swiss report (TRF16, no tag 132)."""
+    return external / "sklangen-TRF" / "example1.trf"
+
+
+@pytest.fixture
+def held(external: Path) -> Path:
+    """FIDE's tie-break exercise: forfeits and every kind of bye."""
+    return external / "TieBreakServer" / "held_swiss_9.trf"
 
 
 def slot_records(path: Path) -> list[tuple[int, int, int, str]]:
@@ -39,8 +54,14 @@ def slot_records(path: Path) -> list[tuple[int, int, int, str]]:
 # --- the real files ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("path", ALL_REAL, ids=lambda p: p.name)
-def test_real_files_read_cleanly_and_game_counts_match_pairs(path: Path) -> None:
+def test_real_files_list_every_external_trf(external: Path) -> None:
+    present = {p.relative_to(external).as_posix() for p in external.rglob("*.trf")}
+    assert present == set(REAL_FILES)
+
+
+@pytest.mark.parametrize("name", REAL_FILES)
+def test_real_files_read_cleanly_and_game_counts_match_pairs(external: Path, name: str) -> None:
+    path = external / name
     result = read_trf(path)
     games = result.games.rows
     assert games.schema == pl.Schema(RAW_GAMES_SCHEMA)
@@ -59,8 +80,8 @@ def test_real_files_read_cleanly_and_game_counts_match_pairs(path: Path) -> None
     assert games["played_at"].null_count() == 0
 
 
-def test_example1_players_rounds_and_end_date() -> None:
-    result = read_trf(EXAMPLE1)
+def test_example1_players_rounds_and_end_date(example1: Path) -> None:
+    result = read_trf(example1)
     games, players = result.games.rows, result.players
     assert players.height == 284
     assert games["round"].max() == 7
@@ -86,31 +107,31 @@ def test_example1_players_rounds_and_end_date() -> None:
         None,
         None,
     )
-    first = games.filter(pl.col("game_id") == "9. Karl-Mala-Gedenkturnier:r1:1-141").row(
-        0, named=True
-    )
+    first = games.filter(
+        pl.col("game_id") == "example1.trf:9. Karl-Mala-Gedenkturnier:r1:1-141"
+    ).row(0, named=True)
     assert (first["white_id"], first["result"], first["white_elo"]) == ("3400042", "1-0", 2558)
     assert first["white_id_from_name"] is False
     # 13 (forfeit '-') and 153 (forfeit '+') have no colours: the lower rank is listed white
-    forfeit = games.filter(pl.col("game_id") == "9. Karl-Mala-Gedenkturnier:r1:13-153").row(
-        0, named=True
-    )
+    forfeit = games.filter(
+        pl.col("game_id") == "example1.trf:9. Karl-Mala-Gedenkturnier:r1:13-153"
+    ).row(0, named=True)
     assert (forfeit["result"], forfeit["black_id"], forfeit["black_id_from_name"]) == (
         "-+",
         "Reichwehr,Bernd",
         True,
     )
     # 282's "0000 - +" is a full-point bye without opponent
-    bye = games.filter(pl.col("game_id") == "9. Karl-Mala-Gedenkturnier:r5:282-bye").row(
-        0, named=True
-    )
+    bye = games.filter(
+        pl.col("game_id") == "example1.trf:9. Karl-Mala-Gedenkturnier:r5:282-bye"
+    ).row(0, named=True)
     assert bye["result"] == "bye" and bye["black_id"] is None
     assert json.loads(bye["extra"])["bye_points"] == 1.0
 
 
-def test_held_swiss_forfeits_and_byes_are_recorded() -> None:
-    games = read_trf(HELD).games.rows
-    tid = "FIDE C.07 2023 Tie-Break Exercises"
+def test_held_swiss_forfeits_and_byes_are_recorded(held: Path) -> None:
+    games = read_trf(held).games.rows
+    tid = "held_swiss_9.trf:FIDE C.07 2023 Tie-Break Exercises"
     assert games.height == 76  # 16 x 9 slots: 8 byes, 136 game records = 68 games
     forfeits = games.filter(pl.col("result").is_in(["+-", "-+"]))
     assert sorted(zip(forfeits["game_id"], forfeits["result"], strict=True)) == [
@@ -138,9 +159,9 @@ def test_held_swiss_forfeits_and_byes_are_recorded() -> None:
     assert games["tournament_end"].null_count() == games.height
 
 
-def test_held_swiss_white_side_orientation() -> None:
-    games = read_trf(HELD).games.rows
-    tid = "FIDE C.07 2023 Tie-Break Exercises"
+def test_held_swiss_white_side_orientation(held: Path) -> None:
+    games = read_trf(held).games.rows
+    tid = "held_swiss_9.trf:FIDE C.07 2023 Tie-Break Exercises"
     # round 2: Alyx (1) has "13 b =", Opal (13) has "1 w =": Opal is white
     row = games.filter(pl.col("game_id") == f"{tid}:r2:13-1").row(0, named=True)
     assert (row["white_id"], row["black_id"], row["result"]) == ("Opal", "Alyx", "1/2-1/2")
@@ -150,8 +171,8 @@ def test_held_swiss_white_side_orientation() -> None:
     assert row["source_line"] == 9
 
 
-def test_lichess_exports_name_ids_and_absences() -> None:
-    result = read_trf(EXTERNAL / "sklangen-TRF" / "2020_06.trf")
+def test_lichess_exports_name_ids_and_absences(external: Path) -> None:
+    result = read_trf(external / "sklangen-TRF" / "2020_06.trf")
     games = result.games.rows
     assert result.players.height == 13
     assert games["played_at"].unique().to_list() == [datetime(2020, 5, 29, tzinfo=UTC)]
@@ -191,9 +212,9 @@ def test_trf26_round_dates_and_time_control(tmp_path: Path) -> None:
     result = read_trf(path)
     games = result.games.rows.sort("game_id")
     assert games["game_id"].to_list() == [
-        "Club Champs:r1:1-2",
-        "Club Champs:r2:1-bye",
-        "Club Champs:r2:2-bye",
+        "club.trf:Club Champs:r1:1-2",
+        "club.trf:Club Champs:r2:1-bye",
+        "club.trf:Club Champs:r2:2-bye",
     ]
     assert games["played_at"].to_list() == [
         datetime(2025, 6, 1, tzinfo=UTC),
@@ -221,7 +242,7 @@ def test_unrated_wdl_codes_and_one_sided_record(tmp_path: Path) -> None:
     path = tmp_path / "t.trf"
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     games = read_trf(path).games.rows.sort("round")
-    assert games["game_id"].to_list() == ["T:r1:2-1", "T:r2:3-1"]
+    assert games["game_id"].to_list() == ["t.trf:T:r1:2-1", "t.trf:T:r2:3-1"]
     assert games["result"].to_list() == ["0-1", "0-1"]
     assert games["rated"].to_list() == [False, True]
     assert games["white_id"].to_list() == ["12", "13"]  # from black's record only in round 2
@@ -238,7 +259,7 @@ def test_empty_012_uses_file_stem(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     games = read_trf(path).games.rows
-    assert games["game_id"].to_list() == ["spring-open:r1:1-2"]
+    assert games["game_id"].to_list() == ["spring-open.trf:spring-open:r1:1-2"]
     assert games["white_elo"].to_list() == [None]
 
 
@@ -309,14 +330,18 @@ def test_broken_trf_quarantines_bad_records_and_keeps_the_rest(tmp_path: Path) -
 
     games = result.games.rows
     ids = set(games["game_id"].to_list())
-    assert "Broken:r1:1-2" in ids  # good games still land
-    assert "Broken:r2:1-3" in ids  # one-sided record (C's line truncated)
-    assert "Broken:r3:5-1" not in ids and "Broken:r3:1-5" in ids
-    assert "Broken:r2:5-bye" in ids
+    assert "broken.trf:Broken:r1:1-2" in ids  # good games still land
+    assert "broken.trf:Broken:r2:1-3" in ids  # one-sided record (C's line truncated)
+    assert "broken.trf:Broken:r3:5-1" not in ids and "broken.trf:Broken:r3:1-5" in ids
+    assert "broken.trf:Broken:r2:5-bye" in ids
     # B's record lands from the black side, D's garbage slot is quarantined
-    assert games.filter(pl.col("game_id") == "Broken:r2:4-2")["result"].to_list() == ["0-1"]
+    assert games.filter(pl.col("game_id") == "broken.trf:Broken:r2:4-2")["result"].to_list() == [
+        "0-1"
+    ]
     # C's round-1 slot is cut off, D's record of the game still lands
-    assert games.filter(pl.col("game_id") == "Broken:r1:3-4")["result"].to_list() == ["1-0"]
+    assert games.filter(pl.col("game_id") == "broken.trf:Broken:r1:3-4")["result"].to_list() == [
+        "1-0"
+    ]
     assert set(result.players["start_rank"].to_list()) == {1, 2, 3, 4, 5, 8}
 
 
@@ -338,7 +363,7 @@ def test_inconsistent_pair_records_are_both_quarantined(tmp_path: Path) -> None:
     # round 2: both A and C claim white, and B claims a game against C that C does not record
     r2 = q.filter(pl.col("record").str.ends_with("round 2"))
     assert sorted(r2["line"].to_list()) == [3, 4, 5]
-    assert result.games.rows["game_id"].to_list() == ["Feud:r1:3-bye"]
+    assert result.games.rows["game_id"].to_list() == ["feud.trf:Feud:r1:3-bye"]
 
 
 def test_file_without_dates_quarantines_games(tmp_path: Path) -> None:
@@ -381,6 +406,109 @@ def test_unreadable_trf_raises(tmp_path: Path, content: bytes) -> None:
         read_trf(path)
 
 
-def test_source_file_override() -> None:
-    result = read_trf(HELD, source_file="federation/held.trf")
+def test_source_file_override(held: Path) -> None:
+    result = read_trf(held, source_file="federation/held.trf")
     assert result.games.rows["source_file"].unique().to_list() == ["federation/held.trf"]
+    assert result.games.rows["game_id"].str.starts_with("federation/held.trf:").all()
+
+
+# --- records cut short -----------------------------------------------------------------------
+
+
+def four_players(cut: int | None = None) -> list[str]:
+    """Four players, two rounds; player 3's record (line 3) cut after `cut` characters."""
+    lines = [
+        "012 Cut",
+        "052 2025/05/31",
+        player_line(1, "One,Ann", 2100, 10001, [slot(3, "w", "1"), slot(2, "b", "=")]),
+        player_line(2, "Two,Bob", 2000, 10002, [slot(4, "w", "0"), slot(1, "w", "=")]),
+        player_line(3, "Three,Cem", 2345, 12345678, [slot(1, "b", "0"), slot(4, "b", "1")]),
+        player_line(4, "Four,Dan", 1900, 10004, [slot(2, "b", "1"), slot(3, "w", "0")]),
+    ]
+    if cut is not None:
+        lines[4] = lines[4][:cut]
+    return lines
+
+
+@pytest.mark.parametrize(
+    ("cut", "where"),
+    [
+        (20, "in the name (columns 15-47)"),
+        (50, "in the rating (columns 49-52)"),  # 2345 would read as 23
+        (64, "in the FIDE id (columns 58-68)"),  # 12345678 would read as player 1234
+        (74, "in the birth date (columns 70-79)"),
+        (82, "in the points (columns 81-84)"),
+    ],
+)
+def test_cut_short_record_is_quarantined_with_its_games(
+    tmp_path: Path, cut: int, where: str
+) -> None:
+    path = tmp_path / "cut.trf"
+    lines = four_players(cut)
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = read_trf(path, "federation/cut.trf")
+    q = result.games.quarantine
+    record = q.filter(pl.col("line") == 5).row(0, named=True)
+    assert record["reason"].startswith(f"player record is cut short: it ends at column {cut}, ")
+    assert where in record["reason"] and "columns 81-84" in record["reason"]
+    assert (record["record"], record["value"]) == ("rank 3", lines[4])
+    # the games of player 3, recorded by their opponents, point at the cut record
+    games_of_3 = q.filter(pl.col("line") != 5).sort("line")
+    assert games_of_3["record"].to_list() == ["rank 1 round 1", "rank 4 round 2"]
+    assert games_of_3["reason"].to_list() == [
+        "opponent 3 in round 1 has a player record cut short (line 5)",
+        "opponent 3 in round 2 has a player record cut short (line 5)",
+    ]
+    # the other players and games land; nothing is read from what is left of the record
+    games = result.games.rows
+    assert sorted(games["game_id"].to_list()) == [
+        "federation/cut.trf:Cut:r1:2-4",
+        "federation/cut.trf:Cut:r2:2-1",
+    ]
+    assert result.players["start_rank"].to_list() == [1, 2, 4]
+    assert set(games["white_id"]) | set(games["black_id"]) == {"10001", "10002", "10004"}
+    assert set(games["white_elo"]) | set(games["black_elo"]) == {2100, 2000, 1900}
+
+
+def test_whole_record_without_rank_or_games_is_not_cut(tmp_path: Path) -> None:
+    # 2020_06.trf leaves the rank (86-89) blank; a record that holds the points is whole
+    lines = four_players()
+    lines[5] = lines[5][:84]  # player 4: points kept, rank and rounds gone
+    path = tmp_path / "whole.trf"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    result = read_trf(path)
+    assert not any("cut short" in r for r in result.games.quarantine["reason"])
+    assert result.players["start_rank"].to_list() == [1, 2, 3, 4]
+    assert result.games.rows.height == 4  # every game is still recorded by the other side
+
+
+def test_second_record_of_a_cut_rank_is_a_duplicate(tmp_path: Path) -> None:
+    lines = four_players(40)
+    lines.append(player_line(3, "Three,Cem", 2345, 12345678, [slot(1, "b", "0")]))
+    path = tmp_path / "twice.trf"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    q = read_trf(path).games.quarantine
+    reasons = dict(zip(q["line"], q["reason"], strict=False))
+    assert reasons[5].startswith("player record is cut short")
+    assert reasons[7] == "start rank 3 appears again (first on line 5)"
+
+
+# --- game ids --------------------------------------------------------------------------------
+
+
+def test_game_ids_carry_the_file_so_two_reports_of_one_tournament_stay_apart(
+    tmp_path: Path,
+) -> None:
+    text = "\n".join(four_players()) + "\n"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    (tmp_path / "a" / "open.trf").write_text(text, encoding="utf-8")
+    (tmp_path / "b" / "open.trf").write_text(text, encoding="utf-8")
+    first = read_trf(tmp_path / "a" / "open.trf", "federation/open.trf").games.rows
+    second = read_trf(tmp_path / "b" / "open.trf", "clubs/chess-club/open.trf").games.rows
+    assert first.height == second.height == 4
+    assert set(first["game_id"]).isdisjoint(second["game_id"])
+    assert "federation/open.trf:Cut:r1:1-3" in set(first["game_id"])
+    # stable: the same inbox name gives the same ids wherever the inbox lives
+    again = read_trf(tmp_path / "b" / "open.trf", "federation/open.trf").games.rows
+    assert again["game_id"].to_list() == first["game_id"].to_list()
