@@ -93,7 +93,8 @@ def _os_facts(text: str) -> tuple[int | None, str | None]:
 
 
 def facts_of_exception(exc: BaseException) -> list[ErrorFacts]:
-    """The chain of a live exception, outermost first (its `__cause__` or `__context__`)."""
+    """The chain of a live exception, outermost first (its `__cause__` or `__context__`),
+    without Dagster's own wrappers."""
     chain: list[ErrorFacts] = []
     seen: set[int] = set()
     current: BaseException | None = exc
@@ -112,17 +113,20 @@ def facts_of_exception(exc: BaseException) -> list[ErrorFacts]:
             current = current.__context__
         else:
             current = None
-    return chain
+    return _without_wrappers(chain)
+
+
+def _without_wrappers(chain: list[ErrorFacts]) -> list[ErrorFacts]:
+    """The chain without Dagster's own wrappers (`DagsterExecutionStepExecutionError` around
+    the asset's error): the error user code raised is the one that explains the failure."""
+    links = [facts for facts in chain if not facts.cls_name.startswith("Dagster")]
+    return links or chain[-1:]
 
 
 def facts_of_error_info(info: SerializedError) -> list[ErrorFacts]:
-    """The chain of a Dagster error, outermost first, without Dagster's own wrappers.
-
-    A failed step is `DagsterExecutionStepExecutionError` caused by the error the asset raised,
-    itself maybe caused by a lower-level one; the asset's error is the one that explains it.
-    """
-    links: list[ErrorFacts] = []
-    wrappers: list[ErrorFacts] = []
+    """The chain of a Dagster error (a failed step's), outermost first, without Dagster's own
+    wrappers."""
+    chain: list[ErrorFacts] = []
     current: SerializedError | None = info
     while current is not None:
         cls_name = current.cls_name or ""
@@ -131,10 +135,9 @@ def facts_of_error_info(info: SerializedError) -> list[ErrorFacts]:
         if number is not None:
             text = re.sub(r"^\[Errno \d+\]\s*", "", text)
             text = re.sub(r":\s*'[^']*'$", "", text)
-        facts = ErrorFacts(cls_name, text, number, path)
-        (wrappers if cls_name.startswith("Dagster") else links).append(facts)
+        chain.append(ErrorFacts(cls_name, text, number, path))
         current = current.cause or current.context
-    return links or wrappers[-1:]
+    return _without_wrappers(chain)
 
 
 def plain(text: str) -> str:

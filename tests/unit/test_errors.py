@@ -92,6 +92,23 @@ def test_the_readers_sentence_wins_over_its_cause() -> None:
     assert sentence == "platform/g.pgn.gz: truncated gzip data"
 
 
+def test_a_live_dagster_wrapper_is_looked_through() -> None:
+    try:
+        try:
+            raise _unreadable_from_decoder()
+        except UnreadableFileError as inner:
+            raise DagsterExecutionStepExecutionError(
+                'Error occurred while executing op "games":',
+                user_exception=inner,
+                original_exc_info=sys.exc_info(),
+                step_key="games",
+                op_name="games",
+                op_def_name="games",
+            ) from inner
+    except DagsterExecutionStepExecutionError as wrapped:
+        assert describe_exception(wrapped, "games") == "platform/g.pgn.gz: truncated gzip data"
+
+
 def test_plain_drops_class_names() -> None:
     assert plain("polars.exceptions.ComputeError: bad value") == "bad value"
     assert (
