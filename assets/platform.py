@@ -24,10 +24,18 @@ from assets.period_io import (
 from pipelines.resources import PipelinePaths
 from rating_core.fibs import fibs_list, fibs_replay
 from rating_core.lake import read_table
-from rating_core.moderation import annulment_causes, annulment_reason
+from rating_core.moderation import (
+    APPLIED_SCHEMA,
+    annulled_games_until,
+    annulment_causes,
+    annulment_reason,
+)
 from rating_core.rounding import FLOAT_TOLERANCE
 from rating_core.schemas import GAMES_SCHEMA, MATCHES_SCHEMA
 from rating_core.site import SITE_RULES, site_lists, site_replay
+
+APPLIED_ANNULMENTS = "applied/site_annulments"
+"""Lake table: per period, the annulments the last publication of the site lists applied."""
 
 
 def _annulled(paths: PipelinePaths) -> pl.DataFrame:
@@ -95,13 +103,19 @@ def site_lists_published(
         if decisions.height
         else pl.DataFrame(schema={"game_id": pl.String, "period": pl.String})
     )
-    return publish_period_lists(
+    # a version names only the annulments new (or withdrawn) since the last publication
+    applied = read_period(lake, APPLIED_ANNULMENTS, period, APPLIED_SCHEMA)
+    published = publish_period_lists(
         lake,
         "site",
         period,
-        reason=annulment_reason(decisions, annulled_games, period),
-        causes=annulment_causes(decisions, annulled_games, period),
+        reason=annulment_reason(decisions, annulled_games, period, applied),
+        causes=annulment_causes(decisions, annulled_games, period, applied),
     )
+    write_period(
+        lake, APPLIED_ANNULMENTS, period, annulled_games_until(decisions, annulled_games, period)
+    )
+    return published
 
 
 @dg.asset_check(

@@ -1,30 +1,127 @@
 """The `ratings` command line (DESIGN §7): run the pipeline, read lists, the seeds' calculators.
 
-A user mistake (a missing folder, an unknown list, a malformed `--game`) ends with one sentence on
-stderr and exit status 2, never a traceback.
+A user mistake (a missing folder, an unknown list, a malformed `--game`, an unknown option) ends
+with one sentence on stderr and exit status 2; a fault of the machine (a full disk) or a bug ends
+with one sentence and exit status 1 (`RATINGS_DEBUG=1` shows the traceback). Never a traceback.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NoReturn
 
 from pipelines import calculators
-from pipelines.errors import UserError
+from pipelines.errors import UserError, debug_enabled, describe_exception
 from pipelines.output import console, err_console
+
+_VALUE_LOOKING_LIKE_AN_OPTION = re.compile(r"^-[^-A-Za-z]")
+"""`-:1` (an unrated opponent), `-5`, `-.5`: no option of ours starts like that, so it is a value."""
+
+_ARGPARSE_WORDING = [
+    (re.compile(r"^argument (?P<opt>[^:]+): expected one argument$"), "{opt} needs a value"),
+    (
+        re.compile(r"^argument (?P<opt>[^:]+): invalid int value: (?P<value>.+)$"),
+        "{opt} takes a whole number, not {value}",
+    ),
+    (
+        re.compile(r"^argument (?P<opt>[^:]+): invalid float value: (?P<value>.+)$"),
+        "{opt} takes a number, not {value}",
+    ),
+    (
+        re.compile(
+            r"^argument command: invalid choice: (?P<value>\S+) \(choose from (?P<choices>.+)\)$"
+        ),
+        "unknown command {value}; the commands are {choices}",
+    ),
+    (
+        re.compile(
+            r"^argument system: invalid choice: (?P<value>\S+) \(choose from (?P<choices>.+)\)$"
+        ),
+        "unknown calculator {value}; the calculators are {choices}",
+    ),
+    (
+        re.compile(
+            r"^argument (?P<opt>[^:]+): invalid choice: (?P<value>\S+) \(choose from (?P<choices>.+)\)$"
+        ),
+        "{opt} must be one of {choices}, not {value}",
+    ),
+    (re.compile(r"^the following arguments are required: (?P<names>.+)$"), "missing {names}"),
+    (re.compile(r"^unrecognized arguments: (?P<args>.+)$"), "unknown option or argument '{args}'"),
+    (
+        re.compile(r"^argument (?P<opt>[^:]+): ignored explicit argument (?P<value>.+)$"),
+        "{opt} takes no value (got {value})",
+    ),
+    (re.compile(r"^argument (?P<opt>[^:]+): (?P<problem>.+)$"), "{opt}: {problem}"),
+]
+"""argparse's error messages, in the plain wording of the rest of the command line."""
+
+
+_ARGUMENT_NAMES = {"command": "a command", "system": "a calculator"}
+"""How a missing subcommand is named (argparse says its `dest`)."""
+
+
+def _argument_sentence(prog: str, message: str, choices: dict[str, list[str]]) -> str:
+    """One sentence for an argparse error, naming the command and pointing at its --help."""
+    text = message.strip()
+    for dest, names in choices.items():
+        if text == f"the following arguments are required: {dest}":
+            text = f"the following arguments are required: {_ARGUMENT_NAMES.get(dest, dest)}"
+            text += f" ({', '.join(names)})"
+    for pattern, wording in _ARGPARSE_WORDING:
+        match = pattern.match(text)
+        if match:
+            text = wording.format(**match.groupdict())
+            break
+    command = prog.removeprefix("ratings").strip()
+    where = f"{command}: " if command else ""
+    return f"{where}{text} (see '{prog} --help')"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the project's error contract: one `ratings:` sentence, exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        """Raise the mistake as a UserError instead of printing the usage block."""
+        subcommands = {
+            str(action.dest): list(action.choices)
+            for action in self._actions
+            if isinstance(action, argparse._SubParsersAction) and action.choices
+        }
+        raise UserError(_argument_sentence(self.prog, message, subcommands))
+
+    def _parse_optional(self, arg_string: str):  # type: ignore[no-untyped-def]
+        """Read `-:1` (and other dash-led values no option starts with) as a value."""
+        if _VALUE_LOOKING_LIKE_AN_OPTION.match(arg_string):
+            return None
+        return super()._parse_optional(arg_string)
+
+
+def _lake_folder(text: str) -> str:
+    """`--lake` is a local folder: a URL (`s3://...`) is refused while parsing the arguments."""
+    from rating_core.lake import as_local_path
+
+    try:
+        as_local_path(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
 
 
 def _add_lake(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lake", default="lake", help="lake folder (default ./lake)")
+    parser.add_argument(
+        "--lake", default="lake", type=_lake_folder, help="lake folder (default ./lake)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
-    parser = argparse.ArgumentParser(prog="ratings", description="Rating-list pipeline.")
+    parser = _Parser(prog="ratings", description="Rating-list pipeline.")
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="ingest the inbox and publish every list, period by period")
@@ -115,9 +212,7 @@ def cmd_ui(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `ratings` console script."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    """Entry point of the `ratings` console script: every failure ends as one sentence."""
     from pipelines import reading
 
     handlers = {
@@ -128,14 +223,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         "ui": cmd_ui,
         "calc": calculators.cmd_calc,
     }
+    command = "the command line"
     try:
+        args = build_parser().parse_args(argv)
+        command = f"'ratings {args.command}'"
         return handlers[args.command](args)
     except UserError as error:
-        err_console.print(f"ratings: {error}", style="red", highlight=False)
+        _say(str(error))
         return 2
     except KeyboardInterrupt:
-        err_console.print("ratings: interrupted")
+        err_console.print("ratings: interrupted", highlight=False)
         return 130
+    except Exception as error:  # a full disk, a denied permission, or a bug: still one sentence
+        if debug_enabled():
+            raise
+        _say(describe_exception(error, command))
+        return 1
+
+
+def _say(sentence: str) -> None:
+    """Print `ratings: <sentence>` on stderr as one line (no markup, no wrapping)."""
+    err_console.print(
+        f"ratings: {sentence}", style="red", highlight=False, markup=False, soft_wrap=True
+    )
 
 
 if __name__ == "__main__":

@@ -20,7 +20,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
 from assets.partitions import partition_of_period
-from pipelines.errors import UserError
+from pipelines.errors import UserError, debug_enabled, describe_error_info, is_internal
 from pipelines.incremental import period_input_digests, periods_to_run, record_run_inputs
 from pipelines.output import err_console
 from pipelines.registry import PERIOD_CHECKS, period_assets
@@ -102,17 +102,20 @@ def _instance() -> dg.DagsterInstance:
 
 
 def _failures(result: dg.ExecuteInProcessResult) -> list[str]:
-    """One sentence per failed step or failed blocking check."""
+    """One plain sentence per failed step (no class names, see `pipelines.errors`) or failed
+    blocking check; with RATINGS_DEBUG=1 each step's traceback goes to stderr as well."""
     messages = []
     for event in result.all_events:
         if event.is_step_failure:
+            step = event.step_key or "a step"
             error = event.step_failure_data.error
-            text = error.message.strip() if error else "failed"
-            cause = error.cause if error else None
-            while cause is not None:  # the user-facing sentence is the innermost error
-                text = cause.message.strip()
-                cause = cause.cause
-            messages.append(f"{event.step_key}: {text}")
+            if error is None:
+                messages.append(f"{step}: failed")
+                continue
+            if debug_enabled():
+                print(error.to_string(), file=sys.stderr)
+            sentence = describe_error_info(error, step)
+            messages.append(sentence if is_internal(sentence) else f"{step}: {sentence}")
     for evaluation in result.get_asset_check_evaluations():
         if not evaluation.passed and evaluation.severity == dg.AssetCheckSeverity.ERROR:
             messages.append(
