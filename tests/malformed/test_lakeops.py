@@ -16,8 +16,7 @@ import polars as pl
 import pytest
 
 from rating_core import publish
-
-from .conftest import (
+from tests.malformed.conftest import (
     FEDERATION_HEADER,
     PLATFORM_HEADER,
     PLAYERS_HEADER,

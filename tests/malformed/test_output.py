@@ -9,11 +9,11 @@ import io
 from pathlib import Path
 
 import pytest
-from conftest import FEDERATION_HEADER, PLATFORM_HEADER, Ingested, ingest
 from rich.console import Console
 
 from pipelines.runner import RunOutcome
 from pipelines.summary import print_summary
+from tests.malformed.conftest import FEDERATION_HEADER, PLATFORM_HEADER, Ingested, ingest
 
 
 def _game(game_id: str, **cells: str) -> str:

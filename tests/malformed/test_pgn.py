@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 import zstandard
 
-from .conftest import Ingested, ingest, ratings, write_inbox
+from tests.malformed.conftest import Ingested, ingest, ratings, write_inbox
 
 
 def game(
