@@ -18,7 +18,9 @@ from tests.malformed.conftest import (
     PLATFORM_HEADER,
     PLAYERS_HEADER,
     Ingested,
+    assert_one_sentence,
     ingest,
+    ratings,
     write_inbox,
 )
 
@@ -341,3 +343,13 @@ def test_a_nul_byte_quarantines_its_line_only(
         assert {"f1", "f3"} <= set(landed)
     if path.startswith("backgammon"):
         assert {"m1", "m3"} <= set(landed)
+
+
+def test_an_unreadable_starting_list_row_is_one_sentence_on_the_command_line(
+    tmp_path: Path,
+) -> None:
+    inbox = write_inbox(tmp_path, {LIST_FILE: FIDE + "13400002,21x0,40,\n"})
+    proc = ratings("run", "--inbox", str(inbox), "--lake", str(tmp_path / "lake"))
+    sentence = assert_one_sentence(proc)
+    assert f"{LIST_FILE} line 3 (player 13400002): rating '21x0' is not an integer" in sentence
+    assert not list((tmp_path / "lake").glob("lists/**/list.parquet"))
