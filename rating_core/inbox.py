@@ -127,29 +127,18 @@ def _game_sources(
     """(source, club_id, folder, files) for every folder holding chess games.
 
     A club folder's name is its `club_id`, whatever its letters (`clubs/Şişli/`); folders whose
-    names would publish under one list name are refused (`ClubFolderError`). A club folder or a
-    game file that is a symbolic link leading outside the inbox is skipped, with a note appended
-    to `notes`.
+    names would publish under one list name are refused (`ClubFolderError`). A club folder that
+    is a symbolic link leading outside the inbox is skipped, with a note appended to `notes`; a
+    linked *file* is followed (linking a large archive instead of copying it is deliberate).
     """
     skipped = notes if notes is not None else []
-
-    def inside(files: list[Path]) -> list[Path]:
-        kept = [p for p in files if _inside(p, inbox)]
-        skipped.extend(_outside_note(p, inbox) for p in files if p not in kept)
-        return kept
-
     sources: list[tuple[str, str | None, Path, list[Path]]] = [
-        (
-            "platform",
-            None,
-            inbox / "platform",
-            inside(_files(inbox / "platform", (*PGN_SUFFIXES, ".csv"))),
-        ),
+        ("platform", None, inbox / "platform", _files(inbox / "platform", (*PGN_SUFFIXES, ".csv"))),
         (
             "federation",
             None,
             inbox / "federation",
-            inside(_files(inbox / "federation", (*PGN_SUFFIXES, ".csv", ".trf"))),
+            _files(inbox / "federation", (*PGN_SUFFIXES, ".csv", ".trf")),
         ),
     ]
     clubs = inbox / "clubs"
@@ -159,7 +148,7 @@ def _game_sources(
         folders = [p for p in folders if _inside(p, inbox)]
         check_club_folders(p.name for p in folders)
         for club in folders:
-            files = inside(_files(club, (*PGN_SUFFIXES, ".csv", ".trf")))
+            files = _files(club, (*PGN_SUFFIXES, ".csv", ".trf"))
             sources.append(("club", club.name, club, files))
     elif clubs.is_dir():
         skipped.append(_outside_note(clubs, inbox))
