@@ -113,7 +113,7 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
             f"{me} show {example}{lake}",
             f"{me} diff LIST PERIOD{lake}",
             f"{me} history PLAYER{lake}",
-            f"{me} ui",
+            f"{me} ui{lake}",  # the UI reads the lake it is given, like the other commands
         ]
         line = "next: " + " · ".join(hints)
         if len(line) > console.width:  # one command a line rather than a command cut in two

@@ -155,10 +155,17 @@ def test_full_disk_as_polars_reports_it_says_the_disk_is_full(tmp_path: Path, ho
 
 
 def test_full_disk_while_publishing_is_a_plain_failure_line(tmp_path: Path, hook: Path) -> None:
+    # a version is written under lake/.staging/ before it is renamed into lists/
     inbox = make_inbox(tmp_path, {"platform/games.csv": ONE_GAME})
     lake = tmp_path / "lake"
     proc = ratings(
-        "run", "--inbox", str(inbox), "--lake", str(lake), fault="polars-enospc:/lists/", hook=hook
+        "run",
+        "--inbox",
+        str(inbox),
+        "--lake",
+        str(lake),
+        fault="polars-enospc:/.staging/",
+        hook=hook,
     )
     assert proc.returncode == 1
     failed = [line for line in proc.stdout.splitlines() if line.startswith("failed:")]
