@@ -20,6 +20,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from tests.malformed.conftest import write_inbox
+
 ROOT = Path(__file__).resolve().parents[2]
 
 PLATFORM_HEADER = (
@@ -115,24 +117,11 @@ def hook(tmp_path: Path) -> Path:
     return folder
 
 
-def make_inbox(tmp_path: Path, files: dict[str, str | bytes]) -> Path:
-    """An inbox of `files` (inbox-relative name -> content) under `tmp_path`."""
-    inbox = tmp_path / "inbox"
-    for name, content in files.items():
-        path = inbox / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            path.write_bytes(content)
-        else:
-            path.write_text(content, encoding="utf-8")
-    return inbox
-
-
 # --- item 13: faults of the machine and unreadable files ------------------------------------------
 
 
 def test_full_disk_at_ingest_says_the_disk_is_full(tmp_path: Path, hook: Path) -> None:
-    inbox = make_inbox(tmp_path, {"platform/games.csv": ONE_GAME})
+    inbox = write_inbox(tmp_path, {"platform/games.csv": ONE_GAME})
     lake = tmp_path / "lake"
     proc = ratings(
         "run", "--inbox", str(inbox), "--lake", str(lake), fault="enospc:lake", hook=hook
@@ -144,7 +133,7 @@ def test_full_disk_at_ingest_says_the_disk_is_full(tmp_path: Path, hook: Path) -
 
 
 def test_full_disk_as_polars_reports_it_says_the_disk_is_full(tmp_path: Path, hook: Path) -> None:
-    inbox = make_inbox(tmp_path, {"platform/games.csv": ONE_GAME})
+    inbox = write_inbox(tmp_path, {"platform/games.csv": ONE_GAME})
     lake = tmp_path / "lake"
     proc = ratings(
         "run", "--inbox", str(inbox), "--lake", str(lake), fault="polars-enospc:lake", hook=hook
@@ -156,7 +145,7 @@ def test_full_disk_as_polars_reports_it_says_the_disk_is_full(tmp_path: Path, ho
 
 def test_full_disk_while_publishing_is_a_plain_failure_line(tmp_path: Path, hook: Path) -> None:
     # a version is written under lake/.staging/ before it is renamed into lists/
-    inbox = make_inbox(tmp_path, {"platform/games.csv": ONE_GAME})
+    inbox = write_inbox(tmp_path, {"platform/games.csv": ONE_GAME})
     lake = tmp_path / "lake"
     proc = ratings(
         "run",
@@ -176,7 +165,7 @@ def test_full_disk_while_publishing_is_a_plain_failure_line(tmp_path: Path, hook
 
 
 def test_lake_without_write_permission_names_the_path(tmp_path: Path, hook: Path) -> None:
-    inbox = make_inbox(tmp_path, {"platform/games.csv": ONE_GAME})
+    inbox = write_inbox(tmp_path, {"platform/games.csv": ONE_GAME})
     lake = tmp_path / "lake"
     proc = ratings(
         "run", "--inbox", str(inbox), "--lake", str(lake), fault="eacces:lake", hook=hook
@@ -187,7 +176,7 @@ def test_lake_without_write_permission_names_the_path(tmp_path: Path, hook: Path
 
 
 def test_inbox_file_without_read_permission_names_the_file(tmp_path: Path, hook: Path) -> None:
-    inbox = make_inbox(tmp_path, {"platform/games.csv": ONE_GAME})
+    inbox = write_inbox(tmp_path, {"platform/games.csv": ONE_GAME})
     proc = ratings(
         "run",
         "--inbox",
@@ -204,7 +193,7 @@ def test_inbox_file_without_read_permission_names_the_file(tmp_path: Path, hook:
 
 def test_unreadable_file_is_its_own_sentence_without_the_class_name(tmp_path: Path) -> None:
     bad = PLATFORM_HEADER.replace("plies", "result")  # `result` twice in the header
-    inbox = make_inbox(tmp_path, {"platform/games.csv": bad + "g1,2026-03-01T10:00:00Z\n"})
+    inbox = write_inbox(tmp_path, {"platform/games.csv": bad + "g1,2026-03-01T10:00:00Z\n"})
     proc = ratings("run", "--inbox", str(inbox), "--lake", str(tmp_path / "lake"))
     sentence = one_sentence(proc)
     assert "platform/games.csv" in sentence
@@ -215,7 +204,7 @@ def test_unreadable_file_is_its_own_sentence_without_the_class_name(tmp_path: Pa
 def test_truncated_gzip_names_the_file_not_the_decoder_error(tmp_path: Path) -> None:
     pgn = '[Event "x"]\n[White "a"]\n[Black "b"]\n[Result "1-0"]\n\n1. e4 e5 1-0\n\n' * 200
     packed = gzip.compress(pgn.encode())
-    inbox = make_inbox(tmp_path, {"platform/games.pgn.gz": packed[: len(packed) // 2]})
+    inbox = write_inbox(tmp_path, {"platform/games.pgn.gz": packed[: len(packed) // 2]})
     proc = ratings("run", "--inbox", str(inbox), "--lake", str(tmp_path / "lake"))
     sentence = one_sentence(proc)
     assert "games.pgn.gz" in sentence
@@ -225,7 +214,7 @@ def test_truncated_gzip_names_the_file_not_the_decoder_error(tmp_path: Path) -> 
 def test_internal_error_is_one_short_sentence_and_debug_shows_the_traceback(
     tmp_path: Path, hook: Path
 ) -> None:
-    inbox = make_inbox(tmp_path, {"platform/games.csv": ONE_GAME})
+    inbox = write_inbox(tmp_path, {"platform/games.csv": ONE_GAME})
     args = ("run", "--inbox", str(inbox), "--lake", str(tmp_path / "lake"))
     sentence = one_sentence(ratings(*args, fault="bug:lake", hook=hook))
     assert re.match(r"ratings: internal error in \w+: ", sentence), sentence
@@ -316,7 +305,7 @@ MODERATION_HEADER = "game_id,decided_at,decision,reason\n"
 
 
 def test_each_version_names_only_the_annulments_new_since_its_parent(tmp_path: Path) -> None:
-    inbox = make_inbox(tmp_path, {"platform/games.csv": _rapid_games()})
+    inbox = write_inbox(tmp_path, {"platform/games.csv": _rapid_games()})
     lake = tmp_path / "lake"
     run = ("run", "--inbox", str(inbox), "--lake", str(lake))
     assert ratings(*run).returncode == 0  # v1: no decisions

@@ -6,9 +6,7 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -17,6 +15,7 @@ from rich.console import Console
 
 from pipelines.output import print_table, shorten_middle
 from rating_core import publish
+from tests.malformed.conftest import ratings as run_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,15 +54,8 @@ PGN = """[Event "Rated Blitz game"]
 
 
 def ratings(*args: str, columns: int = 80) -> subprocess.CompletedProcess[str]:
-    """The CLI in a fresh process at `columns` terminal columns."""
-    return subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={**os.environ, "COLUMNS": str(columns), "PYTHONPATH": str(ROOT)},
-    )
+    """The CLI in a fresh process at `columns` terminal columns (80 by default)."""
+    return run_cli(*args, columns=columns)
 
 
 def assert_fits(text: str, width: int = 80) -> None:
