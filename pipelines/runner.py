@@ -190,7 +190,7 @@ def _run_holding_lock(
     instance = _instance()
     preparing = preparing_line(inbox)
     if preparing:  # numba compiles the kernels on a first run: say so instead of sitting silent
-        console.print(preparing, highlight=False, soft_wrap=True)
+        console.print(preparing, highlight=False)
     with console.status("ingesting the inbox"):
         ingest = dg.materialize(
             [*INGEST_ASSETS, *INGEST_CHECKS],

@@ -6,6 +6,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
 from pipelines.prepare import GROUPS, KernelGroup, _has_pgn, is_cached, preparing_line
 
 KERNEL_SOURCE = """
@@ -69,3 +71,27 @@ def test_the_groups_hold_cached_numba_kernels() -> None:
     for group in GROUPS:
         for kernel in group.kernels:
             assert getattr(kernel, "_cache", None) is not None, group.name
+
+
+def test_ratings_run_prints_the_line_before_it_ingests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rich.console import Console
+
+    from pipelines import runner
+
+    seen: list[Path] = []
+
+    def line(inbox: Path) -> str:
+        seen.append(inbox)
+        return "preparing the test kernel (first run on this machine, about 3 s)"
+
+    monkeypatch.setattr(runner, "preparing_line", line)
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    console = Console(record=True, width=80)
+    runner.run_pipeline(inbox, tmp_path / "lake", console=console)
+    assert seen == [inbox]
+    assert console.export_text().splitlines()[0] == (
+        "preparing the test kernel (first run on this machine, about 3 s)"
+    )
