@@ -37,11 +37,11 @@ def _has_pgn(inbox: Path) -> bool:
 
 
 GROUPS = (
-    KernelGroup("the PGN scanner", (pgn._scan,), 8, _has_pgn),
+    KernelGroup("the PGN scanner", (pgn._scan,), 10, _has_pgn),
     KernelGroup(
         "the rating kernels",
         (codes._find_views, site._site_kernel, fibs._fibs_kernel, fide._counted_sums_kernel),
-        6,
+        5,
         lambda inbox: True,
     ),
 )
@@ -69,11 +69,10 @@ def cold_groups(inbox: Path, groups: Iterable[KernelGroup] = GROUPS) -> list[Ker
     return [g for g in groups if g.needed(inbox) and not any(is_cached(k) for k in g.kernels)]
 
 
-def preparing_line(inbox: Path, groups: Iterable[KernelGroup] = GROUPS) -> str | None:
-    """The line saying what a first run compiles and about how long it takes, or None."""
-    cold = cold_groups(inbox, groups)
-    if not cold:
-        return None
-    names = " and ".join(g.name for g in cold)
-    seconds = sum(g.seconds for g in cold)
-    return f"preparing {names} (first run on this machine, about {seconds} s)"
+def preparing_lines(inbox: Path, groups: Iterable[KernelGroup] = GROUPS) -> list[str]:
+    """One line per group a first run compiles, with about how long it takes (each fits 80
+    columns); empty when everything the run needs is cached."""
+    return [
+        f"preparing {g.name} (first run on this machine, about {g.seconds} s)"
+        for g in cold_groups(inbox, groups)
+    ]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.prepare import GROUPS, KernelGroup, _has_pgn, is_cached, preparing_line
+from pipelines.prepare import GROUPS, KernelGroup, _has_pgn, is_cached, preparing_lines
 
 KERNEL_SOURCE = """
 import numba as nb
@@ -47,11 +47,15 @@ def test_a_kernel_is_cold_until_its_first_call_compiles_it(tmp_path: Path) -> No
 def test_the_line_names_what_a_first_run_compiles(tmp_path: Path) -> None:
     kernel = _fresh_kernel(tmp_path, "prepare_kernel_b")
     groups = [KernelGroup("the test kernel", (kernel,), 3, lambda inbox: True)]
-    assert preparing_line(tmp_path, groups) == (
-        "preparing the test kernel (first run on this machine, about 3 s)"
-    )
+    other = _fresh_kernel(tmp_path, "prepare_kernel_d")
+    groups.append(KernelGroup("the other kernel", (other,), 4, lambda inbox: True))
+    assert preparing_lines(tmp_path, groups) == [
+        "preparing the test kernel (first run on this machine, about 3 s)",
+        "preparing the other kernel (first run on this machine, about 4 s)",
+    ]
     kernel(1)
-    assert preparing_line(tmp_path, groups) is None
+    other(1)
+    assert preparing_lines(tmp_path, groups) == []
 
 
 def test_only_kernels_the_run_needs_are_announced(tmp_path: Path) -> None:
@@ -60,11 +64,11 @@ def test_only_kernels_the_run_needs_are_announced(tmp_path: Path) -> None:
     inbox = tmp_path / "inbox"
     (inbox / "platform").mkdir(parents=True)
     (inbox / "platform" / "games.csv").write_text("")
-    assert preparing_line(inbox, [scanner]) is None
+    assert preparing_lines(inbox, [scanner]) == []
     (inbox / "platform" / "March.PGN.gz").write_bytes(b"")
-    assert preparing_line(inbox, [scanner]) == (
+    assert preparing_lines(inbox, [scanner]) == [
         "preparing the PGN scanner (first run on this machine, about 8 s)"
-    )
+    ]
 
 
 def test_the_groups_hold_cached_numba_kernels() -> None:
@@ -82,11 +86,11 @@ def test_ratings_run_prints_the_line_before_it_ingests(
 
     seen: list[Path] = []
 
-    def line(inbox: Path) -> str:
+    def lines(inbox: Path) -> list[str]:
         seen.append(inbox)
-        return "preparing the test kernel (first run on this machine, about 3 s)"
+        return ["preparing the test kernel (first run on this machine, about 3 s)"]
 
-    monkeypatch.setattr(runner, "preparing_line", line)
+    monkeypatch.setattr(runner, "preparing_lines", lines)
     inbox = tmp_path / "inbox"
     inbox.mkdir()
     console = Console(record=True, width=80)
