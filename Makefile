@@ -6,6 +6,10 @@ TOOLS := .tools
 UV := $(TOOLS)/bin/uv
 export UV_PYTHON_DOWNLOADS := never
 export UV_PYTHON := $(shell command -v $(PYTHON))
+# Compile every installed module to bytecode once, at install: where PYTHONDONTWRITEBYTECODE is
+# set (containers, CI) Python would otherwise compile each import from source on every run.
+# uv compiles the dependencies; the project itself is installed editable, so compileall does it.
+export UV_COMPILE_BYTECODE := 1
 
 .PHONY: setup run test lint bench clean
 
@@ -15,6 +19,7 @@ $(UV):
 
 .venv/.synced: uv.lock pyproject.toml | $(UV)
 	$(UV) sync --frozen
+	.venv/bin/python -m compileall -q rating_core assets pipelines
 	touch $@
 
 setup: .venv/.synced

@@ -23,6 +23,7 @@ from assets.partitions import partition_of_period
 from pipelines.errors import UserError, debug_enabled, describe_error_info, is_internal
 from pipelines.incremental import period_input_digests, periods_to_run, record_run_inputs
 from pipelines.output import err_console
+from pipelines.prepare import preparing_lines
 from pipelines.registry import PERIOD_CHECKS, period_assets
 from pipelines.resources import PipelinePaths
 from rating_core import publish
@@ -187,6 +188,8 @@ def _run_holding_lock(
     console = console or Console()
     resources = {"paths": PipelinePaths(inbox=str(inbox), lake=str(lake))}
     instance = _instance()
+    for line in preparing_lines(inbox):  # numba compiles on a first run: say so, never sit silent
+        console.print(line, highlight=False)
     with console.status("ingesting the inbox"):
         ingest = dg.materialize(
             [*INGEST_ASSETS, *INGEST_CHECKS],

@@ -157,10 +157,37 @@ _CLOCK_TAIL = np.uint64(int.from_bytes(b" }", "little"))
 _LOW_BYTES = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 
 
+def _one_copy(**options: Any) -> Any:
+    """`nb.njit(**options)` compiling one copy of a helper per argument *type*.
+
+    Called from a kernel with a constant argument, numba first compiles a copy specialised to
+    that constant (`_write_view` had ten copies); each copy costs compile time on a first run
+    and gains nothing measurable. The wrapped dispatcher drops the literal types before
+    compiling, and numba's typing then uses the general copy for every call.
+    """
+
+    def wrap(func: Any) -> Any:
+        dispatcher = nb.njit(**options)(func)
+        compile_typed = dispatcher.compile
+
+        def compile_general(sig: Any) -> Any:
+            if isinstance(sig, tuple):
+                sig = tuple(types.unliteral(t) for t in sig)
+            return compile_typed(sig)
+
+        dispatcher.compile = compile_general
+        return dispatcher
+
+    return wrap
+
+
+_helper = _one_copy(cache=True)
+
+
 # Helpers that create no arrays are compiled without numba's reference counting (`_nrt=False`,
 # an option numba's own library uses): otherwise every call increments and decrements each array
 # argument's count atomically, which cost about as much as the scanning itself.
-_no_refcount = nb.njit(cache=True, _nrt=False)
+_no_refcount = _one_copy(cache=True, _nrt=False)
 
 
 @intrinsic
@@ -199,7 +226,7 @@ def _trailing_zeros(typingctx: Any, x: Any) -> Any:
     return sig, codegen
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _stops(w: np.uint64, a8: np.uint64, b8: np.uint64) -> np.uint64:
     """The high bit of each byte of `w` that is byte `a`, byte `b` or non-ASCII (exact for the
     lowest such byte; a byte above it may be flagged wrongly)."""
@@ -208,7 +235,7 @@ def _stops(w: np.uint64, a8: np.uint64, b8: np.uint64) -> np.uint64:
     return (((xa - _ONES) & ~xa) | ((xb - _ONES) & ~xb) | w) & _HIGH
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _find_stop(buf: np.ndarray, i: int, n: int, a8: np.uint64, b8: np.uint64) -> int:
     """Index of the first byte at or after `i` that is byte `a` or `b` (`a8`, `b8`: the byte in
     every lane) or non-ASCII; `n` when there is none. Eight bytes per step."""
@@ -227,7 +254,7 @@ def _find_stop(buf: np.ndarray, i: int, n: int, a8: np.uint64, b8: np.uint64) ->
     return n
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _is_ws(b: int) -> bool:
     """Whitespace other than the newline (space, tab, CR, VT, FF)."""
     return b == 32 or b == 9 or b == 13 or b == 11 or b == 12
@@ -266,7 +293,7 @@ def _utf8_len(buf: np.ndarray, i: int, n: int) -> int:
     return need + 1
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _is_fffd(buf: np.ndarray, i: int, n: int) -> bool:
     """True when U+FFFD (the mark of a replaced bad byte) starts at `i`."""
     return i + 2 < n and buf[i] == 0xEF and buf[i + 1] == 0xBF and buf[i + 2] == 0xBD
@@ -290,12 +317,12 @@ def _check_utf8(buf: np.ndarray, s: int, e: int, n: int) -> int:
     return out
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _file(buf: np.ndarray, j: int, end: int) -> bool:
     return j < end and 97 <= buf[j] <= 104
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _rank(buf: np.ndarray, j: int, end: int) -> bool:
     return j < end and 49 <= buf[j] <= 56
 
@@ -306,7 +333,7 @@ for _ch in "NBKRQPabcdefgh12345678-x@Z0O":
     _MOVE_START[ord(_ch)] = True
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _san_tail(buf: np.ndarray, j: int, end: int) -> int:
     """End of `[a-h][1-8](?:=?[nbrqkNBRQK])?` matched at `j`, or -1."""
     if not (_file(buf, j, end) and _rank(buf, j + 1, end)):
@@ -319,7 +346,7 @@ def _san_tail(buf: np.ndarray, j: int, end: int) -> int:
     return j
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _san_after_rank(buf: np.ndarray, j: int, end: int) -> int:
     """`[\\-x]?` then the destination square, greedy first as the regex engine tries it."""
     if j < end and (buf[j] == 45 or buf[j] == 120):
@@ -329,7 +356,7 @@ def _san_after_rank(buf: np.ndarray, j: int, end: int) -> int:
     return _san_tail(buf, j, end)
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _san_after_file(buf: np.ndarray, j: int, end: int) -> int:
     """`[1-8]?` then the rest of the SAN pattern."""
     if _rank(buf, j, end):
@@ -339,7 +366,7 @@ def _san_after_file(buf: np.ndarray, j: int, end: int) -> int:
     return _san_after_rank(buf, j, end)
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _san_after_piece(buf: np.ndarray, j: int, end: int) -> int:
     """`[a-h]?` then the rest of the SAN pattern."""
     if _file(buf, j, end):
@@ -428,7 +455,7 @@ _FOUR_PIECE = _shape((4, 0), (32, 0), (1, 0), (2, 0), (0, 16))  # Nbd7, N1d7, Nx
 _FOUR_PAWN = _shape((1, 0), (64, 0), (1, 0), (2, 0), (0, 16))  # exd5, e4d5
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _common_move(buf: np.ndarray, i: int, end: int, cls: np.ndarray) -> int:
     """Length of the move at `i` when it has one of the usual SAN shapes (e4, Nf3, exd5, Nxe5,
     Nbd7, R1e2) and nothing after it could extend python-chess's match; 0 otherwise (then
@@ -453,14 +480,14 @@ def _common_move(buf: np.ndarray, i: int, end: int, cls: np.ndarray) -> int:
     return 2 * np.int64(two) + 3 * np.int64(three) + 4 * np.int64(four)
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _match_move_fast(buf: np.ndarray, i: int, end: int, cls: np.ndarray) -> int:
     """`_match_move`, through `_common_move` for the usual shapes."""
     ln = _common_move(buf, i, end, cls)
     return ln if ln > 0 else _match_move(buf, i, end)
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _clock_at(buf: np.ndarray, i: int, n: int) -> bool:
     """True when a Lichess clock comment `{ [%clk H:MM:SS] }` (18 bytes) starts at `i`: `{ [%clk `,
     then 8 bytes none of which ends a comment (`}`, newline, non-ASCII), then ` }`."""
@@ -530,7 +557,7 @@ def _main_line(
     return i, plies, last_end, mt_s, False
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _promo(b: int) -> bool:
     """A promotion piece letter of python-chess's move regex ([nbrqkNBRQK])."""
     return (
@@ -586,7 +613,7 @@ def _tag(buf: np.ndarray, s: int, e: int, has_cr: bool) -> tuple[int, int, int, 
     return ns, ne, vs, t - 2
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _tag_index(
     buf: np.ndarray, ns: int, ne: int, names: np.ndarray, lens: np.ndarray, table: np.ndarray
 ) -> int:
@@ -602,7 +629,7 @@ def _tag_index(
     return k
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _known_tag(
     buf: np.ndarray, ns: int, ne: int, names: np.ndarray, lens: np.ndarray, table: np.ndarray
 ) -> int:
@@ -621,7 +648,7 @@ def _known_tag(
     return k
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _is_name(buf: np.ndarray, s: int, e: int) -> bool:
     """True when buf[s:e] is a tag name per TAG_REGEX (alphanumeric, then also `_+#=:-`)."""
     if _NAME_CHAR[buf[s]] != 3:
@@ -632,7 +659,7 @@ def _is_name(buf: np.ndarray, s: int, e: int) -> bool:
     return j == e
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _line_scan(buf: np.ndarray, i: int, n: int, flags: np.ndarray) -> tuple[int, int]:
     """Index of the newline ending the line at `i` (or `n`) and the OR of `_LINE_FLAGS` of its bytes."""
     acc = 0
@@ -645,7 +672,7 @@ def _line_scan(buf: np.ndarray, i: int, n: int, flags: np.ndarray) -> tuple[int,
     return i, acc
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _url_id(buf: np.ndarray, s: int, e: int) -> tuple[bool, int, int]:
     """Whether buf[s:e] matches URL_PATTERN, and the span of URL_ID_PATTERN's group in it ((-1,
     -1): no match): the last non-empty path segment before any `?` or `#`, one trailing `/`
@@ -670,7 +697,7 @@ def _url_id(buf: np.ndarray, s: int, e: int) -> tuple[bool, int, int]:
     return True, gs, ge
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _inline_view(buf: np.ndarray, s: int, ln: int) -> tuple[np.uint64, np.uint64]:
     """The two words of the Arrow string view of buf[s:s + ln], ln <= 12: the length and the
     bytes, zero padded."""
@@ -691,7 +718,7 @@ def _inline_view(buf: np.ndarray, s: int, ln: int) -> tuple[np.uint64, np.uint64
     return w0, w1
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _write_view(
     buf: np.ndarray,
     s: int,
@@ -717,15 +744,16 @@ def _write_view(
     return off + ln
 
 
-@nb.njit(cache=True)
+@_helper
 def _more_data(data: np.ndarray, off: int, need: int) -> np.ndarray:
     """`data` (its first `off` bytes) in a buffer with room for `need` more bytes."""
     more = np.empty(max(2 * data.shape[0], off + need), dtype=np.uint8)
-    more[:off] = data[:off]
+    for k in range(off):  # a loop: cheaper to compile than a slice assignment
+        more[k] = data[k]
     return more
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _put_view(
     buf: np.ndarray,
     s: int,
@@ -744,7 +772,7 @@ def _put_view(
     return data, _write_view(buf, s, e, views, valid, c, g, data, off)
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _put_url_id(
     buf: np.ndarray, vs: int, ve: int, voff: int, views: np.ndarray, valid: np.ndarray, g: int
 ) -> int:
@@ -766,7 +794,7 @@ def _put_url_id(
     return 1 if is_url else 0
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _digits(buf: np.ndarray, s: int, count: int) -> int:
     """The number written by the `count` bytes at `s`, -1 unless they are all digits."""
     v = 0
@@ -778,7 +806,7 @@ def _digits(buf: np.ndarray, s: int, count: int) -> int:
     return v
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _has_question_mark(buf: np.ndarray, s: int, e: int) -> bool:
     """True when buf[s:e] holds a `?` (an incomplete date)."""
     j = s
@@ -823,7 +851,7 @@ def _time_code(buf: np.ndarray, s: int, e: int) -> int:
     return OTHER_FORM
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _put_tag(
     buf: np.ndarray,
     vs: int,
@@ -854,22 +882,31 @@ def _put_tag(
     return off
 
 
-@nb.njit(cache=True)
+@_helper
 def _grow(
     info: np.ndarray, views: np.ndarray, valid: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The per-game arrays with room for twice as many games."""
+    """The per-game arrays with room for twice as many games.
+
+    Copied element by element: numba compiles a multi-dimensional slice assignment into a lot
+    of code (seconds of a first run) for a copy that runs a few times per file."""
     cap = info.shape[1]
     info2 = np.empty((info.shape[0], 2 * cap), dtype=info.dtype)
-    info2[:, :cap] = info
     views2 = np.empty((views.shape[0], 2 * cap, 2), dtype=views.dtype)
-    views2[:, :cap] = views
     valid2 = np.zeros((valid.shape[0], 2 * cap // 8 + 1), dtype=valid.dtype)
-    valid2[:, : valid.shape[1]] = valid
+    for r in range(info.shape[0]):
+        for g in range(cap):
+            info2[r, g] = info[r, g]
+    for c in range(views.shape[0]):
+        for g in range(cap):
+            views2[c, g, 0] = views[c, g, 0]
+            views2[c, g, 1] = views[c, g, 1]
+        for k in range(valid.shape[1]):
+            valid2[c, k] = valid[c, k]
     return info2, views2, valid2
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _ends_with_result(buf: np.ndarray, s: int, e: int) -> bool:
     """True when buf[s:e] ends with a game termination marker (1-0, 0-1, 1/2-1/2, *)."""
     if e - s >= 1 and buf[e - 1] == 42:
@@ -936,7 +973,7 @@ def _tag_lines(
     return i, line_no, off
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _tag_seen(buf: np.ndarray, i: int, n: int, g: int, valid: np.ndarray) -> bool:
     """True when the tag line at `i` names a needed tag that game `g` already has."""
     ne = _find_stop(buf, i + 1, n, _SPACE8, _NL8)
@@ -1199,7 +1236,7 @@ def _scan(
     return info[:, :m], views[:, :m], valid[:, : (m + 7) // 8], data[:off], stray, line_no
 
 
-@nb.njit(cache=True, inline="always")
+@_helper
 def _close_game(
     buf: np.ndarray,
     info: np.ndarray,
@@ -1236,7 +1273,7 @@ def _close_game(
     return off
 
 
-@nb.njit(cache=True)
+@_helper
 def _next_game_start(buf: np.ndarray, pos: int, n: int) -> int:
     """Index of the first `[` at or after `pos` that opens a line after a blank line and is not
     `[%`, where the last line before the blank ones is no tag line (a blank line inside the tags

@@ -1,0 +1,78 @@
+"""The line a first run prints while numba compiles its kernels, so that it never sits silent.
+
+numba compiles each kernel on its first call and caches the machine code (`cache=True`, in the
+`__pycache__` folders beside the sources, or under `NUMBA_CACHE_DIR`); only a run on a fresh
+machine or clone (or after a kernel's source changed) pays for it. Whether a kernel's cache is
+cold is read cheaply from numba's index file for it: no compiling, no loading of machine code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rating_core import codes, fibs, fide, site
+from rating_core.ingest import pgn
+
+PGN_SUFFIXES = (".pgn", ".pgn.gz", ".pgn.zst")
+
+
+@dataclass(frozen=True)
+class KernelGroup:
+    """Kernels compiled together in a run, named for people, with their measured compile time."""
+
+    name: str
+    kernels: tuple[Any, ...]
+    seconds: int
+    needed: Callable[[Path], bool]
+
+
+def _has_pgn(inbox: Path) -> bool:
+    """True when the inbox holds a PGN file (plain or compressed): only then is the scanner run."""
+    return any(
+        path.name.lower().endswith(PGN_SUFFIXES) for path in inbox.rglob("*") if path.is_file()
+    )
+
+
+GROUPS = (
+    KernelGroup("the PGN scanner", (pgn._scan,), 10, _has_pgn),
+    KernelGroup(
+        "the rating kernels",
+        (codes._find_views, site._site_kernel, fibs._fibs_kernel, fide._counted_sums_kernel),
+        5,
+        lambda inbox: True,
+    ),
+)
+
+
+def is_cached(kernel: Any) -> bool:
+    """True when numba's cache holds machine code for `kernel` on this CPU and its current source.
+
+    Reads only the kernel's cache index (numba's own loader, which checks the source stamp);
+    when numba's internals differ from what this expects, answers from the index file's presence.
+    """
+    cache = getattr(kernel, "_cache", None)
+    if cache is None or not hasattr(cache, "_cache_file"):
+        return True  # not a cached numba kernel: nothing to prepare
+    try:
+        index = cache._cache_file._load_index()  # {} when absent or for an older source
+        magic = kernel.targetctx.codegen().magic_tuple()  # this CPU and its features
+        return any(key[1] == magic for key in index)
+    except Exception:  # numba internals changed: fall back to the index file's presence
+        return Path(cache._cache_file._index_path).exists()
+
+
+def cold_groups(inbox: Path, groups: Iterable[KernelGroup] = GROUPS) -> list[KernelGroup]:
+    """The groups this run needs of which no kernel is cached yet (a first run on the machine)."""
+    return [g for g in groups if g.needed(inbox) and not any(is_cached(k) for k in g.kernels)]
+
+
+def preparing_lines(inbox: Path, groups: Iterable[KernelGroup] = GROUPS) -> list[str]:
+    """One line per group a first run compiles, with about how long it takes (each fits 80
+    columns); empty when everything the run needs is cached."""
+    return [
+        f"preparing {g.name} (first run on this machine, about {g.seconds} s)"
+        for g in cold_groups(inbox, groups)
+    ]

@@ -1,0 +1,101 @@
+"""The first-run line: numba's cache of a kernel read as cold or warm, and the line's text."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipelines.prepare import GROUPS, KernelGroup, _has_pgn, is_cached, preparing_lines
+
+KERNEL_SOURCE = """
+import numba as nb
+
+
+@nb.njit(cache=True)
+def double(x):
+    return 2 * x
+"""
+
+
+def _fresh_kernel(folder: Path, name: str):
+    """A cached numba kernel defined in a new module file, so that nothing is cached for it."""
+    path = folder / f"{name}.py"
+    path.write_text(KERNEL_SOURCE)
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        del sys.modules[name]
+    return module.double
+
+
+def test_a_kernel_is_cold_until_its_first_call_compiles_it(tmp_path: Path) -> None:
+    kernel = _fresh_kernel(tmp_path, "prepare_kernel_a")
+    assert not is_cached(kernel)
+    assert kernel(21) == 42
+    assert is_cached(kernel)
+    again = _fresh_kernel(tmp_path, "prepare_kernel_a")  # a later run of the same source
+    assert is_cached(again)
+
+
+def test_the_line_names_what_a_first_run_compiles(tmp_path: Path) -> None:
+    kernel = _fresh_kernel(tmp_path, "prepare_kernel_b")
+    groups = [KernelGroup("the test kernel", (kernel,), 3, lambda inbox: True)]
+    other = _fresh_kernel(tmp_path, "prepare_kernel_d")
+    groups.append(KernelGroup("the other kernel", (other,), 4, lambda inbox: True))
+    assert preparing_lines(tmp_path, groups) == [
+        "preparing the test kernel (first run on this machine, about 3 s)",
+        "preparing the other kernel (first run on this machine, about 4 s)",
+    ]
+    kernel(1)
+    other(1)
+    assert preparing_lines(tmp_path, groups) == []
+
+
+def test_only_kernels_the_run_needs_are_announced(tmp_path: Path) -> None:
+    kernel = _fresh_kernel(tmp_path, "prepare_kernel_c")
+    scanner = KernelGroup("the PGN scanner", (kernel,), 8, _has_pgn)
+    inbox = tmp_path / "inbox"
+    (inbox / "platform").mkdir(parents=True)
+    (inbox / "platform" / "games.csv").write_text("")
+    assert preparing_lines(inbox, [scanner]) == []
+    (inbox / "platform" / "March.PGN.gz").write_bytes(b"")
+    assert preparing_lines(inbox, [scanner]) == [
+        "preparing the PGN scanner (first run on this machine, about 8 s)"
+    ]
+
+
+def test_the_groups_hold_cached_numba_kernels() -> None:
+    for group in GROUPS:
+        for kernel in group.kernels:
+            assert getattr(kernel, "_cache", None) is not None, group.name
+
+
+def test_ratings_run_prints_the_line_before_it_ingests(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rich.console import Console
+
+    from pipelines import runner
+
+    seen: list[Path] = []
+
+    def lines(inbox: Path) -> list[str]:
+        seen.append(inbox)
+        return ["preparing the test kernel (first run on this machine, about 3 s)"]
+
+    monkeypatch.setattr(runner, "preparing_lines", lines)
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    console = Console(record=True, width=80)
+    runner.run_pipeline(inbox, tmp_path / "lake", console=console)
+    assert seen == [inbox]
+    assert console.export_text().splitlines()[0] == (
+        "preparing the test kernel (first run on this machine, about 3 s)"
+    )
