@@ -13,6 +13,7 @@ import polars as pl
 from assets.partitions import monthly_periods, previous_period
 from assets.period_io import (
     CLUB_FOLDER,
+    CODE_VERSION,
     INPUT_DIGEST,
     check_period,
     frame_metadata,
@@ -109,6 +110,7 @@ def _federation_ratings(
     @dg.asset(
         name=f"{system}_ratings",
         group_name="ratings",
+        code_version=CODE_VERSION,
         partitions_def=monthly_periods,
         deps=[
             "games",
@@ -126,7 +128,8 @@ def _federation_ratings(
         digest = input_digest(games, *[starts[k] for k in RATING_LISTS])
         rows = _write_results(paths, system, period, results, digest, explanation_tables)
         return dg.MaterializeResult(
-            metadata={**frame_metadata(rows), "started_from": dg.MetadataValue.json(origins)}
+            data_version=dg.DataVersion(digest),
+            metadata={**frame_metadata(rows), "started_from": dg.MetadataValue.json(origins)},
         )
 
     return ratings
@@ -152,6 +155,7 @@ ukd_ratings = _federation_ratings(
 
 @dg.asset(
     group_name="ratings",
+    code_version=CODE_VERSION,
     partitions_def=monthly_periods,
     deps=["games", "players", dg.AssetDep("club_ratings", partition_mapping=previous_period)],
     description="Club ratings per club and list after the period's closed tournaments.",
@@ -176,18 +180,18 @@ def club_ratings(context: dg.AssetExecutionContext, paths: PipelinePaths) -> dg.
     ):
         write_period(lake, table, period, pl.concat(frames) if frames else pl.DataFrame())
     frame = pl.concat(rows, how="diagonal_relaxed") if rows else pl.DataFrame()
+    digest = input_digest(games, previous)
     if frame.height:
-        frame = with_names(lake, frame).with_columns(
-            pl.lit(input_digest(games, previous)).alias(INPUT_DIGEST)
-        )
+        frame = with_names(lake, frame).with_columns(pl.lit(digest).alias(INPUT_DIGEST))
     write_period(lake, "list_rows/club", period, frame)
-    return dg.MaterializeResult(metadata=frame_metadata(frame))
+    return dg.MaterializeResult(data_version=dg.DataVersion(digest), metadata=frame_metadata(frame))
 
 
 def _published(system: str, reason: str):
     @dg.asset(
         name=f"{system}_lists_published",
         group_name="publish",
+        code_version=CODE_VERSION,
         partitions_def=monthly_periods,
         deps=[f"{system}_ratings"],
         description=f"Publish the {system} lists of the period (new versions only on change).",

@@ -5,10 +5,14 @@ Thin by design: paths come from the `paths` resource, the work is `rating_core.i
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable
+from pathlib import Path
+
 import dagster as dg
 import polars as pl
 
-from assets.period_io import frame_metadata
+from assets.period_io import CODE_VERSION, frame_metadata
 from pipelines.resources import PipelinePaths
 from rating_core import inbox as inbox_readers
 from rating_core.inbox import InboxBatch
@@ -16,14 +20,32 @@ from rating_core.lake import read_table, table_partitions, write_partitioned, wr
 from rating_core.names import player_names
 
 
-def _metadata(batch: InboxBatch) -> dict[str, dg.MetadataValue]:
-    """Row count and schema, plus quarantined count, per-file counts and notes."""
-    return {
-        **frame_metadata(batch.rows),
-        "quarantined": dg.MetadataValue.int(batch.quarantine.height),
-        "files": dg.MetadataValue.json(batch.files.to_dicts()),
-        "notes": dg.MetadataValue.json(list(batch.notes)),
-    }
+def inbox_digest(inbox: Path, files: Iterable[str]) -> str:
+    """A digest of the inbox files an ingest asset read (names and contents): its data version,
+    so the UI marks what reads it stale exactly when one of those files changed."""
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        path = Path(name) if Path(name).is_absolute() else inbox / name
+        digest.update(f"{name}\0".encode())
+        if path.is_file():
+            with path.open("rb") as handle:
+                digest.update(hashlib.file_digest(handle, "sha256").digest())
+    return digest.hexdigest()
+
+
+def _result(paths: PipelinePaths, batch: InboxBatch) -> dg.MaterializeResult:
+    """The materialization: the digest of the files read as data version; row count, schema,
+    quarantined count, per-file counts and notes as metadata."""
+    files = batch.files.get_column("source_file").to_list() if batch.files.height else []
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(inbox_digest(paths.inbox_path, files)),
+        metadata={
+            **frame_metadata(batch.rows),
+            "quarantined": dg.MetadataValue.int(batch.quarantine.height),
+            "files": dg.MetadataValue.json(batch.files.to_dicts()),
+            "notes": dg.MetadataValue.json(list(batch.notes)),
+        },
+    )
 
 
 def _store(paths: PipelinePaths, table: str, batch: InboxBatch, partitioned: bool) -> None:
@@ -42,15 +64,18 @@ def _store(paths: PipelinePaths, table: str, batch: InboxBatch, partitioned: boo
         write_partitioned(lake, name, tagged, partition_col="asset", partitions=[table])
 
 
-@dg.asset(group_name="ingest", description="The player registry players.csv.")
+@dg.asset(
+    group_name="ingest", code_version=CODE_VERSION, description="The player registry players.csv."
+)
 def players(paths: PipelinePaths) -> dg.MaterializeResult:
     batch = inbox_readers.ingest_players(paths.inbox_path)
     _store(paths, "players", batch, partitioned=False)
-    return dg.MaterializeResult(metadata=_metadata(batch))
+    return _result(paths, batch)
 
 
 @dg.asset(
     group_name="ingest",
+    code_version=CODE_VERSION,
     deps=[players],
     description="Every chess game (platform, federation, clubs) as the canonical games table.",
 )
@@ -59,18 +84,23 @@ def games(paths: PipelinePaths) -> dg.MaterializeResult:
     batch = inbox_readers.ingest_games(paths.inbox_path, registry)
     _store(paths, "games", batch, partitioned=True)
     write_table(paths.lake_path, "player_names", player_names(registry, batch.rows))
-    return dg.MaterializeResult(metadata=_metadata(batch))
-
-
-@dg.asset(group_name="ingest", description="Official starting lists federation/lists/*.csv.")
-def starting_lists(paths: PipelinePaths) -> dg.MaterializeResult:
-    batch = inbox_readers.ingest_starting_lists(paths.inbox_path)
-    _store(paths, "starting_lists", batch, partitioned=False)
-    return dg.MaterializeResult(metadata=_metadata(batch))
+    return _result(paths, batch)
 
 
 @dg.asset(
     group_name="ingest",
+    code_version=CODE_VERSION,
+    description="Official starting lists federation/lists/*.csv.",
+)
+def starting_lists(paths: PipelinePaths) -> dg.MaterializeResult:
+    batch = inbox_readers.ingest_starting_lists(paths.inbox_path)
+    _store(paths, "starting_lists", batch, partitioned=False)
+    return _result(paths, batch)
+
+
+@dg.asset(
+    group_name="ingest",
+    code_version=CODE_VERSION,
     deps=[games],
     description="Moderation decisions platform/moderation/*.csv (a decision needs its game).",
 )
@@ -79,14 +109,18 @@ def moderation_decisions(paths: PipelinePaths) -> dg.MaterializeResult:
     game_ids = known.select("game_id").collect().get_column("game_id")
     batch = inbox_readers.ingest_moderation(paths.inbox_path, game_ids)
     _store(paths, "moderation", batch, partitioned=False)
-    return dg.MaterializeResult(metadata=_metadata(batch))
+    return _result(paths, batch)
 
 
-@dg.asset(group_name="ingest", description="Ranked backgammon matches backgammon/*.csv.")
+@dg.asset(
+    group_name="ingest",
+    code_version=CODE_VERSION,
+    description="Ranked backgammon matches backgammon/*.csv.",
+)
 def backgammon_matches(paths: PipelinePaths) -> dg.MaterializeResult:
     batch = inbox_readers.ingest_backgammon(paths.inbox_path)
     _store(paths, "matches", batch, partitioned=True)
-    return dg.MaterializeResult(metadata=_metadata(batch))
+    return _result(paths, batch)
 
 
 @dg.asset_check(asset=games, blocking=True, description="Every game id appears once.")

@@ -40,6 +40,11 @@ def code_version() -> str:
         return "unknown"
 
 
+CODE_VERSION = code_version()
+"""Every asset's Dagster `code_version`: a new package version makes every asset stale in the
+UI, as it changes every period's input digest (`pipelines.incremental`) for `ratings run`."""
+
+
 def period_key(context: dg.AssetExecutionContext) -> str:
     """The period (YYYY-MM) of the partition being materialized."""
     return period_of_partition(context.partition_key)
@@ -166,9 +171,12 @@ def publish_period_lists(
             )
     published = sum(1 for o in outcomes if o["status"] == "published")
     return dg.MaterializeResult(
+        data_version=dg.DataVersion(
+            input_digest(rows.select(pl.col(f"^{INPUT_DIGEST}$").unique().sort()))
+        ),
         metadata={
             "published": dg.MetadataValue.json(outcomes),
             "new_versions": dg.MetadataValue.int(published),
             "dagster/row_count": dg.MetadataValue.int(rows.height),
-        }
+        },
     )

@@ -10,6 +10,7 @@ import polars as pl
 
 from assets.partitions import monthly_periods, previous_period
 from assets.period_io import (
+    CODE_VERSION,
     INPUT_DIGEST,
     check_period,
     frame_metadata,
@@ -44,6 +45,7 @@ def _annulled(paths: PipelinePaths) -> pl.DataFrame:
 
 @dg.asset(
     group_name="ratings",
+    code_version=CODE_VERSION,
     partitions_def=monthly_periods,
     deps=[
         "games",
@@ -70,22 +72,23 @@ def site_ratings(context: dg.AssetExecutionContext, paths: PipelinePaths) -> dg.
     write_period(lake, "history/site", period, result.history)
     write_period(lake, "excluded/site", period, result.excluded)
     rows = site_lists(result.state, period, previous).drop("period")
-    rows = with_names(lake, rows).with_columns(
-        pl.lit(input_digest(games, previous, decisions)).alias(INPUT_DIGEST)
-    )
+    digest = input_digest(games, previous, decisions)
+    rows = with_names(lake, rows).with_columns(pl.lit(digest).alias(INPUT_DIGEST))
     write_period(lake, "list_rows/site", period, rows)
     return dg.MaterializeResult(
+        data_version=dg.DataVersion(digest),
         metadata={
             **frame_metadata(result.history),
             "rated_games": dg.MetadataValue.int(result.rated_games),
             "excluded_games": dg.MetadataValue.int(result.excluded.height),
             "players": dg.MetadataValue.int(result.state.get_column("player_id").n_unique()),
-        }
+        },
     )
 
 
 @dg.asset(
     group_name="publish",
+    code_version=CODE_VERSION,
     partitions_def=monthly_periods,
     deps=[site_ratings],
     description="Publish site-elo and every site-<category> list of the period.",
@@ -195,6 +198,7 @@ def site_no_annulled_game_rated(
 
 @dg.asset(
     group_name="ratings",
+    code_version=CODE_VERSION,
     partitions_def=monthly_periods,
     deps=[
         "backgammon_matches",
@@ -215,15 +219,17 @@ def fibs_ratings(context: dg.AssetExecutionContext, paths: PipelinePaths) -> dg.
     registry = read_table(lake, "players").collect()
     rows = fibs_list(result.state, period, registry if registry.height else None, previous)
     rows = with_names(lake, rows.drop("period", strict=False))
-    rows = rows.with_columns(
-        pl.lit("fibs").alias("list"), pl.lit(input_digest(matches, previous)).alias(INPUT_DIGEST)
-    )
+    digest = input_digest(matches, previous)
+    rows = rows.with_columns(pl.lit("fibs").alias("list"), pl.lit(digest).alias(INPUT_DIGEST))
     write_period(lake, "list_rows/fibs", period, rows)
-    return dg.MaterializeResult(metadata=frame_metadata(result.history))
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(digest), metadata=frame_metadata(result.history)
+    )
 
 
 @dg.asset(
     group_name="publish",
+    code_version=CODE_VERSION,
     partitions_def=monthly_periods,
     deps=[fibs_ratings],
     description="Publish the fibs list of the period.",

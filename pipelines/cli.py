@@ -198,14 +198,29 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0 if outcome.ok else 1
 
 
-def cmd_ui(args: argparse.Namespace) -> int:
-    """Start `dagster dev` on the workspace with the chosen inbox and lake."""
-    root = Path(__file__).resolve().parents[1]
-    env = {
+def ui_environment(inbox: Path, lake: Path) -> dict[str, str]:
+    """The environment of the UI's processes: the workspace reads RATINGS_INBOX / RATINGS_LAKE,
+    and DAGSTER_HOME names the lake's instance (`<lake>/.dagster`, unless the user set one), the
+    one `ratings run --lake` records its runs in."""
+    from pipelines.resources import instance_home
+
+    return {
         **os.environ,
-        "RATINGS_INBOX": str(Path(args.inbox).resolve()),
-        "RATINGS_LAKE": str(Path(args.lake).resolve()),
+        "RATINGS_INBOX": str(inbox.resolve()),
+        "RATINGS_LAKE": str(lake.resolve()),
+        "DAGSTER_HOME": str(instance_home(lake)),
     }
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    """Start `dagster dev` on the workspace with the chosen inbox and lake, serving the lake's
+    Dagster instance, so the UI shows the materializations and checks of `ratings run`.
+
+    The UI does not take the lake's lock (only `ratings run` does)."""
+    root = Path(__file__).resolve().parents[1]
+    lake = Path(args.lake)
+    _check_lake_folder(lake)
+    env = ui_environment(Path(args.inbox), lake)
     dagster = Path(sys.executable).with_name("dagster")
     command = [str(dagster), "dev", "-w", str(root / "workspace.yaml"), "-p", str(args.port)]
     return subprocess.call(command, cwd=root, env=env)

@@ -1,10 +1,13 @@
-"""Dagster resources: where the inbox and the lake are (DESIGN §6)."""
+"""Dagster resources and instance: where the inbox and the lake are, where runs are kept (DESIGN §6)."""
 
 from __future__ import annotations
 
+import os
+import sqlite3
 from pathlib import Path
 
 import dagster as dg
+import sqlalchemy
 
 
 class PipelinePaths(dg.ConfigurableResource):
@@ -22,3 +25,53 @@ class PipelinePaths(dg.ConfigurableResource):
     def lake_path(self) -> Path:
         """The lake as a Path (created on first write)."""
         return Path(self.lake)
+
+
+INSTANCE_DIR = ".dagster"
+"""Folder of the lake holding its Dagster instance (runs, event logs) when DAGSTER_HOME is unset."""
+
+INSTANCE_YAML = """\
+# The Dagster instance of this lake, written by `ratings run` / `ratings ui` when DAGSTER_HOME is
+# unset: both use it, so the UI shows the runs of the command line. Embedded: the storage is
+# Dagster's default for a home folder, sqlite files beside this one (no server, no daemon for
+# `ratings run`). Safe to delete: the lake's lists do not depend on it.
+telemetry:
+  enabled: false
+nux:
+  enabled: false
+compute_logs:
+  module: dagster._core.storage.noop_compute_log_manager
+  class: NoOpComputeLogManager
+"""
+"""The `dagster.yaml` written into a new `<lake>/.dagster` (an existing one is left as it is)."""
+
+
+def instance_home(lake: Path | str) -> Path:
+    """The Dagster home of `lake`: DAGSTER_HOME when the user set it, else `<lake>/.dagster`
+    (absolute, created with its `dagster.yaml` when missing)."""
+    if os.environ.get("DAGSTER_HOME"):
+        return Path(os.environ["DAGSTER_HOME"])
+    home = Path(lake).resolve() / INSTANCE_DIR
+    config = home / "dagster.yaml"
+    if not config.is_file():
+        home.mkdir(parents=True, exist_ok=True)
+        config.write_text(INSTANCE_YAML, encoding="utf-8")
+    return home
+
+
+def _sqlite_without_fsync(dbapi_connection: object, _record: object) -> None:
+    """Dagster's sqlite storage opens a connection, commits and closes it (a WAL checkpoint)
+    for every event; each commit and close waits for the disk (about 50 ms a period on the
+    2-core machine). The run history is a record, not the lake (the lists are safe in their
+    own atomic files), so `ratings run` lets sqlite leave flushing to the operating system."""
+    if isinstance(dbapi_connection, sqlite3.Connection):
+        dbapi_connection.execute("PRAGMA synchronous=OFF")
+
+
+def lake_instance(lake: Path | str) -> dg.DagsterInstance:
+    """The persistent Dagster instance `ratings run` records its runs in (see `instance_home`)."""
+    if not sqlalchemy.event.contains(sqlalchemy.engine.Engine, "connect", _sqlite_without_fsync):
+        sqlalchemy.event.listen(sqlalchemy.engine.Engine, "connect", _sqlite_without_fsync)
+    if os.environ.get("DAGSTER_HOME"):
+        return dg.DagsterInstance.get()
+    return dg.DagsterInstance.from_config(str(instance_home(lake)))

@@ -1,12 +1,12 @@
 """`ratings run`: materialize the ingest assets, then every period in order, through Dagster.
 
-Runs embedded (in-process, an ephemeral Dagster instance unless DAGSTER_HOME is set), so
-nothing needs to be started first.
+Runs embedded (in-process), so nothing needs to be started first, and records its runs in the
+lake's own Dagster instance (`<lake>/.dagster`, or DAGSTER_HOME when set), which `ratings ui`
+serves: the UI shows the command line's materializations, metadata and check results.
 """
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 from dataclasses import dataclass, field
@@ -25,7 +25,7 @@ from pipelines.incremental import period_input_digests, periods_to_run, record_r
 from pipelines.output import err_console
 from pipelines.prepare import preparing_lines
 from pipelines.registry import PERIOD_CHECKS, period_assets
-from pipelines.resources import PipelinePaths
+from pipelines.resources import PipelinePaths, lake_instance
 from rating_core import publish
 from rating_core.lake import clean_interrupted_writes, read_table, table_partitions
 from rating_core.lake_lock import LockHolder, hold_lake
@@ -94,12 +94,6 @@ class RunOutcome:
 
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 """Run config keeping Dagster's own log lines off the terminal (the CLI prints a summary)."""
-
-
-def _instance() -> dg.DagsterInstance:
-    if os.environ.get("DAGSTER_HOME"):
-        return dg.DagsterInstance.get()
-    return dg.DagsterInstance.ephemeral()
 
 
 def _failures(result: dg.ExecuteInProcessResult) -> list[str]:
@@ -178,16 +172,20 @@ def run_pipeline(
     command = shlex.join(["ratings", *sys.argv[1:]])
     with hold_lake(lake, command, on_wait=lambda holder: _waiting(lake, holder)):
         clean_interrupted_writes(lake)
-        return _run_holding_lock(inbox, lake, console, full)
+        with lake_instance(lake) as instance:
+            return _run_holding_lock(inbox, lake, instance, console, full)
 
 
 def _run_holding_lock(
-    inbox: Path, lake: Path, console: Console | None = None, full: bool = False
+    inbox: Path,
+    lake: Path,
+    instance: dg.DagsterInstance,
+    console: Console | None = None,
+    full: bool = False,
 ) -> RunOutcome:
-    """`run_pipeline`'s work, once the lake's lock is held."""
+    """`run_pipeline`'s work, once the lake's lock is held, recorded in `instance`."""
     console = console or Console()
     resources = {"paths": PipelinePaths(inbox=str(inbox), lake=str(lake))}
-    instance = _instance()
     for line in preparing_lines(inbox):  # numba compiles on a first run: say so, never sit silent
         console.print(line, highlight=False)
     with console.status("ingesting the inbox"):

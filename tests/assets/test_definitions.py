@@ -114,3 +114,54 @@ def test_default_period_assets_cover_every_ratable_month() -> None:
     from pipelines.registry import PERIOD_ASSETS
 
     assert PERIOD_ASSETS[0].partitions_def.get_first_partition_key() == "1850-01-01"
+
+
+def test_every_asset_has_the_package_code_version() -> None:
+    """The UI marks an asset stale when the code that made it changed: every asset (the period
+    assets too, once re-bound to the lake's partitions) carries the package version."""
+    from assets.period_io import code_version
+
+    graph = defs.resolve_asset_graph()
+    versions = {
+        key.to_user_string(): graph.get(key).code_version
+        for key in graph.get_all_asset_keys()
+        if graph.get(key).is_materializable
+    }
+    assert {"games", "fide_ratings", "site_lists_published", "fibs_ratings"} <= set(versions)
+    assert set(versions.values()) == {code_version()}, versions
+
+
+def test_materializations_carry_the_digest_of_their_inputs_as_data_version(
+    tmp_path, samples
+) -> None:
+    """An ingest asset's data version is the digest of the inbox files it read: the same files
+    give the same version, an edited file another (and the UI marks what reads it stale)."""
+    from assets.ingest import backgammon_matches, inbox_digest, players
+    from pipelines.resources import PipelinePaths
+
+    inbox = tmp_path / "inbox"
+    (inbox / "backgammon").mkdir(parents=True)
+    matches = inbox / "backgammon" / "m.csv"
+    sample = (samples / "backgammon" / "matches-2026.csv").read_text(encoding="utf-8")
+    matches.write_text("".join(sample.splitlines(keepends=True)[:3]), encoding="utf-8")
+    paths = PipelinePaths(inbox=str(inbox), lake=str(tmp_path / "lake"))
+
+    def version() -> str:
+        result = dg.materialize(
+            [players, backgammon_matches],
+            resources={"paths": paths},
+            instance=dg.DagsterInstance.ephemeral(),
+            raise_on_error=False,
+        )
+        (event,) = [
+            e
+            for e in result.get_asset_materialization_events()
+            if e.asset_key == backgammon_matches.key
+        ]
+        return event.materialization.tags["dagster/data_version"]
+
+    first = version()
+    assert first == inbox_digest(inbox, ["backgammon/m.csv"])
+    assert version() == first
+    matches.write_text("".join(sample.splitlines(keepends=True)[:2]), encoding="utf-8")
+    assert version() != first
