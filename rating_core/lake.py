@@ -112,10 +112,13 @@ def clean_interrupted_writes(lake: Path | str) -> list[Path]:
     if staging.is_dir():
         shutil.rmtree(staging)
         removed.append(staging)
-    for path in root.rglob(f".*{_TEMP_MARK}*"):
-        if path.is_file() and STAGING_DIR not in path.relative_to(root).parts:
-            path.unlink()
-            removed.append(path)
+    for top in root.iterdir():
+        if not top.is_dir() or top.name.startswith("."):  # .staging done; .dagster is not ours
+            continue
+        for path in top.rglob(f".*{_TEMP_MARK}*"):
+            if path.is_file():
+                path.unlink()
+                removed.append(path)
     return removed
 
 
