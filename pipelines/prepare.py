@@ -14,9 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from rating_core import codes, fibs, fide, site
+from rating_core.inbox import PGN_SUFFIXES
 from rating_core.ingest import pgn
-
-PGN_SUFFIXES = (".pgn", ".pgn.gz", ".pgn.zst")
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from rating_core.fide import (
     select_rated_games,
     two_sided,
 )
+from rating_core.lake import is_safe_name
 from rating_core.rounding import round_hundredths_half_away_expr
 
 
@@ -61,15 +62,11 @@ class ClubFolderError(ValueError):
     """Club folders that cannot each have their own list name; the message says which and why."""
 
 
-_LIST_SAFE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-"""A folder name already usable in a list name keeps it (a lake's existing club lists stay)."""
-
-
 def club_slug(folder_name: str) -> str:
     """A club folder's name as it appears in list names: unchanged when already safe
     (`ankara-sk`, `ODTU_SK`), else ASCII-folded, lowercase, every run of other characters one `-`
     (`Ankara SK` -> `ankara-sk`, `Şişli` -> `sisli`); may be empty."""
-    if _LIST_SAFE.match(folder_name) and folder_name not in {".", ".."}:
+    if is_safe_name(folder_name):  # already usable in a list name: existing club lists stay
         return folder_name
     decomposed = unicodedata.normalize("NFKD", folder_name.translate(_ASCII_FOLD))
     folded = decomposed.encode("ascii", "ignore").decode("ascii").lower()

@@ -63,9 +63,14 @@ def as_local_path(location: Path | str) -> Path:
     return Path(text)
 
 
+def is_safe_name(value: str) -> bool:
+    """Whether `value` can be one path component of the lake (letters, digits, `.`, `_`, `-`)."""
+    return isinstance(value, str) and bool(_SAFE_NAME.match(value)) and value not in {".", ".."}
+
+
 def check_name(value: str, what: str) -> str:
     """Return `value` if it is a safe single path component (letters, digits, `.`, `_`, `-`)."""
-    if not isinstance(value, str) or not _SAFE_NAME.match(value) or value in {".", ".."}:
+    if not is_safe_name(value):
         raise ValueError(f"{what} {value!r} is not a valid name (letters, digits, '.', '_', '-')")
     return value
 

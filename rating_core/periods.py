@@ -44,7 +44,8 @@ FIRST_PERIOD = f"{FIRST_YEAR:04d}-01"
 TOURNAMENT_SPREAD_DAYS = 366
 """A tournament game dated further than this from its tournament's median game date is a typo."""
 
-_PERIOD_SHAPE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+PERIOD_SHAPE = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
+"""A well-formed period `YYYY-MM`."""
 
 
 def utc_today() -> date:
@@ -60,7 +61,7 @@ def period_of_date(day: date) -> str:
 def is_rated_period(period: str, today: date | None = None) -> bool:
     """True for a well-formed period from `FIRST_PERIOD` up to the month of `today`."""
     last = period_of_date(today or utc_today())
-    return bool(_PERIOD_SHAPE.match(period)) and FIRST_PERIOD <= period <= last
+    return bool(PERIOD_SHAPE.match(period)) and FIRST_PERIOD <= period <= last
 
 
 def date_range_reason(played: pl.Expr, today: date | None = None) -> pl.Expr:

@@ -26,6 +26,7 @@ from typing import Any, Literal
 import polars as pl
 
 from rating_core.lake import STAGING_DIR, as_local_path, check_name, fsync_dir
+from rating_core.periods import PERIOD_SHAPE
 
 try:  # POSIX advisory lock; without it concurrent publishers of one list are not serialised
     import fcntl
@@ -92,7 +93,6 @@ TMP_PREFIX = ".tmp-"
 PARTIAL_SUFFIX = ".partial"
 
 _VERSION_DIR = re.compile(r"^v([1-9][0-9]*)$")
-_PERIOD = re.compile(r"^[0-9]{4}-(0[1-9]|1[0-2])$")
 _CSV_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -171,7 +171,7 @@ def _lists_dir(lake: Path | str) -> Path:
 def _period_dir(lake: Path | str, list_name: str, period: str) -> Path:
     """`<lake>/lists/<list>/<period>`, validating both names."""
     check_name(list_name, "list name")
-    if not _PERIOD.match(period):
+    if not PERIOD_SHAPE.match(period):
         raise ValueError(f"period {period!r} is not YYYY-MM")
     return _lists_dir(lake) / list_name / period
 
@@ -255,7 +255,7 @@ def list_periods(lake: Path | str, list_name: str) -> list[str]:
     return sorted(
         child.name
         for child in base.iterdir()
-        if _PERIOD.match(child.name) and _complete_versions(child)
+        if PERIOD_SHAPE.match(child.name) and _complete_versions(child)
     )
 
 

@@ -19,15 +19,16 @@ from rating_core.lake import read_table
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def ratings(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run the CLI as a user would, in a fresh process."""
+def ratings(*args: str, check: bool = True, columns: int = 200) -> subprocess.CompletedProcess[str]:
+    """Run the CLI as a user would, in a fresh process (wide by default: no wrapped lines in
+    what the tests read)."""
     proc = subprocess.run(
         [sys.executable, "-m", "pipelines.cli", *args],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=900,
-        env={**os.environ, "COLUMNS": "200"},  # no wrapped lines in what the tests read
+        env={**os.environ, "COLUMNS": str(columns)},
     )
     if check and proc.returncode != 0:
         raise AssertionError(f"ratings {' '.join(args)} failed:\n{proc.stdout}\n{proc.stderr}")
@@ -388,15 +389,7 @@ def test_club_lists_from_the_first_period(sample_lake: Path) -> None:
 
 def _at_80_columns(*args: str) -> str:
     """The CLI's stdout at an 80-column terminal; every line of it fits."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={**os.environ, "COLUMNS": "80"},
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    proc = ratings(*args, columns=80)
     wide = [line for line in proc.stdout.splitlines() if len(line.rstrip()) > 80]
     assert not wide, "\n".join(wide)
     return proc.stdout
