@@ -26,17 +26,17 @@ from assets.period_io import (
     write_period,
 )
 from pipelines.resources import PipelinePaths
-from rating_core.club import club_list_name
-from rating_core.federation import (
+from rating_core.lake.storage import read_table
+from rating_core.schemas import GAMES_SCHEMA, RATING_LISTS
+from rating_core.systems.club.period import club_list_name
+from rating_core.systems.federation import (
     club_lists_period,
     fide_lists_period,
     list_start,
     ukd_lists_period,
 )
-from rating_core.fide import FIDE_RULES
-from rating_core.lake import read_table
-from rating_core.schemas import GAMES_SCHEMA, RATING_LISTS
-from rating_core.ukd import UKD_RULES
+from rating_core.systems.fide.period import FIDE_RULES
+from rating_core.systems.ukd.period import UKD_RULES
 
 
 def _federation_games(paths: PipelinePaths, period: str, source: str) -> pl.DataFrame:

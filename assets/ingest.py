@@ -1,6 +1,6 @@
 """Ingest assets: read the inbox, write canonical tables and the quarantine to the lake.
 
-Thin by design: paths come from the `paths` resource, the work is `rating_core.inbox`.
+Thin by design: paths come from the `paths` resource, the work is `rating_core.ingest.inbox`.
 """
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import polars as pl
 
 from assets.period_io import CODE_VERSION, frame_metadata
 from pipelines.resources import PipelinePaths
-from rating_core import inbox as inbox_readers
-from rating_core.inbox import InboxBatch
-from rating_core.lake import read_table, table_partitions, write_partitioned, write_table
+from rating_core.ingest import inbox as inbox_readers
+from rating_core.ingest.inbox import InboxBatch
+from rating_core.lake.storage import read_table, table_partitions, write_partitioned, write_table
 from rating_core.names import player_names
 
 

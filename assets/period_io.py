@@ -16,10 +16,10 @@ import dagster as dg
 import polars as pl
 
 from assets.partitions import period_of_partition
-from rating_core.lake import read_table, write_partitioned
+from rating_core.lake.publishing import digest_frame, latest_version, publish_list, read_manifest
+from rating_core.lake.storage import read_table, write_partitioned
 from rating_core.names import NAMES_SCHEMA, attach_names
 from rating_core.periods import previous_period
-from rating_core.publish import digest_frame, latest_version, publish_list, read_manifest
 
 INPUT_DIGEST = "_input_digest"
 """Column of `list_rows` carrying the digest of the inputs the rows were computed from."""

@@ -23,17 +23,17 @@ from assets.period_io import (
     write_period,
 )
 from pipelines.resources import PipelinePaths
-from rating_core.fibs import fibs_list, fibs_replay
-from rating_core.lake import read_table
-from rating_core.moderation import (
+from rating_core.lake.storage import read_table
+from rating_core.rounding import FLOAT_TOLERANCE
+from rating_core.schemas import GAMES_SCHEMA, MATCHES_SCHEMA
+from rating_core.systems.fibs.replay import fibs_list, fibs_replay
+from rating_core.systems.site.moderation import (
     APPLIED_SCHEMA,
     annulled_games_until,
     annulment_causes,
     annulment_reason,
 )
-from rating_core.rounding import FLOAT_TOLERANCE
-from rating_core.schemas import GAMES_SCHEMA, MATCHES_SCHEMA
-from rating_core.site import SITE_RULES, site_lists, site_replay
+from rating_core.systems.site.replay import SITE_RULES, site_lists, site_replay
 
 APPLIED_ANNULMENTS = "applied/site_annulments"
 """Lake table: per period, the annulments the last publication of the site lists applied."""

@@ -7,7 +7,7 @@ import hashlib
 import dagster as dg
 
 from pipelines.resources import PipelinePaths
-from rating_core.inbox import inbox_files
+from rating_core.ingest.inbox import inbox_files
 
 ingest_job = dg.define_asset_job(
     "ingest_job", selection=dg.AssetSelection.groups("ingest"), description="Read the inbox."

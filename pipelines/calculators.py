@@ -94,13 +94,13 @@ def add_calc_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def _elo(args: argparse.Namespace) -> dict:
-    from rating_core.elo import elo_calculator
+    from rating_core.systems.site.elo import elo_calculator
 
     return elo_calculator(args.rating, args.opponent, parse_result(args.result), args.k)
 
 
 def _fide(args: argparse.Namespace) -> dict:
-    from rating_core.fide import fide_calculator
+    from rating_core.systems.fide.period import fide_calculator
 
     if not args.game:
         raise UserError("give at least one --game OPPONENT:RESULT")
@@ -109,7 +109,7 @@ def _fide(args: argparse.Namespace) -> dict:
 
 
 def _ukd(args: argparse.Namespace) -> dict:
-    from rating_core.ukd import ukd_calculator
+    from rating_core.systems.ukd.period import ukd_calculator
 
     if not args.game:
         raise UserError("give at least one --game OPPONENT:RESULT (or -:RESULT)")
@@ -117,7 +117,7 @@ def _ukd(args: argparse.Namespace) -> dict:
 
 
 def _fibs(args: argparse.Namespace) -> dict:
-    from rating_core.fibs import fibs_calculator
+    from rating_core.systems.fibs.replay import fibs_calculator
 
     if args.length < 1:
         raise UserError(f"match length {args.length} must be at least 1 point")
@@ -127,7 +127,7 @@ def _fibs(args: argparse.Namespace) -> dict:
 
 
 def _site(args: argparse.Namespace) -> dict:
-    from rating_core.site import site_calculator
+    from rating_core.systems.site.replay import site_calculator
 
     return site_calculator(
         args.category,

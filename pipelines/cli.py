@@ -104,7 +104,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _lake_folder(text: str) -> str:
     """`--lake` is a local folder: a URL (`s3://...`) is refused while parsing the arguments."""
-    from rating_core.lake import as_local_path
+    from rating_core.lake.storage import as_local_path
 
     try:
         as_local_path(text)
@@ -181,8 +181,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Materialize everything through Dagster in period order and print the summary."""
     from pipelines.runner import run_pipeline
     from pipelines.summary import print_summary
-    from rating_core.club import ClubFolderError
-    from rating_core.inbox import inbox_files
+    from rating_core.ingest.inbox import inbox_files
+    from rating_core.systems.club.period import ClubFolderError
 
     inbox = Path(args.inbox)
     if not inbox.is_dir():

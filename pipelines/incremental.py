@@ -14,7 +14,7 @@ from pathlib import Path
 import polars as pl
 
 from assets.period_io import code_version
-from rating_core.lake import PART_FILE, read_table, write_table
+from rating_core.lake.storage import PART_FILE, read_table, write_table
 from rating_core.periods import previous_period
 
 RUN_INPUTS = "run_inputs"

@@ -13,9 +13,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rating_core import codes, fibs, fide, site
-from rating_core.inbox import PGN_SUFFIXES
 from rating_core.ingest import pgn
+from rating_core.ingest.inbox import PGN_SUFFIXES
+from rating_core.kernels import codes
+from rating_core.systems.fibs import replay as fibs
+from rating_core.systems.fide import period as fide
+from rating_core.systems.site import replay as site
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ import polars as pl
 
 from pipelines.errors import UserError
 from pipelines.output import console, plain, print_json, print_table
-from rating_core import publish
-from rating_core.lake import as_local_path, read_table
+from rating_core.lake import publishing as publish
+from rating_core.lake.storage import as_local_path, read_table
 
 HISTORY_ROOT = "history"
 COMPACT_COLUMNS = ("player_id", "name", "rating", "games", "change", "k", "flag", "experience")

@@ -26,9 +26,9 @@ from pipelines.output import err_console
 from pipelines.prepare import preparing_lines
 from pipelines.registry import PERIOD_CHECKS, period_assets
 from pipelines.resources import PipelinePaths, lake_instance
-from rating_core import publish
-from rating_core.lake import clean_interrupted_writes, read_table, table_partitions
-from rating_core.lake_lock import LockHolder, hold_lake
+from rating_core.lake import publishing as publish
+from rating_core.lake.lock import LockHolder, hold_lake
+from rating_core.lake.storage import clean_interrupted_writes, read_table, table_partitions
 from rating_core.periods import is_rated_period, next_period, period_range
 
 

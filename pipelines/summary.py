@@ -13,7 +13,7 @@ from rich.text import Text
 
 from pipelines.output import print_table
 from pipelines.runner import RunOutcome
-from rating_core.lake import read_table
+from rating_core.lake.storage import read_table
 from rating_core.names import name_only_ids
 
 

@@ -28,8 +28,8 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from rating_core.codes import available_cpus
 from rating_core.ingest.common import IngestResult, UnreadableFileError, quarantine_rows
+from rating_core.kernels.codes import available_cpus
 from rating_core.schemas import QUARANTINE_SCHEMA, RAW_GAMES_SCHEMA, conform
 
 # python-chess's own tag and move patterns (chess.pgn.TAG_REGEX, MOVETEXT_REGEX), so that both

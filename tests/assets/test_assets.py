@@ -12,9 +12,9 @@ from assets import federation
 from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
 from pipelines.registry import PERIOD_ASSETS, PERIOD_CHECKS
 from pipelines.resources import PipelinePaths
-from rating_core import publish
-from rating_core.fide import FIDE_RULES
-from rating_core.lake import read_table, table_partitions
+from rating_core.lake import publishing as publish
+from rating_core.lake.storage import read_table, table_partitions
+from rating_core.systems.fide.period import FIDE_RULES
 
 PLAYERS = """player_id,name,is_bot,bot_rating,email_verified,display_name,birth_date
 u-a,Ann,false,,true,ann,1990

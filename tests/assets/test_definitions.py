@@ -79,7 +79,7 @@ def test_partitions_start_at_the_first_period_of_the_lake(tmp_path) -> None:
 
     import polars as pl
 
-    from rating_core.lake import write_partitioned
+    from rating_core.lake.storage import write_partitioned
 
     lake = tmp_path / "lake"
     games = pl.DataFrame({"game_id": ["a", "b", "c"], "period": ["1960-05", "2026-01", "3000-01"]})

@@ -13,8 +13,8 @@ import chess.pgn
 import polars as pl
 import pytest
 
-from rating_core import publish
-from rating_core.lake import read_table
+from rating_core.lake import publishing as publish
+from rating_core.lake.storage import read_table
 
 ROOT = Path(__file__).resolve().parents[2]
 

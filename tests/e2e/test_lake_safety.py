@@ -18,8 +18,8 @@ import pytest
 
 from pipelines.incremental import period_input_digests
 from pipelines.runner import data_periods
-from rating_core import publish
-from rating_core.lake import read_table
+from rating_core.lake import publishing as publish
+from rating_core.lake.storage import read_table
 
 ROOT = Path(__file__).resolve().parents[2]
 MATCHES = ROOT / "data_samples" / "backgammon" / "matches-2026.csv"
@@ -51,7 +51,7 @@ raise SystemExit(main(sys.argv[2:]))
 
 _KILLED_RUN = r"""
 import os, signal, sys
-from rating_core import publish
+from rating_core.lake import publishing as publish
 from pipelines.cli import main
 
 kill_at, calls = int(sys.argv[1]), 0

@@ -14,7 +14,7 @@ import pytest
 from rich.console import Console
 
 from pipelines.output import print_table, shorten_middle
-from rating_core import publish
+from rating_core.lake import publishing as publish
 from tests.malformed.conftest import ratings as run_cli
 
 ROOT = Path(__file__).resolve().parents[2]

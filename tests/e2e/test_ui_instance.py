@@ -26,8 +26,8 @@ import pytest
 from assets.ingest import inbox_digest
 from assets.period_io import INPUT_DIGEST, code_version, read_period
 from pipelines.cli import ui_environment
-from rating_core import publish
-from rating_core.lake import clean_interrupted_writes, read_table
+from rating_core.lake import publishing as publish
+from rating_core.lake.storage import clean_interrupted_writes, read_table
 
 RATINGS = Path(sys.executable).with_name("ratings")
 ROOT = Path(__file__).resolve().parents[2]

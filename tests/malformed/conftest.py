@@ -19,7 +19,7 @@ import pytest
 
 from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
 from pipelines.resources import PipelinePaths
-from rating_core.lake import read_table
+from rating_core.lake.storage import read_table
 
 ROOT = Path(__file__).resolve().parents[2]
 

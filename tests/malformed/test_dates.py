@@ -20,8 +20,8 @@ import pytest
 from pipelines.registry import PERIOD_CHECKS, period_assets
 from pipelines.resources import PipelinePaths
 from pipelines.runner import data_periods
-from rating_core import publish
-from rating_core.lake import table_partitions, write_partitioned
+from rating_core.lake import publishing as publish
+from rating_core.lake.storage import table_partitions, write_partitioned
 from rating_core.schemas import GAMES_SCHEMA, empty
 from tests.malformed.conftest import (
     FEDERATION_HEADER,

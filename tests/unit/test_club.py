@@ -7,7 +7,8 @@ import datetime as dt
 import polars as pl
 import pytest
 
-from rating_core.club import (
+from rating_core.schemas import GAMES_SCHEMA, conform
+from rating_core.systems.club.period import (
     CLUB_STATE_SCHEMA,
     ClubFolderError,
     check_club_folders,
@@ -16,7 +17,6 @@ from rating_core.club import (
     club_slug,
     club_tournament,
 )
-from rating_core.schemas import GAMES_SCHEMA, conform
 
 
 def games_frame(rows: list[tuple]) -> pl.DataFrame:

@@ -1,4 +1,4 @@
-"""The shared front (rating_core.codes): exact id coding, positions among keys, replay order."""
+"""The shared front (rating_core.kernels.codes): exact id coding, positions among keys, replay order."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rating_core import codes as coding
+from rating_core.kernels import codes as coding
 
 
 def _reference_codes(values: pl.Series) -> tuple[list[int], list[str]]:

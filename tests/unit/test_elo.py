@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rating_core.elo import elo_calculator, elo_update, expected_score, score_of
+from rating_core.systems.site.elo import elo_calculator, elo_update, expected_score, score_of
 
 
 def test_seed_example_1500_beats_1600_k32() -> None:

@@ -8,16 +8,16 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rating_core.club import CLUB_STATE_SCHEMA, club_tournament
-from rating_core.fide import (
+from rating_core.schemas import GAMES_SCHEMA, conform
+from rating_core.systems.club.period import CLUB_STATE_SCHEMA, club_tournament
+from rating_core.systems.fide.period import (
     FIDE_RULES,
     FIDE_STATE_SCHEMA,
     fide_game_explanations,
     fide_period,
     k_capped_expr,
 )
-from rating_core.schemas import GAMES_SCHEMA, conform
-from rating_core.ukd import UKD_STATE_SCHEMA, ukd_period
+from rating_core.systems.ukd.period import UKD_STATE_SCHEMA, ukd_period
 
 SCORES = st.sampled_from([0.0, 0.5, 1.0])
 SETTINGS = settings(max_examples=40, deadline=None)

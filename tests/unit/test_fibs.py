@@ -8,15 +8,15 @@ from typing import Any
 import polars as pl
 import pytest
 
-from rating_core import fibs
-from rating_core.fibs import (
+from rating_core.schemas import MATCHES_SCHEMA, PLAYERS_SCHEMA, conform
+from rating_core.systems.fibs import replay as fibs
+from rating_core.systems.fibs.replay import (
     FIBS_RULES,
     FIBS_STATE_SCHEMA,
     fibs_calculator,
     fibs_list,
     fibs_replay,
 )
-from rating_core.schemas import MATCHES_SCHEMA, PLAYERS_SCHEMA, conform
 
 T0 = datetime(2024, 1, 10, tzinfo=UTC)
 

@@ -11,7 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rating_core.fide import (
+from rating_core.rounding import round_half_away
+from rating_core.schemas import GAMES_SCHEMA, STARTING_LIST_SCHEMA, conform
+from rating_core.systems.fide.period import (
     FIDE_POOL_SCHEMA,
     FIDE_RULES,
     FIDE_STATE_SCHEMA,
@@ -21,13 +23,11 @@ from rating_core.fide import (
     fide_state_from_starting_list,
     k_capped_expr,
 )
-from rating_core.fide_tables import (
+from rating_core.systems.fide.tables import (
     PD_HIGH_BY_ABS_D,
     dp_for_p_hundredths,
     pd_hundredths,
 )
-from rating_core.rounding import round_half_away
-from rating_core.schemas import GAMES_SCHEMA, STARTING_LIST_SCHEMA, conform
 
 UTC = dt.UTC
 
@@ -109,8 +109,8 @@ def test_pd_table_edges(d: int, expected: int) -> None:
 
 def test_engine_pd_by_signed_difference_matches_the_table() -> None:
     # The numpy engine reads PD by signed D (higher side H, lower side L) from one array.
-    from rating_core.fide import _PD_BY_D
-    from rating_core.fide_tables import PD_MAX_INDEX
+    from rating_core.systems.fide.period import _PD_BY_D
+    from rating_core.systems.fide.tables import PD_MAX_INDEX
 
     for d in range(-PD_MAX_INDEX - 5, PD_MAX_INDEX + 6):
         clipped = max(-PD_MAX_INDEX, min(PD_MAX_INDEX, d))
@@ -623,7 +623,7 @@ def sides(white: list[str | None], black: list[str | None]) -> pl.DataFrame:
 
 
 def test_side_codes_match_ids_exactly_and_refuse_duplicate_keys() -> None:
-    from rating_core import fide
+    from rating_core.systems.fide import period as fide
 
     keys = pl.Series("player_id", ["a", "b", None, "dd", "e" * 40])
     g = sides(["dd", "x", "a", "e" * 40], ["b", "a", "e" * 39, None])
@@ -671,7 +671,7 @@ def test_newcomer_games_event_end_and_null_rated_state_player() -> None:
 
 
 def test_side_codes_null_keys_are_not_duplicates() -> None:
-    from rating_core import fide
+    from rating_core.systems.fide import period as fide
 
     keys = pl.Series("player_id", ["a", None, None, "b"])
     assert fide.side_codes(sides(["b", None], ["a", "b"]), keys).tolist() == [3, -1, 0, 3]
@@ -679,7 +679,7 @@ def test_side_codes_null_keys_are_not_duplicates() -> None:
 
 def test_side_codes_keep_game_order_at_scale() -> None:
     # Enough rows for the joins to run in parallel (their output order is free).
-    from rating_core import fide
+    from rating_core.systems.fide import period as fide
 
     n = 200_000
     keys = pl.Series("player_id", [f"p{i}" for i in range(0, n, 2)])  # even players only
@@ -847,7 +847,7 @@ def test_counted_sums_match_the_explanation_steps(seed: int, standard: bool) -> 
     """`counted_sums` (one compiled pass, used by the list) gives the same n and ΣΔR per player
     as `_rate_sides` (the steps the per-game explanations show) summed per player: ratings on
     the rules' edges (400 cap, real D, the 600-point rule), unknown and unrated players."""
-    from rating_core import fide
+    from rating_core.systems.fide import period as fide
 
     rng = np.random.default_rng(seed)
     players, n_games = int(rng.integers(1, 40)), int(rng.integers(0, 300))

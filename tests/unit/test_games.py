@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime
 
 import polars as pl
 
-from rating_core.games import canonical_games
+from rating_core.ingest.canonical import canonical_games
 from rating_core.schemas import GAMES_SCHEMA, RAW_GAMES_SCHEMA, conform
 
 

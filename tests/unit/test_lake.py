@@ -1,4 +1,4 @@
-"""Tests for rating_core.lake: Hive-partitioned tables, atomic partition rewrites, reading back."""
+"""Tests for rating_core.lake.storage: Hive-partitioned tables, atomic partition rewrites, reading back."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from rating_core import lake as lake_mod
-from rating_core.lake import (
+from rating_core.lake import storage as lake_mod
+from rating_core.lake.storage import (
     read_table,
     table_partitions,
     write_partitioned,
@@ -211,7 +211,7 @@ def test_clean_interrupted_writes_removes_staging_and_temp_files_only(tmp_path: 
 _HOLDER = r"""
 import sys, time
 from pathlib import Path
-from rating_core.lake_lock import hold_lake
+from rating_core.lake.lock import hold_lake
 
 with hold_lake(Path(sys.argv[1]), "ratings run --inbox first"):
     print("held", flush=True)
@@ -238,7 +238,7 @@ def _start_holder(lake: Path, seconds: float):
 def test_a_second_holder_is_told_who_holds_the_lake_and_waits_for_it(tmp_path: Path) -> None:
     import time
 
-    from rating_core.lake_lock import LOCK_FILE, hold_lake, read_holder
+    from rating_core.lake.lock import LOCK_FILE, hold_lake, read_holder
 
     holder = _start_holder(tmp_path, 3)
     held_at = time.monotonic()
@@ -257,7 +257,7 @@ def test_a_second_holder_is_told_who_holds_the_lake_and_waits_for_it(tmp_path: P
 
 
 def test_a_killed_holder_never_blocks_the_lake(tmp_path: Path) -> None:
-    from rating_core.lake_lock import hold_lake, read_holder
+    from rating_core.lake.lock import hold_lake, read_holder
 
     holder = _start_holder(tmp_path, 60)
     holder.kill()  # kill -9: the lock file still names it, but the kernel released the lock

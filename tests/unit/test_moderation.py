@@ -6,12 +6,12 @@ from datetime import UTC, datetime
 
 import polars as pl
 
-from rating_core.moderation import (
+from rating_core.schemas import MODERATION_SCHEMA
+from rating_core.systems.site.moderation import (
     annulled_games_until,
     annulment_causes,
     annulment_reason,
 )
-from rating_core.schemas import MODERATION_SCHEMA
 
 GAMES = pl.DataFrame(
     {

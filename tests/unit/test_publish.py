@@ -1,4 +1,4 @@
-"""Tests for rating_core.publish: versions, idempotency, diffs, atomicity and CSV safety."""
+"""Tests for rating_core.lake.publishing: versions, idempotency, diffs, atomicity and CSV safety."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from rating_core import publish
-from rating_core.publish import (
+from rating_core.lake import publishing as publish
+from rating_core.lake.publishing import (
     all_diffs,
     all_snapshots,
     csv_safe,
@@ -403,7 +403,7 @@ _KILL_CHILD = r"""
 import os, signal, sys
 from pathlib import Path
 import polars as pl
-from rating_core import publish
+from rating_core.lake import publishing as publish
 
 lake, kill_at = Path(sys.argv[1]), int(sys.argv[2])
 calls = 0

@@ -17,8 +17,6 @@ import numpy as np
 import polars as pl
 import pytest
 
-from rating_core import fibs, site
-from rating_core.fibs import FIBS_PAIR_STATE_SCHEMA, FIBS_RULES, fibs_replay
 from rating_core.schemas import (
     CATEGORIES,
     GAMES_SCHEMA,
@@ -29,7 +27,10 @@ from rating_core.schemas import (
     TERMINATIONS,
     conform,
 )
-from rating_core.site import SITE_RULES, site_replay
+from rating_core.systems.fibs import replay as fibs
+from rating_core.systems.fibs.replay import FIBS_PAIR_STATE_SCHEMA, FIBS_RULES, fibs_replay
+from rating_core.systems.site import replay as site
+from rating_core.systems.site.replay import SITE_RULES, site_replay
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 LONG_ID = "a-player-id-longer-than-twelve-bytes"

@@ -8,9 +8,9 @@ from typing import Any
 import polars as pl
 import pytest
 
-from rating_core import site
 from rating_core.schemas import GAMES_SCHEMA, PLAYERS_SCHEMA, conform
-from rating_core.site import (
+from rating_core.systems.site import replay as site
+from rating_core.systems.site.replay import (
     SITE_RULES,
     SITE_STATE_SCHEMA,
     site_calculator,

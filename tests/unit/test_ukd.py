@@ -8,7 +8,7 @@ import polars as pl
 import pytest
 
 from rating_core.schemas import GAMES_SCHEMA, conform
-from rating_core.ukd import UKD_STATE_SCHEMA, ukd_calculator, ukd_k_expr, ukd_period
+from rating_core.systems.ukd.period import UKD_STATE_SCHEMA, ukd_calculator, ukd_k_expr, ukd_period
 
 
 def games_frame(

@@ -13,8 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
-from rating_core.club import check_club_folders
-from rating_core.games import canonical_games, check_match_dates, drop_duplicate_game_ids
+from rating_core.ingest.canonical import canonical_games, check_match_dates, drop_duplicate_game_ids
 from rating_core.ingest.common import IngestResult
 from rating_core.ingest.csv_games import read_federation_games, read_platform_games
 from rating_core.ingest.pgn import read_pgn
@@ -35,7 +34,8 @@ from rating_core.schemas import (
     STARTING_LIST_SCHEMA,
     empty,
 )
-from rating_core.site import classify_site_games
+from rating_core.systems.club.period import check_club_folders
+from rating_core.systems.site.replay import classify_site_games
 
 FILE_SUMMARY_SCHEMA: dict[str, pl.DataType] = {
     "kind": pl.String,

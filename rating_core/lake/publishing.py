@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import polars as pl
 
-from rating_core.lake import STAGING_DIR, as_local_path, check_name, fsync_dir
+from rating_core.lake.storage import STAGING_DIR, as_local_path, check_name, fsync_dir
 from rating_core.periods import PERIOD_SHAPE
 
 try:  # POSIX advisory lock; without it concurrent publishers of one list are not serialised

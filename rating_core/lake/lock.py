@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rating_core.lake import as_local_path
+from rating_core.lake.storage import as_local_path
 
 try:
     import fcntl

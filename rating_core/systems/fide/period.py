@@ -12,7 +12,7 @@ Public API (pure Polars, no Dagster):
   newcomers, pool, dropped), every frame sorted and typed by the schema constants below;
   `explain=False` computes the list without the per-game table (game_explanations empty, same
   schema) and changes nothing else. Each side of each game is matched to its row of the state
-  (`side_codes`, `rating_core.codes.positions_in`: exact, no string join); the list's rating
+  (`side_codes`, `rating_core.kernels.codes.positions_in`: exact, no string join); the list's rating
   steps and per-player sums are one compiled pass over the games (`counted_sums`), and the
   explanations' steps run in numpy on the same codes (`_rate_sides`), so no string join or sort
   touches the one-row-per-player-per-game data.
@@ -39,19 +39,19 @@ import numpy as np
 import polars as pl
 from numba import njit
 
-from rating_core.codes import aligned_empty, positions_in, prefetch
-from rating_core.fide_tables import (
-    PD_HIGH_BY_ABS_D,
-    PD_MAX_INDEX,
-    dp_expr,
-    pd_hundredths_expr,
-)
+from rating_core.kernels.codes import aligned_empty, positions_in, prefetch
 from rating_core.rounding import (
     round_half_away,
     round_half_away_expr,
     round_hundredths_half_away_expr,
 )
 from rating_core.schemas import RATING_LISTS, UTC_TIME
+from rating_core.systems.fide.tables import (
+    PD_HIGH_BY_ABS_D,
+    PD_MAX_INDEX,
+    dp_expr,
+    pd_hundredths_expr,
+)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Site ratings (RULES §2): per-category ratings and the weighted site Elo, replayed game by game.
 
-Ids and periods are coded to integers once (`rating_core.codes`), the closed sets are read as
+Ids and periods are coded to integers once (`rating_core.kernels.codes`), the closed sets are read as
 their Enum codes, and one numba pass applies the exclusion and rejection rules to those integer
 columns (no string is compared per game); the sequential replay is a second numba kernel over
 one cache-aligned record per player. The state (rating and game count per player per number) is
@@ -17,14 +17,13 @@ import numpy as np
 import polars as pl
 from numba import njit
 
-from rating_core.codes import (
+from rating_core.kernels.codes import (
     aligned_empty,
     dense_codes,
     prefetch,
     replay_order,
     rows_where_both_zero,
 )
-from rating_core.elo import elo_update, expected_score, score_of
 from rating_core.rounding import round_half_away, round_half_away_expr
 from rating_core.schemas import (
     CATEGORIES,
@@ -34,6 +33,7 @@ from rating_core.schemas import (
     TERMINATIONS,
     empty,
 )
+from rating_core.systems.site.elo import elo_update, expected_score, score_of
 from rating_core.timecontrol import TIME_CONTROL_RULES
 
 SITE_ELO = "site-elo"

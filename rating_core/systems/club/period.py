@@ -26,7 +26,9 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from rating_core.fide import (
+from rating_core.lake.storage import is_safe_name
+from rating_core.rounding import round_hundredths_half_away_expr
+from rating_core.systems.fide.period import (
     FIDE_RULES,
     FideRules,
     k_base_exprs,
@@ -35,8 +37,6 @@ from rating_core.fide import (
     select_rated_games,
     two_sided,
 )
-from rating_core.lake import is_safe_name
-from rating_core.rounding import round_hundredths_half_away_expr
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """Backgammon site rating with the FIBS formula (RULES §5), replayed match by match.
 
-Ids and periods are coded to integers once (`rating_core.codes`); the replay, including the
+Ids and periods are coded to integers once (`rating_core.kernels.codes`); the replay, including the
 fair-play 24-hour pair window (a hash table of the pairs active within the window, inside the
 kernel), is one numba kernel. The player state plus the pair state (recent rating-changing
 matches per pair) is all a replay needs, so periods chain exactly like one long replay.
@@ -14,7 +14,7 @@ import numpy as np
 import polars as pl
 from numba import njit
 
-from rating_core.codes import (
+from rating_core.kernels.codes import (
     aligned_empty,
     dense_codes,
     prefetch,

@@ -1,0 +1,1 @@
+"""rating_core.kernels."""
