@@ -25,7 +25,7 @@ from assets.period_io import (
     with_names,
     write_period,
 )
-from pipelines.resources import PipelinePaths
+from assets.resources import PipelinePaths
 from rating_core.lake.storage import read_table
 from rating_core.schemas import GAMES_SCHEMA, RATING_LISTS
 from rating_core.systems.club.period import club_list_name

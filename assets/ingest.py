@@ -13,7 +13,7 @@ import dagster as dg
 import polars as pl
 
 from assets.period_io import CODE_VERSION, frame_metadata
-from pipelines.resources import PipelinePaths
+from assets.resources import PipelinePaths
 from rating_core.ingest import inbox as inbox_readers
 from rating_core.ingest.inbox import InboxBatch
 from rating_core.lake.storage import read_table, table_partitions, write_partitioned, write_table

@@ -22,7 +22,7 @@ from assets.period_io import (
     with_names,
     write_period,
 )
-from pipelines.resources import PipelinePaths
+from assets.resources import PipelinePaths
 from rating_core.lake.storage import read_table
 from rating_core.rounding import FLOAT_TOLERANCE
 from rating_core.schemas import GAMES_SCHEMA, MATCHES_SCHEMA

@@ -6,7 +6,7 @@ import hashlib
 
 import dagster as dg
 
-from pipelines.resources import PipelinePaths
+from assets.resources import PipelinePaths
 from rating_core.ingest.inbox import inbox_files
 
 ingest_job = dg.define_asset_job(

@@ -202,7 +202,7 @@ def ui_environment(inbox: Path, lake: Path) -> dict[str, str]:
     """The environment of the UI's processes: the workspace reads RATINGS_INBOX / RATINGS_LAKE,
     and DAGSTER_HOME names the lake's instance (`<lake>/.dagster`, unless the user set one), the
     one `ratings run --lake` records its runs in."""
-    from pipelines.resources import instance_home
+    from assets.resources import instance_home
 
     return {
         **os.environ,

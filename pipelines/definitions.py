@@ -8,9 +8,9 @@ from pathlib import Path
 import dagster as dg
 
 from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
+from assets.resources import PipelinePaths
 from pipelines.automation import inbox_sensor, ingest_job, lists_job, monthly_lists_schedule
 from pipelines.registry import PERIOD_CHECKS, period_assets
-from pipelines.resources import PipelinePaths
 from pipelines.runner import data_periods
 
 INBOX = os.environ.get("RATINGS_INBOX", "data_samples")

@@ -20,12 +20,12 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
 from assets.partitions import partition_of_period
+from assets.resources import PipelinePaths, lake_instance
 from pipelines.errors import UserError, debug_enabled, describe_error_info, is_internal
 from pipelines.incremental import period_input_digests, periods_to_run, record_run_inputs
 from pipelines.output import err_console
 from pipelines.prepare import preparing_lines
 from pipelines.registry import PERIOD_CHECKS, period_assets
-from pipelines.resources import PipelinePaths, lake_instance
 from rating_core.lake import publishing as publish
 from rating_core.lake.lock import LockHolder, hold_lake
 from rating_core.lake.storage import clean_interrupted_writes, read_table, table_partitions

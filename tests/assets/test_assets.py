@@ -10,8 +10,8 @@ import polars as pl
 
 from assets import federation
 from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
+from assets.resources import PipelinePaths
 from pipelines.registry import PERIOD_ASSETS, PERIOD_CHECKS
-from pipelines.resources import PipelinePaths
 from rating_core.lake import publishing as publish
 from rating_core.lake.storage import read_table, table_partitions
 from rating_core.systems.fide.period import FIDE_RULES

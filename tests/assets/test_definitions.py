@@ -32,8 +32,8 @@ def test_ingest_assets_are_in_the_ingest_group() -> None:
 
 
 def test_inbox_sensor_requests_a_run_only_when_the_inbox_changes(tmp_path) -> None:
+    from assets.resources import PipelinePaths
     from pipelines.automation import inbox_sensor
-    from pipelines.resources import PipelinePaths
 
     inbox = tmp_path / "inbox"
     (inbox / "platform").mkdir(parents=True)
@@ -137,7 +137,7 @@ def test_materializations_carry_the_digest_of_their_inputs_as_data_version(
     """An ingest asset's data version is the digest of the inbox files it read: the same files
     give the same version, an edited file another (and the UI marks what reads it stale)."""
     from assets.ingest import backgammon_matches, inbox_digest, players
-    from pipelines.resources import PipelinePaths
+    from assets.resources import PipelinePaths
 
     inbox = tmp_path / "inbox"
     (inbox / "backgammon").mkdir(parents=True)

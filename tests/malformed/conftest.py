@@ -18,7 +18,7 @@ import polars as pl
 import pytest
 
 from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
-from pipelines.resources import PipelinePaths
+from assets.resources import PipelinePaths
 from rating_core.lake.storage import read_table
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,8 +17,8 @@ import dagster as dg
 import polars as pl
 import pytest
 
+from assets.resources import PipelinePaths
 from pipelines.registry import PERIOD_CHECKS, period_assets
-from pipelines.resources import PipelinePaths
 from pipelines.runner import data_periods
 from rating_core.lake import publishing as publish
 from rating_core.lake.storage import table_partitions, write_partitioned
