@@ -35,7 +35,7 @@ from rating_core.systems.federation import (
     list_start,
     ukd_lists_period,
 )
-from rating_core.systems.fide.period import FIDE_RULES
+from rating_core.systems.fide.rules import FIDE_RULES
 from rating_core.systems.ukd.period import UKD_RULES
 
 

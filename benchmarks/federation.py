@@ -38,11 +38,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rating_core.schemas import RatingList, Status  # noqa: E402
 from rating_core.systems.fide.period import (  # noqa: E402
-    FIDE_STATE_SCHEMA,
     FidePeriodResult,
     fide_game_explanations,
     fide_period,
 )
+from rating_core.systems.fide.rules import FIDE_STATE_SCHEMA  # noqa: E402
 
 T = TypeVar("T")
 

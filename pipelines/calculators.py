@@ -100,7 +100,7 @@ def _elo(args: argparse.Namespace) -> dict:
 
 
 def _fide(args: argparse.Namespace) -> dict:
-    from rating_core.systems.fide.period import fide_calculator
+    from rating_core.systems.fide.calculator import fide_calculator
 
     if not args.game:
         raise UserError("give at least one --game OPPONENT:RESULT")

@@ -17,7 +17,7 @@ from rating_core.ingest import pgn
 from rating_core.ingest.inbox import PGN_SUFFIXES
 from rating_core.kernels import codes
 from rating_core.systems.fibs import replay as fibs
-from rating_core.systems.fide import period as fide
+from rating_core.systems.fide import steps as fide
 from rating_core.systems.site import replay as site
 
 

@@ -78,3 +78,18 @@ def date_range_reason(played: pl.Expr, today: date | None = None) -> pl.Expr:
         .then(pl.format("dated {}, before {}: not a real game date?", text, pl.lit(FIRST_YEAR)))
         .otherwise(pl.lit(None, dtype=pl.String))
     )
+
+
+def period_index(period: str) -> int:
+    """Month number of a `YYYY-MM` period (year x 12 + month - 1), for window arithmetic.
+
+    Raises ValueError for anything but a well-formed period, so engines refuse a bad name early.
+    """
+    if not PERIOD_SHAPE.fullmatch(period):
+        raise ValueError(f"period must be YYYY-MM, got {period!r}")
+    return int(period[:4]) * 12 + int(period[5:]) - 1
+
+
+def period_index_expr(period: pl.Expr) -> pl.Expr:
+    """`period_index` of a column of `YYYY-MM` periods (no validation: the data is conformed)."""
+    return period.str.slice(0, 4).cast(pl.Int32) * 12 + period.str.slice(5, 2).cast(pl.Int32) - 1

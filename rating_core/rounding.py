@@ -54,3 +54,10 @@ def round_hundredths_half_away_expr(hundredths: pl.Expr) -> pl.Expr:
     """
     h = hundredths.cast(pl.Int64)
     return ((h.abs() + 50) // 100) * h.sign()
+
+
+def div_round_half_away_expr(num: pl.Expr, den: pl.Expr) -> pl.Expr:
+    """Exact integer num / den (den > 0) rounded half away from zero, with no float involved."""
+    n = num.cast(pl.Int64)
+    d = den.cast(pl.Int64)
+    return ((2 * n.abs() + d) // (2 * d)) * n.sign()

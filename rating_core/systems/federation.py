@@ -14,12 +14,11 @@ from rating_core.periods import previous_period
 from rating_core.schemas import RATING_LISTS
 from rating_core.systems.club.period import CLUB_STATE_SCHEMA, ClubPeriodResult, club_period
 from rating_core.systems.fide.period import (
-    FIDE_RULES,
-    FIDE_STATE_SCHEMA,
     FidePeriodResult,
     fide_period,
     fide_state_from_starting_list,
 )
+from rating_core.systems.fide.rules import FIDE_RULES, FIDE_STATE_SCHEMA
 from rating_core.systems.ukd.period import (
     UKD_STATE_SCHEMA,
     UkdPeriodResult,

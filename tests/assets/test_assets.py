@@ -14,7 +14,7 @@ from assets.resources import PipelinePaths
 from pipelines.registry import PERIOD_ASSETS, PERIOD_CHECKS
 from rating_core.lake import publishing as publish
 from rating_core.lake.storage import read_table, table_partitions
-from rating_core.systems.fide.period import FIDE_RULES
+from rating_core.systems.fide.rules import FIDE_RULES
 
 PLAYERS = """player_id,name,is_bot,bot_rating,email_verified,display_name,birth_date
 u-a,Ann,false,,true,ann,1990

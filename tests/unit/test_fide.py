@@ -13,16 +13,15 @@ from hypothesis import strategies as st
 
 from rating_core.rounding import round_half_away
 from rating_core.schemas import GAMES_SCHEMA, STARTING_LIST_SCHEMA, conform
+from rating_core.systems.fide import steps as fide_steps
+from rating_core.systems.fide.calculator import fide_calculator
 from rating_core.systems.fide.period import (
-    FIDE_POOL_SCHEMA,
-    FIDE_RULES,
-    FIDE_STATE_SCHEMA,
-    fide_calculator,
     fide_game_explanations,
     fide_period,
     fide_state_from_starting_list,
-    k_capped_expr,
 )
+from rating_core.systems.fide.rules import FIDE_POOL_SCHEMA, FIDE_RULES, FIDE_STATE_SCHEMA
+from rating_core.systems.fide.steps import k_capped_expr
 from rating_core.systems.fide.tables import (
     PD_HIGH_BY_ABS_D,
     dp_for_p_hundredths,
@@ -109,7 +108,7 @@ def test_pd_table_edges(d: int, expected: int) -> None:
 
 def test_engine_pd_by_signed_difference_matches_the_table() -> None:
     # The numpy engine reads PD by signed D (higher side H, lower side L) from one array.
-    from rating_core.systems.fide.period import _PD_BY_D
+    from rating_core.systems.fide.steps import _PD_BY_D
     from rating_core.systems.fide.tables import PD_MAX_INDEX
 
     for d in range(-PD_MAX_INDEX - 5, PD_MAX_INDEX + 6):
@@ -623,14 +622,12 @@ def sides(white: list[str | None], black: list[str | None]) -> pl.DataFrame:
 
 
 def test_side_codes_match_ids_exactly_and_refuse_duplicate_keys() -> None:
-    from rating_core.systems.fide import period as fide
-
     keys = pl.Series("player_id", ["a", "b", None, "dd", "e" * 40])
     g = sides(["dd", "x", "a", "e" * 40], ["b", "a", "e" * 39, None])
     # Side-major: the four white players, then the four black players.
-    assert fide.side_codes(g, keys).tolist() == [3, -1, 0, 4, 1, 0, -1, -1]
+    assert fide_steps.side_codes(g, keys).tolist() == [3, -1, 0, 4, 1, 0, -1, -1]
     with pytest.raises(ValueError, match="duplicate player_id"):
-        fide.side_codes(sides(["a"], ["b"]), pl.Series("player_id", ["a", "b", "a"]))
+        fide_steps.side_codes(sides(["a"], ["b"]), pl.Series("player_id", ["a", "b", "a"]))
 
 
 def test_explain_false_same_lists_without_game_explanations() -> None:
@@ -671,21 +668,17 @@ def test_newcomer_games_event_end_and_null_rated_state_player() -> None:
 
 
 def test_side_codes_null_keys_are_not_duplicates() -> None:
-    from rating_core.systems.fide import period as fide
-
     keys = pl.Series("player_id", ["a", None, None, "b"])
-    assert fide.side_codes(sides(["b", None], ["a", "b"]), keys).tolist() == [3, -1, 0, 3]
+    assert fide_steps.side_codes(sides(["b", None], ["a", "b"]), keys).tolist() == [3, -1, 0, 3]
 
 
 def test_side_codes_keep_game_order_at_scale() -> None:
     # Enough rows for the joins to run in parallel (their output order is free).
-    from rating_core.systems.fide import period as fide
-
     n = 200_000
     keys = pl.Series("player_id", [f"p{i}" for i in range(0, n, 2)])  # even players only
     white = [f"p{i}" for i in range(n)]
     black = [f"p{(i * 7919) % n}" for i in range(n)]
-    codes = fide.side_codes(sides(white, black), keys)
+    codes = fide_steps.side_codes(sides(white, black), keys)
     expected = [i // 2 if i % 2 == 0 else -1 for i in range(n)]
     expected += [(j // 2 if j % 2 == 0 else -1) for j in ((i * 7919) % n for i in range(n))]
     assert codes.tolist() == expected
@@ -847,8 +840,6 @@ def test_counted_sums_match_the_explanation_steps(seed: int, standard: bool) -> 
     """`counted_sums` (one compiled pass, used by the list) gives the same n and ΣΔR per player
     as `_rate_sides` (the steps the per-game explanations show) summed per player: ratings on
     the rules' edges (400 cap, real D, the 600-point rule), unknown and unrated players."""
-    from rating_core.systems.fide import period as fide
-
     rng = np.random.default_rng(seed)
     players, n_games = int(rng.integers(1, 40)), int(rng.integers(0, 300))
     rating = rng.integers(1000, 3000, players).astype(np.int32)
@@ -871,9 +862,9 @@ def test_counted_sums_match_the_explanation_steps(seed: int, standard: bool) -> 
         },
         schema={"white_id": pl.String, "black_id": pl.String, "white_score": pl.Float64},
     )
-    coded = fide._code_sides(g, start)
-    n, total = fide.counted_sums(coded, standard, players, FIDE_RULES)
-    s = fide._rate_sides(coded, standard, FIDE_RULES)
+    coded = fide_steps.code_sides(g, start)
+    n, total = fide_steps.counted_sums(coded, standard, players, FIDE_RULES)
+    s = fide_steps.rate_sides(coded, standard, FIDE_RULES)
     counted = np.concatenate((s.counted, s.counted))
     expected_n = np.bincount(s.own_code[counted], minlength=players)
     expected_sum = np.zeros(players, dtype=np.int64)

@@ -28,9 +28,8 @@ import polars as pl
 
 from rating_core.lake.storage import is_safe_name
 from rating_core.rounding import round_hundredths_half_away_expr
-from rating_core.systems.fide.period import (
-    FIDE_RULES,
-    FideRules,
+from rating_core.systems.fide.rules import FIDE_RULES, FideRules
+from rating_core.systems.fide.steps import (
     k_base_exprs,
     k_capped_expr,
     rate_rows,

@@ -23,16 +23,13 @@ from fractions import Fraction
 import polars as pl
 
 from rating_core.rounding import (
+    div_round_half_away_expr,
     round_half_away,
     round_half_away_expr,
     round_hundredths_half_away_expr,
 )
 from rating_core.schemas import RATING_LISTS
-from rating_core.systems.fide.period import (
-    div_round_half_away_expr,
-    select_rated_games,
-    two_sided,
-)
+from rating_core.systems.fide.steps import select_rated_games, two_sided
 from rating_core.systems.fide.tables import dp_expr, pd_hundredths_expr
 
 

@@ -1,0 +1,382 @@
+"""FIDE steps 1-4 (RULES §3), shared by the FIDE, UKD and club engines so no rule is written twice.
+
+Steps 1-3 (D = opponent - own rating, capped at 400 unless the real difference applies; PD from
+the table; ΔR = S - PD, all in integer hundredths) exist in three versions, side by side here:
+
+- `rate_rows`: Polars, on long rows (one per player per game); the club engine and the calculator.
+- `rate_sides`: numpy, on both sides of every game coded against the period-start list (the
+  per-game explanations of the FIDE list), with the 600-point rule of rapid and blitz.
+- `counted_sums` (`_counted_sums_kernel`, per side `_side_steps`): numba, one compiled pass
+  adding each counted side's game and ΔR to its player (the FIDE list itself).
+
+`tests/unit/test_fide_steps.py` checks that the three agree side by side. Step 4 (K and its cap)
+is `k_base_exprs` and `k_capped_expr`; `select_rated_games` and `two_sided` pick the games a
+period rates and lay them out one row per player per game.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import polars as pl
+from numba import njit
+
+from rating_core.kernels.codes import aligned_empty, positions_in, prefetch
+from rating_core.systems.fide.rules import FideRules
+from rating_core.systems.fide.tables import PD_HIGH_BY_ABS_D, PD_MAX_INDEX, pd_hundredths_expr
+
+# --- the games a period rates --------------------------------------------------------------------
+
+
+def select_rated_games(
+    games: pl.DataFrame | pl.LazyFrame, period: str | None, rating_list: str | None
+) -> pl.LazyFrame:
+    """Finished, rated, two-player games of one period and list (forfeits and byes excluded).
+
+    Returns game_id, event_id (tournament or game), played_at, white_id, black_id, white_score.
+    """
+    lf = games.lazy()
+    conds = [
+        pl.col("status") == "finished",
+        pl.col("rated").fill_null(False),
+        pl.col("white_id").is_not_null(),
+        pl.col("black_id").is_not_null(),
+        pl.col("white_id") != pl.col("black_id"),
+        pl.col("white_score").is_not_null(),
+    ]
+    if period is not None:
+        conds.append(pl.col("period") == period)
+    if rating_list is not None:
+        conds.append(pl.col("rating_list") == rating_list)
+    return lf.filter(*conds).select(
+        pl.col("game_id").cast(pl.String),
+        pl.coalesce(pl.col("tournament_id"), pl.col("game_id")).cast(pl.String).alias("event_id"),
+        pl.col("played_at"),
+        pl.col("white_id").cast(pl.String),
+        pl.col("black_id").cast(pl.String),
+        pl.col("white_score").cast(pl.Float64),
+    )
+
+
+def two_sided(
+    games: pl.LazyFrame, white_cols: dict[str, str], black_cols: dict[str, str]
+) -> pl.LazyFrame:
+    """One row per player per game: player_id, opponent_id, score, plus per-side columns.
+
+    `white_cols` maps output names to the white player's columns, `black_cols` to black's
+    (e.g. {"own_rating": "white_rating", "opponent_rating": "black_rating"}).
+    """
+    names = games.collect_schema().names()
+    keep = [c for c in ("_gi", "game_id", "event_id", "played_at") if c in names]
+    white = games.select(
+        *keep,
+        pl.col("white_id").alias("player_id"),
+        pl.col("black_id").alias("opponent_id"),
+        pl.col("white_score").alias("score"),
+        pl.lit(0, dtype=pl.Int8).alias("_side"),
+        *[pl.col(src).alias(dst) for dst, src in white_cols.items()],
+    )
+    black = games.select(
+        *keep,
+        pl.col("black_id").alias("player_id"),
+        pl.col("white_id").alias("opponent_id"),
+        (1.0 - pl.col("white_score")).alias("score"),
+        pl.lit(1, dtype=pl.Int8).alias("_side"),
+        *[pl.col(src).alias(dst) for dst, src in black_cols.items()],
+    )
+    return pl.concat([white, black])
+
+
+# --- steps 1-3, Polars ---------------------------------------------------------------------------
+
+
+def rate_rows(
+    rows: pl.LazyFrame, rules: FideRules, real_difference: bool | pl.Expr
+) -> pl.LazyFrame:
+    """Steps 1-3 per row: d_raw, d_used (400 cap unless `real_difference`), pd_h, delta_h.
+
+    Needs own_rating, opponent_rating and score; pd_h and delta_h are integer hundredths.
+    `real_difference` is a boolean expression (or constant) saying which rows skip the cap.
+    """
+    cap = rules.difference_cap
+    d_raw = (pl.col("opponent_rating").cast(pl.Int64) - pl.col("own_rating").cast(pl.Int64)).alias(
+        "d_raw"
+    )
+    real = real_difference if isinstance(real_difference, pl.Expr) else pl.lit(real_difference)
+    d_used = pl.when(real).then(pl.col("d_raw")).otherwise(pl.col("d_raw").clip(-cap, cap))
+    return (
+        rows.with_columns(d_raw)
+        .with_columns(d_used.alias("d_used"))
+        .with_columns(pd_hundredths_expr(pl.col("d_used")).alias("pd_h"))
+        .with_columns(
+            ((pl.col("score") * 100).round(0).cast(pl.Int64) - pl.col("pd_h")).alias("delta_h")
+        )
+    )
+
+
+# --- steps 1-3, numpy ----------------------------------------------------------------------------
+
+
+def side_codes(g: pl.DataFrame, keys: pl.Series) -> np.ndarray:
+    """Position in `keys` (unique player ids) of each side of each game of `g`, -1 when the
+    player is absent from `keys` or null.
+
+    Side-major layout: entries 0..G-1 are the white players of `g`, G..2G-1 the black players.
+    The keys are coded once and every side looked up in them (`positions_in`: exact, no string
+    join, both columns' chunks on all cores). Duplicate keys raise ValueError.
+    """
+    return positions_in(keys, pl.concat([g["white_id"], g["black_id"]], rechunk=False))
+
+
+def side_ids(g: pl.DataFrame) -> pl.Series:
+    """Player id of each side of each game in the side-major layout of `side_codes`, as one
+    contiguous chunk (gathers from a chunked series are several times slower)."""
+    return pl.concat([g["white_id"], g["black_id"]], rechunk=True)
+
+
+def side_ratings(code: np.ndarray, rating: pl.Series) -> tuple[np.ndarray, np.ndarray]:
+    """Rating (0 where missing) and a has-rating mask for each code of `side_codes`.
+
+    int32 when every difference of two ratings fits (always, for real ratings), else int64.
+    """
+    small = rating.len() == rating.null_count() or int(rating.abs().max()) < 2**30
+    r = rating.cast(pl.Int32 if small else pl.Int64)
+    valid = np.append(r.is_not_null().to_numpy(), False)  # code -1 reads the last entry
+    values = np.append(r.fill_null(0).to_numpy(), 0)
+    return values[code], valid[code]
+
+
+# PD in hundredths by D = opponent - own rating, at index D + PD_MAX_INDEX (|D| clipped to
+# PD_MAX_INDEX, "> 735"): the higher-rated side (D <= 0) reads H, the lower side L = 1 - H.
+_PD_BY_D = np.concatenate((PD_HIGH_BY_ABS_D[::-1], 100 - PD_HIGH_BY_ABS_D[1:]))
+_PD_BY_D_I64 = _PD_BY_D.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class CodedSides:
+    """Both sides of every game matched to the list in force at period start (side-major
+    layout, see `side_codes`): what the newcomer pool needs, before steps 1-3."""
+
+    n_games: int
+    own_code: np.ndarray  # row of `start`, -1 unknown
+    own_rating: np.ndarray  # int32 (int64 for huge ratings), 0 where own_ok is False
+    own_ok: np.ndarray  # the player is rated on this list at period start
+    white_score: np.ndarray  # float64, per game (a side's score: `score_at`)
+
+
+@dataclass(frozen=True)
+class RatedSides(CodedSides):
+    """Steps 1-3 for both sides of every game (side-major layout, see `side_codes`).
+
+    Flags that are the same for both sides of a game (both players rated, the 600-point rule,
+    counted) are kept once per game; a side's opponent is the other half (`opponent_index`).
+    """
+
+    excluded: np.ndarray  # per game: the 600-point rule (rapid/blitz)
+    counted: np.ndarray  # per game: both players rated and not excluded
+    d_raw: np.ndarray  # the dtype of own_rating, as are the next three
+    d_used: np.ndarray  # meaningful where counted
+    pd_h: np.ndarray  # hundredths
+    delta_h: np.ndarray  # hundredths
+
+
+def opponent_index(idx: np.ndarray, n_games: int) -> np.ndarray:
+    """Side-major index of the opponent of each side-major index `idx`."""
+    return np.where(idx < n_games, idx + n_games, idx - n_games)
+
+
+def _side_scores(white_score: np.ndarray, side: np.ndarray | int) -> np.ndarray:
+    """Score S of the white (side 0) or black (side 1) player of games scored `white_score`."""
+    return np.where(side == 0, white_score, 1.0 - white_score)
+
+
+def score_at(c: CodedSides, idx: np.ndarray) -> np.ndarray:
+    """Score S of the sides `idx` (side-major), from the games' white scores."""
+    game = idx % c.n_games if c.n_games else idx
+    return _side_scores(c.white_score[game], (idx >= c.n_games).astype(np.int8))
+
+
+def code_sides(g: pl.DataFrame, start: pl.DataFrame) -> CodedSides:
+    """Each side of each game of `g` as a row of `start` (`side_codes`), with its rating."""
+    code = side_codes(g, start["player_id"])
+    rating, ok = side_ratings(code, start["rating"])
+    return CodedSides(
+        n_games=g.height,
+        own_code=code,
+        own_rating=rating,
+        own_ok=ok,
+        white_score=g["white_score"].to_numpy(),
+    )
+
+
+def rate_sides(c: CodedSides, standard: bool, rules: FideRules) -> RatedSides:
+    """The numpy twin of `rate_rows` on both sides of every game (integers throughout).
+
+    In place where possible: every fresh array of this size costs page faults, so the
+    opponents' ratings are never materialized (D of black is minus D of white).
+    """
+    n_games, rating = c.n_games, c.own_rating
+    white, black = rating[:n_games], rating[n_games:]
+    rated = c.own_ok[:n_games] & c.own_ok[n_games:]
+    if standard:
+        excluded = np.zeros(n_games, dtype=bool)
+    else:
+        gap = np.abs(white - black)
+        hi = np.maximum(white, black)
+        excluded = rated & (gap >= rules.fast_excluded_gap) & (hi > rules.fast_excluded_above)
+    d_raw = np.empty_like(rating)
+    np.subtract(black, white, out=d_raw[:n_games])
+    np.negative(d_raw[:n_games], out=d_raw[n_games:])
+    cap = rules.difference_cap
+    d_used = np.clip(d_raw, -cap, cap)
+    if standard:
+        np.copyto(d_used, d_raw, where=rating >= rules.real_difference_from)
+    work = np.clip(d_used, -PD_MAX_INDEX, PD_MAX_INDEX)
+    work += PD_MAX_INDEX
+    pd_h = _PD_BY_D.astype(rating.dtype)[work]
+    delta_h = work  # reused: rint(S x 100) - pd_h
+    hundredths = np.multiply(c.white_score, 100)
+    np.rint(hundredths, out=hundredths)
+    delta_h[:n_games] = hundredths
+    np.subtract(1.0, c.white_score, out=hundredths)  # the black side's score
+    hundredths *= 100
+    np.rint(hundredths, out=hundredths)
+    delta_h[n_games:] = hundredths
+    delta_h -= pd_h
+    return RatedSides(
+        n_games=n_games,
+        own_code=c.own_code,
+        own_rating=rating,
+        own_ok=c.own_ok,
+        white_score=c.white_score,
+        excluded=excluded,
+        counted=rated & ~excluded,
+        d_raw=d_raw,
+        d_used=d_used,
+        pd_h=pd_h,
+        delta_h=delta_h,
+    )
+
+
+# --- steps 1-3, numba ----------------------------------------------------------------------------
+
+
+_SUMS_AHEAD = 16  # games between prefetching a player's totals and adding to them
+
+
+@njit(cache=True, nogil=True)
+def _counted_sums_kernel(
+    code: np.ndarray,
+    rating: np.ndarray,
+    ok: np.ndarray,
+    white_score: np.ndarray,
+    standard: bool,
+    cap: int,
+    real_from: int,
+    gap_min: int,
+    above: int,
+    pd_by_d: np.ndarray,
+    totals: np.ndarray,
+) -> None:
+    """Steps 1-3 of `rate_sides` game by game, adding each counted side's game and ΔR
+    (hundredths) to its player's row of `totals` (n, sum): side-major inputs, see `side_codes`.
+    Both totals of a player share a cache line, prefetched `_SUMS_AHEAD` games early."""
+    n_games = white_score.shape[0]
+    pd_max = (pd_by_d.shape[0] - 1) // 2
+    flat = totals.reshape(-1)
+    for i in range(n_games):
+        j = i + n_games
+        a = i + _SUMS_AHEAD
+        if a < n_games:
+            if code[a] >= 0:
+                prefetch(flat, 2 * code[a])
+            if code[a + n_games] >= 0:
+                prefetch(flat, 2 * code[a + n_games])
+        if not (ok[i] and ok[j]):
+            continue
+        rw = np.int64(rating[i])
+        rb = np.int64(rating[j])
+        if not standard and abs(rw - rb) >= gap_min and max(rw, rb) > above:
+            continue  # the 600-point rule
+        sw = white_score[i]
+        for side in range(2):
+            own, d, score = (rw, rb - rw, sw) if side == 0 else (rb, rw - rb, 1.0 - sw)
+            if not (standard and own >= real_from):
+                d = min(max(d, -cap), cap)
+            at = min(max(d, -pd_max), pd_max) + pd_max
+            c = code[i] if side == 0 else code[j]
+            totals[c, 0] += 1
+            totals[c, 1] += np.int64(np.rint(score * 100.0)) - pd_by_d[at]
+
+
+def counted_sums(
+    c: CodedSides, standard: bool, size: int, rules: FideRules
+) -> tuple[np.ndarray, np.ndarray]:
+    """Games counted (n, int32) and ΣΔR in hundredths (int64) per row 0..size-1 of the
+    period-start list: steps 1-3 of `rate_sides` and the per-player sums in one compiled
+    pass, without the per-side arrays (the list does not need them; the explanations do)."""
+    totals = aligned_empty((size, 2), np.int64, align=16)
+    totals.fill(0)
+    _counted_sums_kernel(
+        c.own_code,
+        c.own_rating,
+        c.own_ok,
+        c.white_score.astype(np.float64, copy=False),
+        standard,
+        rules.difference_cap,
+        rules.real_difference_from,
+        rules.fast_excluded_gap,
+        rules.fast_excluded_above,
+        _PD_BY_D_I64,
+        totals,
+    )
+    return totals[:, 0].astype(np.int32), totals[:, 1].copy()
+
+
+# --- step 4 --------------------------------------------------------------------------------------
+
+
+def k_base_exprs(rules: FideRules, year: int) -> tuple[pl.Expr, pl.Expr]:
+    """Step 4's K and its reason, first matching rule wins, from period-start columns.
+
+    Needs rating, rated_games (null = unknown, treated as completed), peak_rating and
+    birth_year (null = not a junior); `year` is the calendar year of the period.
+    """
+    peak = pl.coalesce(pl.col("peak_rating"), pl.col("rating"))
+    top = peak >= rules.top_peak
+    junior = (pl.col("birth_year") + rules.junior_age >= year).fill_null(False) & (
+        pl.col("rating") < rules.junior_below
+    )
+    new = (pl.col("rated_games") < rules.new_games).fill_null(False)
+    k = (
+        pl.when(top)
+        .then(rules.k_established_top)
+        .when(junior)
+        .then(rules.k_junior)
+        .when(new)
+        .then(rules.k_new)
+        .otherwise(rules.k_default)
+        .cast(pl.Int32)
+    )
+    reason = (
+        pl.when(top)
+        .then(pl.lit(f"peak>={rules.top_peak}"))
+        .when(junior)
+        .then(pl.lit("junior"))
+        .when(new)
+        .then(pl.lit(f"under {rules.new_games} games"))
+        .otherwise(pl.lit("established"))
+    )
+    return k, reason
+
+
+def k_capped_expr(k: pl.Expr, n: pl.Expr, rules: FideRules) -> pl.Expr:
+    """K lowered to the largest integer with K x n <= 700 when K x n exceeds it."""
+    limit = rules.k_times_n_max
+    return pl.when((k * n > limit) & (n > 0)).then(pl.lit(limit) // n).otherwise(k).cast(pl.Int32)
+
+
+def hundredths_to_float(expr: pl.Expr) -> pl.Expr:
+    """Integer hundredths as a float with two decimals (display only; exact values stay ints)."""
+    return (expr.cast(pl.Float64) / 100).round(2)
