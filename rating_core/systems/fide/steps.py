@@ -265,6 +265,22 @@ def rate_sides(c: CodedSides, standard: bool, rules: FideRules) -> RatedSides:
 _SUMS_AHEAD = 16  # games between prefetching a player's totals and adding to them
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _side_steps(
+    d_raw: int, score: float, real_difference: bool, cap: int, pd_by_d: np.ndarray
+) -> tuple[int, int, int]:
+    """Steps 1-3 for one side of one game: (D used, PD, ΔR), PD and ΔR in hundredths.
+
+    `d_raw` is the opponent's rating minus the player's, `real_difference` skips the 400 cap;
+    `pd_by_d` is `_PD_BY_D_I64`. Inlined into `_counted_sums_kernel` (numba IR), so the kernel
+    pays no call; tests call it from Python to set the compiled steps beside the other two.
+    """
+    d = d_raw if real_difference else min(max(d_raw, -cap), cap)
+    pd_max = (pd_by_d.shape[0] - 1) // 2
+    pd_h = pd_by_d[min(max(d, -pd_max), pd_max) + pd_max]
+    return d, pd_h, np.int64(np.rint(score * 100.0)) - pd_h
+
+
 @njit(cache=True, nogil=True)
 def _counted_sums_kernel(
     code: np.ndarray,
@@ -283,7 +299,6 @@ def _counted_sums_kernel(
     (hundredths) to its player's row of `totals` (n, sum): side-major inputs, see `side_codes`.
     Both totals of a player share a cache line, prefetched `_SUMS_AHEAD` games early."""
     n_games = white_score.shape[0]
-    pd_max = (pd_by_d.shape[0] - 1) // 2
     flat = totals.reshape(-1)
     for i in range(n_games):
         j = i + n_games
@@ -302,12 +317,10 @@ def _counted_sums_kernel(
         sw = white_score[i]
         for side in range(2):
             own, d, score = (rw, rb - rw, sw) if side == 0 else (rb, rw - rb, 1.0 - sw)
-            if not (standard and own >= real_from):
-                d = min(max(d, -cap), cap)
-            at = min(max(d, -pd_max), pd_max) + pd_max
+            delta_h = _side_steps(d, score, standard and own >= real_from, cap, pd_by_d)[2]
             c = code[i] if side == 0 else code[j]
             totals[c, 0] += 1
-            totals[c, 1] += np.int64(np.rint(score * 100.0)) - pd_by_d[at]
+            totals[c, 1] += delta_h
 
 
 def counted_sums(

@@ -1,0 +1,119 @@
+"""FIDE steps 1-3 in their three versions (`rating_core.systems.fide.steps`) agree side by side.
+
+The Polars version (`rate_rows`: club lists, calculator), the numpy version (`rate_sides`: the
+per-game explanations) and the numba version (`_side_steps` inside `_counted_sums_kernel`: the
+FIDE list) must give every counted side the same D, PD and ΔR, and count the same sides.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rating_core.systems.fide.rules import FIDE_RULES
+from rating_core.systems.fide.steps import (
+    _PD_BY_D_I64,
+    _side_steps,
+    code_sides,
+    counted_sums,
+    rate_rows,
+    rate_sides,
+)
+
+# Ratings on the rules' edges (400 cap, real D from 2650, the 600-point rule, the PD table's
+# "> 735" end) and anywhere between; None is a player listed without a rating.
+EDGES = [1000, 1400, 2000, 2001, 2200, 2249, 2250, 2251, 2600, 2601, 2649, 2650, 2651, 2900]
+RATINGS = st.one_of(st.sampled_from(EDGES), st.integers(1000, 3000), st.none())
+GAMES = st.lists(
+    st.tuples(RATINGS, RATINGS, st.sampled_from([0.0, 0.5, 1.0])), min_size=1, max_size=60
+)
+
+
+def _sides(games: list[tuple[int | None, int | None, float]]) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The games (white_id, black_id, white_score) and a period-start list in which every side
+    is its own player (white `w{i}`, black `b{i}`), so per-player sums are per-side values."""
+    g = pl.DataFrame(
+        {
+            "white_id": [f"w{i}" for i in range(len(games))],
+            "black_id": [f"b{i}" for i in range(len(games))],
+            "white_score": [s for _, _, s in games],
+        },
+        schema={"white_id": pl.String, "black_id": pl.String, "white_score": pl.Float64},
+    )
+    start = pl.DataFrame(
+        {
+            "player_id": [*g["white_id"], *g["black_id"]],
+            "rating": [w for w, _, _ in games] + [b for _, b, _ in games],
+        },
+        schema={"player_id": pl.String, "rating": pl.Int32},
+    )
+    return g, start
+
+
+@given(games=GAMES, standard=st.booleans())
+@settings(max_examples=150, deadline=None)
+def test_polars_numpy_and_numba_steps_agree_per_counted_side(
+    games: list[tuple[int | None, int | None, float]], standard: bool
+) -> None:
+    g, start = _sides(games)
+    coded = code_sides(g, start)
+    numpy_steps = rate_sides(coded, standard, FIDE_RULES)
+    n_games = g.height
+    counted = np.concatenate((numpy_steps.counted, numpy_steps.counted))  # side-major
+
+    # numba: which sides the kernel counts and the ΔR it adds, per side (one side per player).
+    numba_n, numba_sum = counted_sums(coded, standard, start.height, FIDE_RULES)
+    order = coded.own_code  # side -> its row of `start`
+    assert (numba_n[order] == counted).all()
+
+    idx = np.flatnonzero(counted)
+    own = coded.own_rating[idx].astype(np.int64)
+    opp = coded.own_rating[np.where(idx < n_games, idx + n_games, idx - n_games)].astype(np.int64)
+    white_score = g["white_score"].to_numpy()[idx % n_games]
+    score = np.where(idx < n_games, white_score, 1.0 - white_score)
+    real = standard & (own >= FIDE_RULES.real_difference_from)
+    numba_steps = [
+        _side_steps(int(o - r), float(s), bool(re), FIDE_RULES.difference_cap, _PD_BY_D_I64)
+        for r, o, s, re in zip(own, opp, score, real, strict=True)
+    ]
+
+    polars_steps = rate_rows(
+        pl.LazyFrame(
+            {"own_rating": own, "opponent_rating": opp, "score": score},
+            schema={"own_rating": pl.Int64, "opponent_rating": pl.Int64, "score": pl.Float64},
+        ),
+        FIDE_RULES,
+        pl.lit(standard) & (pl.col("own_rating") >= FIDE_RULES.real_difference_from),
+    ).collect()
+
+    assert (
+        polars_steps["d_raw"].to_list() == numpy_steps.d_raw[idx].tolist() == (opp - own).tolist()
+    )
+    for column, position in (("d_used", 0), ("pd_h", 1), ("delta_h", 2)):
+        from_numpy = getattr(numpy_steps, column)[idx].tolist()
+        from_numba = [int(step[position]) for step in numba_steps]
+        assert polars_steps[column].to_list() == from_numpy == from_numba, column
+    assert numba_sum[order[idx]].tolist() == polars_steps["delta_h"].to_list()
+
+
+def test_steps_on_the_rules_edges() -> None:
+    """Known values: the 400 cap, the real difference from 2650 on the standard list only, the
+    600-point rule of rapid and blitz, and a side listed without a rating."""
+    games = [
+        (2000, 2500, 1.0),  # D = 500 capped to 400: PD(400) = 8 for the lower side
+        (2700, 2200, 0.0),  # standard: the side from 2650 uses the real D = -500
+        (2601, 2000, 1.0),  # rapid/blitz: 601 apart, one above 2600 -> not counted
+        (None, 2000, 0.5),  # white unrated: not counted
+    ]
+    g, start = _sides(games)
+    standard = rate_sides(code_sides(g, start), True, FIDE_RULES)
+    fast = rate_sides(code_sides(g, start), False, FIDE_RULES)
+    assert standard.counted.tolist() == [True, True, True, False]
+    assert fast.counted.tolist() == [True, True, False, False]
+    # side-major: white sides 0..3, black sides 4..7
+    assert standard.d_used[[0, 4, 1, 5]].tolist() == [400, -400, -500, 400]
+    assert standard.pd_h[[0, 1]].tolist() == [8, 96]
+    assert standard.delta_h[[0, 1]].tolist() == [92, -96]
+    assert fast.d_used[1] == -400  # the real difference is for the standard list only
