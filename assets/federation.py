@@ -36,7 +36,7 @@ from rating_core.systems.federation import (
     ukd_lists_period,
 )
 from rating_core.systems.fide.rules import FIDE_RULES
-from rating_core.systems.ukd.period import UKD_RULES
+from rating_core.systems.ukd.rules import UKD_RULES
 
 
 def _federation_games(paths: PipelinePaths, period: str, source: str) -> pl.DataFrame:

@@ -109,7 +109,7 @@ def _fide(args: argparse.Namespace) -> dict:
 
 
 def _ukd(args: argparse.Namespace) -> dict:
-    from rating_core.systems.ukd.period import ukd_calculator
+    from rating_core.systems.ukd.calculator import ukd_calculator
 
     if not args.game:
         raise UserError("give at least one --game OPPONENT:RESULT (or -:RESULT)")

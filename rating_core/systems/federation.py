@@ -20,11 +20,11 @@ from rating_core.systems.fide.period import (
 )
 from rating_core.systems.fide.rules import FIDE_RULES, FIDE_STATE_SCHEMA
 from rating_core.systems.ukd.period import (
-    UKD_STATE_SCHEMA,
     UkdPeriodResult,
     ukd_period,
     ukd_state_from_starting_list,
 )
+from rating_core.systems.ukd.rules import UKD_STATE_SCHEMA
 
 
 @dataclass(frozen=True)

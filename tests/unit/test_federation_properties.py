@@ -13,7 +13,8 @@ from rating_core.systems.club.period import CLUB_STATE_SCHEMA, club_tournament
 from rating_core.systems.fide.period import fide_game_explanations, fide_period
 from rating_core.systems.fide.rules import FIDE_RULES, FIDE_STATE_SCHEMA
 from rating_core.systems.fide.steps import k_capped_expr
-from rating_core.systems.ukd.period import UKD_STATE_SCHEMA, ukd_period
+from rating_core.systems.ukd.period import ukd_period
+from rating_core.systems.ukd.rules import UKD_STATE_SCHEMA
 
 SCORES = st.sampled_from([0.0, 0.5, 1.0])
 SETTINGS = settings(max_examples=40, deadline=None)

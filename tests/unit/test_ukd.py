@@ -8,7 +8,10 @@ import polars as pl
 import pytest
 
 from rating_core.schemas import GAMES_SCHEMA, conform
-from rating_core.systems.ukd.period import UKD_STATE_SCHEMA, ukd_calculator, ukd_k_expr, ukd_period
+from rating_core.systems.ukd.calculator import ukd_calculator
+from rating_core.systems.ukd.period import ukd_period
+from rating_core.systems.ukd.rules import UKD_STATE_SCHEMA
+from rating_core.systems.ukd.steps import ukd_k_expr
 
 
 def games_frame(
