@@ -28,7 +28,7 @@ from assets.period_io import (
 from assets.resources import PipelinePaths
 from rating_core.lake.storage import read_table
 from rating_core.schemas import GAMES_SCHEMA, RATING_LISTS
-from rating_core.systems.club.period import club_list_name
+from rating_core.systems.club.folders import club_list_name
 from rating_core.systems.federation import (
     club_lists_period,
     fide_lists_period,

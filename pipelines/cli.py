@@ -182,7 +182,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from pipelines.runner import run_pipeline
     from pipelines.summary import print_summary
     from rating_core.ingest.inbox import inbox_files
-    from rating_core.systems.club.period import ClubFolderError
+    from rating_core.systems.club.folders import ClubFolderError
 
     inbox = Path(args.inbox)
     if not inbox.is_dir():

@@ -34,7 +34,7 @@ from rating_core.schemas import (
     STARTING_LIST_SCHEMA,
     empty,
 )
-from rating_core.systems.club.period import check_club_folders
+from rating_core.systems.club.folders import check_club_folders
 from rating_core.systems.site.replay import classify_site_games
 
 FILE_SUMMARY_SCHEMA: dict[str, pl.DataType] = {

@@ -12,7 +12,8 @@ import polars as pl
 
 from rating_core.periods import previous_period
 from rating_core.schemas import RATING_LISTS
-from rating_core.systems.club.period import CLUB_STATE_SCHEMA, ClubPeriodResult, club_period
+from rating_core.systems.club.period import ClubPeriodResult, club_period
+from rating_core.systems.club.rules import CLUB_STATE_SCHEMA
 from rating_core.systems.fide.period import (
     FidePeriodResult,
     fide_period,

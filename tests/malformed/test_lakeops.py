@@ -92,7 +92,7 @@ def test_a_club_folder_named_with_spaces_or_letters_of_any_alphabet_is_ingested(
     assert mine.height == 3 and set(mine["club_id"]) == {folder}
     assert mine["source_line"].sort().to_list() == [2, 3, 4]
     assert games.filter(pl.col("club_id") == "konya-sk").height == 3  # the neighbour too
-    from rating_core.systems.club.period import club_list_name
+    from rating_core.systems.club.folders import club_list_name
 
     assert club_list_name(folder, "standard") == list_name
 

@@ -8,15 +8,14 @@ import polars as pl
 import pytest
 
 from rating_core.schemas import GAMES_SCHEMA, conform
-from rating_core.systems.club.period import (
-    CLUB_STATE_SCHEMA,
+from rating_core.systems.club.folders import (
     ClubFolderError,
     check_club_folders,
     club_list_name,
-    club_period,
     club_slug,
-    club_tournament,
 )
+from rating_core.systems.club.period import club_period, club_tournament
+from rating_core.systems.club.rules import CLUB_STATE_SCHEMA
 
 
 def games_frame(rows: list[tuple]) -> pl.DataFrame:

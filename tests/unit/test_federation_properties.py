@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rating_core.schemas import GAMES_SCHEMA, conform
-from rating_core.systems.club.period import CLUB_STATE_SCHEMA, club_tournament
+from rating_core.systems.club.period import club_tournament
+from rating_core.systems.club.rules import CLUB_STATE_SCHEMA
 from rating_core.systems.fide.period import fide_game_explanations, fide_period
 from rating_core.systems.fide.rules import FIDE_RULES, FIDE_STATE_SCHEMA
 from rating_core.systems.fide.steps import k_capped_expr

@@ -1,34 +1,28 @@
 """Club ratings (RULES §6): the FIDE formula applied per closed club tournament.
 
-Public API (pure Polars, no Dagster):
-
-- `CLUB_RULES` (`ClubRules`): start rating, floor and the FIDE formula constants it reuses.
-- `CLUB_STATE_SCHEMA` (player_id, rating, rated_games, peak_rating).
 - `club_tournament(games, state, players=None)` -> `ClubTournamentResult`: one tournament,
   K x sum(dR) per player rounded once, K x n <= 700 per tournament, new players at 1500.
 - `club_period(games, state, players=None, rating_list=None)` -> `ClubPeriodResult`: every
   tournament in `games`, in end-date order then id, each from the previous one's state.
-- `club_list_name(club_id, rating_list)`: the published name of a club list, made safe from the
-  club folder's name (`clubs/Şişli/` -> `club-sisli-standard`); `check_club_folders(names)`
-  refuses folders whose names fold to the same list name, or to none.
 
-Differences from the FIDE list: the tournament is the unit, everyone is rated (new players
-start at 1500 with 0 games), the 400 cap applies below 2650 on every list (the seed
-calculator's rule; no 600-point rule), the floor is 100 and nobody is dropped.
+The rules and schemas are in `club.rules`, the folder and list names in `club.folders`.
 """
 
 from __future__ import annotations
 
-import re
-import unicodedata
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import polars as pl
 
-from rating_core.lake.storage import is_safe_name
 from rating_core.rounding import round_hundredths_half_away_expr
-from rating_core.systems.fide.rules import FIDE_RULES, FideRules
+from rating_core.systems.club.rules import (
+    CLUB_GAME_EXPLANATION_SCHEMA,
+    CLUB_LIST_SCHEMA,
+    CLUB_RULES,
+    CLUB_STATE_SCHEMA,
+    CLUB_TOURNAMENT_PLAYER_SCHEMA,
+    ClubRules,
+)
 from rating_core.systems.fide.steps import (
     k_base_exprs,
     k_capped_expr,
@@ -36,114 +30,6 @@ from rating_core.systems.fide.steps import (
     select_rated_games,
     two_sided,
 )
-
-
-@dataclass(frozen=True)
-class ClubRules:
-    """Every number of RULES §6; the K rules and table come from the FIDE rules it embeds."""
-
-    start_rating: int = 1500
-    start_games: int = 0
-    floor: int = 100
-    formula: FideRules = field(default=FIDE_RULES)
-
-
-CLUB_RULES = ClubRules()
-
-_ASCII_FOLD = str.maketrans(
-    {"ı": "i", "ß": "ss", "ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE"}
-    | {"ł": "l", "Ł": "L", "đ": "d", "Đ": "D", "ð": "d", "Ð": "D", "þ": "th", "Þ": "Th"}
-)
-"""Letters that Unicode decomposition does not reduce to ASCII (the dotless ı of Turkish...)."""
-
-
-class ClubFolderError(ValueError):
-    """Club folders that cannot each have their own list name; the message says which and why."""
-
-
-def club_slug(folder_name: str) -> str:
-    """A club folder's name as it appears in list names: unchanged when already safe
-    (`ankara-sk`, `ODTU_SK`), else ASCII-folded, lowercase, every run of other characters one `-`
-    (`Ankara SK` -> `ankara-sk`, `Şişli` -> `sisli`); may be empty."""
-    if is_safe_name(folder_name):  # already usable in a list name: existing club lists stay
-        return folder_name
-    decomposed = unicodedata.normalize("NFKD", folder_name.translate(_ASCII_FOLD))
-    folded = decomposed.encode("ascii", "ignore").decode("ascii").lower()
-    return re.sub(r"[^a-z0-9]+", "-", folded).strip("-")
-
-
-def club_list_name(club_id: str, rating_list: str) -> str:
-    """The published list of a club and rating list, e.g. `club-ankara-sk-standard`."""
-    return f"club-{club_slug(club_id)}-{rating_list}"
-
-
-def check_club_folders(folder_names: Iterable[str]) -> None:
-    """Refuse club folders without a letter or digit to name a list, or two folders that would
-    publish under one name (`Ankara SK` and `ankara-sk`): one sentence naming them."""
-    by_slug: dict[str, list[str]] = {}
-    for name in sorted(folder_names):
-        slug = club_slug(name)
-        if not slug:
-            raise ClubFolderError(
-                f"the club folder 'clubs/{name}' has no letter or digit that can name its "
-                "lists: rename it"
-            )
-        by_slug.setdefault(slug, []).append(name)
-    for slug, names in by_slug.items():
-        if len(names) > 1:
-            folders = " and ".join(f"'clubs/{n}'" for n in names)
-            raise ClubFolderError(
-                f"the club folders {folders} would both publish as 'club-{slug}-...': "
-                "rename or merge them"
-            )
-
-
-CLUB_STATE_SCHEMA: dict[str, pl.DataType] = {
-    "player_id": pl.String,
-    "rating": pl.Int32,
-    "rated_games": pl.Int32,  # club games rated so far
-    "peak_rating": pl.Int32,
-}
-
-CLUB_TOURNAMENT_PLAYER_SCHEMA: dict[str, pl.DataType] = {
-    "tournament_id": pl.String,
-    "player_id": pl.String,
-    "new_player": pl.Boolean,
-    "rating_before": pl.Int32,
-    "k_base": pl.Int32,
-    "k_reason": pl.String,
-    "n": pl.Int32,
-    "k_used": pl.Int32,
-    "sum_delta_r": pl.Float64,
-    "change_exact": pl.Float64,
-    "change": pl.Int32,
-    "rating_after": pl.Int32,  # after the floor
-}
-
-CLUB_GAME_EXPLANATION_SCHEMA: dict[str, pl.DataType] = {
-    "tournament_id": pl.String,
-    "game_id": pl.String,
-    "player_id": pl.String,
-    "opponent_id": pl.String,
-    "own_rating": pl.Int32,
-    "opponent_rating": pl.Int32,
-    "d_raw": pl.Int64,
-    "d_used": pl.Int64,
-    "pd": pl.Float64,
-    "score": pl.Float64,
-    "delta_r": pl.Float64,
-}
-
-CLUB_LIST_SCHEMA: dict[str, pl.DataType] = {
-    "player_id": pl.String,
-    "rating": pl.Int32,
-    "games": pl.Int32,  # club games rated in the period
-    "change": pl.Int32,  # sum of the period's rounded tournament changes
-    "rated_games": pl.Int32,
-    "peak_rating": pl.Int32,
-    "provisional": pl.Boolean,  # always null
-    "flag": pl.String,  # always null
-}
 
 
 @dataclass(frozen=True)
