@@ -14,6 +14,31 @@ RESULTS = ["1-0", "0-1", "1/2-1/2", "+-", "-+", "--", "bye"]
 """Recorded results: the three played ones, forfeits (`+-` white wins by forfeit, `-+` black,
 `--` both forfeit) and a bye (one player, no opponent)."""
 
+PLAYED_RESULTS = ("1-0", "0-1", "1/2-1/2")
+"""Results of a game played on the board (not a forfeit, not a bye)."""
+
+SCORE_BY_RESULT: dict[str, float] = {
+    "1-0": 1.0,
+    "0-1": 0.0,
+    "1/2-1/2": 0.5,
+    "+-": 1.0,
+    "-+": 0.0,
+    "--": 0.0,
+}
+"""White's score S (RULES §0) of every recorded result but a bye (no opponent, no score): the
+one result-to-score table, read by the canonical games, the readers and the calculators."""
+
+RESULT_BY_SCORE: dict[float, str] = {SCORE_BY_RESULT[r]: r for r in PLAYED_RESULTS}
+"""The played result of white's score: 1.0 -> `1-0`, 0.5 -> `1/2-1/2`, 0.0 -> `0-1`."""
+
+SCORE_BY_RESULT_WORD: dict[str, float] = {
+    **{result: SCORE_BY_RESULT[result] for result in PLAYED_RESULTS},
+    **{"1": 1.0, "1/2": 0.5, "½": 0.5, "0.5": 0.5, "0": 0.0},
+    **{"win": 1.0, "w": 1.0, "draw": 0.5, "d": 0.5, "loss": 0.0, "l": 0.0},
+}
+"""A result as a player writes it about their own game, lowercase (calculators): a played
+result read from the player's side (`1-0` is a win), the score itself, or a word."""
+
 STATUSES = ["finished", "aborted", "forfeit", "bye", "annulled"]
 CATEGORIES = ["classical", "rapid", "blitz", "bullet", "unlimited", "correspondence", "otb", "bots"]
 RATING_LISTS = ["standard", "rapid", "blitz"]

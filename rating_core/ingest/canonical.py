@@ -13,10 +13,15 @@ import polars as pl
 
 from rating_core.ingest.common import IngestResult
 from rating_core.periods import TOURNAMENT_SPREAD_DAYS, date_range_reason
-from rating_core.schemas import GAMES_SCHEMA, QUARANTINE_SCHEMA, RAW_GAMES_SCHEMA, conform, empty
+from rating_core.schemas import (
+    GAMES_SCHEMA,
+    QUARANTINE_SCHEMA,
+    RAW_GAMES_SCHEMA,
+    SCORE_BY_RESULT,
+    conform,
+    empty,
+)
 from rating_core.timecontrol import with_time_control_columns
-
-SCORE_BY_RESULT = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5, "+-": 1.0, "-+": 0.0, "--": 0.0}
 
 
 def _quarantine_from(frame: pl.DataFrame, value: pl.Expr, reason: pl.Expr) -> pl.DataFrame:

@@ -18,9 +18,11 @@ import polars as pl
 from rating_core.ingest.common import IngestResult, UnreadableFileError
 from rating_core.schemas import (
     KINDS,
+    PLAYED_RESULTS,
     QUARANTINE_SCHEMA,
     RATING_LISTS,
     RAW_GAMES_SCHEMA,
+    RESULTS,
     TERMINATIONS,
     UTC_TIME,
     conform,
@@ -372,8 +374,6 @@ PLATFORM_OPTIONAL = (
     "white_elo",
     "black_elo",
 )
-PLAYED_RESULTS = ("1-0", "0-1", "1/2-1/2")
-FEDERATION_RESULTS = ("1-0", "0-1", "1/2-1/2", "+-", "-+", "--", "bye")
 
 
 def _one_of(col: str, allowed: Sequence[str], *, what: str | None = None) -> Check:
@@ -491,7 +491,7 @@ def read_federation_games(path: Path, source_file: str | None = None) -> IngestR
         *base_checks(table),
         empty_check("game_id", "the game id"),
         empty_check("white_id", "white_id"),
-        _one_of("result", FEDERATION_RESULTS),
+        _one_of("result", RESULTS),
         Check(
             (pl.col("black_id") == "") & ~is_bye,
             pl.col("black_id"),

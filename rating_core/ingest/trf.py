@@ -16,7 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from rating_core.ingest.common import IngestResult, UnreadableFileError, quarantine_rows
-from rating_core.schemas import RAW_GAMES_SCHEMA, conform, empty
+from rating_core.schemas import RAW_GAMES_SCHEMA, RESULT_BY_SCORE, conform, empty
 
 __all__ = ["TRF_PLAYERS_SCHEMA", "TrfResult", "parse_trf_date", "read_trf"]
 
@@ -283,7 +283,7 @@ def _result(white_code: str, black_code: str | None) -> str:
         return "+-"
     if white_code == "-":
         return "--" if black_code == "-" else "-+"
-    return {1.0: "1-0", 0.5: "1/2-1/2", 0.0: "0-1"}[_PLAYED[white_code]]
+    return RESULT_BY_SCORE[_PLAYED[white_code]]
 
 
 @dataclass(frozen=True)

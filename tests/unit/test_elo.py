@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from rating_core.schemas import PLAYED_RESULTS, SCORE_BY_RESULT
 from rating_core.systems.site.elo import elo_calculator, elo_update, expected_score, score_of
 
 
@@ -43,6 +44,11 @@ def test_update_applies_floor_and_reports_applied_change() -> None:
 )
 def test_score_spellings(text: str, score: float) -> None:
     assert score_of(text) == score
+
+
+@pytest.mark.parametrize("result", PLAYED_RESULTS)
+def test_a_played_result_scores_as_the_one_result_table_says(result: str) -> None:
+    assert score_of(result) == SCORE_BY_RESULT[result]
 
 
 @pytest.mark.parametrize("bad", ["victory", 2, 0.25])

@@ -7,7 +7,15 @@ from datetime import UTC, date, datetime
 import polars as pl
 
 from rating_core.ingest.canonical import canonical_games
-from rating_core.schemas import GAMES_SCHEMA, RAW_GAMES_SCHEMA, conform
+from rating_core.schemas import (
+    GAMES_SCHEMA,
+    PLAYED_RESULTS,
+    RAW_GAMES_SCHEMA,
+    RESULT_BY_SCORE,
+    RESULTS,
+    SCORE_BY_RESULT,
+    conform,
+)
 
 
 def raw(rows: list[dict]) -> pl.DataFrame:
@@ -302,3 +310,26 @@ def test_a_tournament_end_after_today_quarantines_its_games_with_the_end_date() 
     row = out.quarantine.row(0, named=True)
     assert (row["record"], row["line"], row["value"]) == ("r1", 2, "2999-01-01")
     assert row["reason"] == "tournament end (TRF 052) dated 2999-01-01, after today"
+
+
+def test_every_recorded_result_scores_by_the_one_table() -> None:
+    """White's score of each canonical game is read from `SCORE_BY_RESULT`, which has every
+    recorded result but a bye; readers and calculators share it (`RESULT_BY_SCORE`)."""
+    assert set(SCORE_BY_RESULT) == set(RESULTS) - {"bye"}
+    assert {RESULT_BY_SCORE[s] for s in (1.0, 0.5, 0.0)} == set(PLAYED_RESULTS)
+    rows = [
+        {
+            "game_id": f"t{i}",
+            "source_line": i + 2,
+            "tournament_id": "T",
+            "played_at": ts(10),
+            "white_id": "a",
+            "black_id": None if result == "bye" else "b",
+            "result": result,
+            "kind": "otb",
+        }
+        for i, result in enumerate(RESULTS)
+    ]
+    out = canonical_games(raw(rows), "federation")
+    scores = dict(zip(out.rows["result"].cast(pl.String), out.rows["white_score"], strict=True))
+    assert scores == {**SCORE_BY_RESULT, "bye": None}

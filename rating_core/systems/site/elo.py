@@ -9,24 +9,7 @@ from __future__ import annotations
 from numba import njit
 
 from rating_core.rounding import round_half_away
-
-RESULT_SCORES: dict[str, float] = {
-    "win": 1.0,
-    "w": 1.0,
-    "1": 1.0,
-    "1-0": 1.0,
-    "draw": 0.5,
-    "d": 0.5,
-    "0.5": 0.5,
-    "1/2": 0.5,
-    "1/2-1/2": 0.5,
-    "½": 0.5,
-    "loss": 0.0,
-    "l": 0.0,
-    "0": 0.0,
-    "0-1": 0.0,
-}
-"""Accepted spellings of a result from the player's point of view (RULES §0: 1, 0.5, 0)."""
+from rating_core.schemas import SCORE_BY_RESULT_WORD
 
 
 @njit(cache=True)
@@ -58,9 +41,9 @@ def score_of(result: str | float) -> float:
     """The score S (1, 0.5, 0) of a result given as a number or a word ("win", "draw", "1-0"…)."""
     if isinstance(result, str):
         key = result.strip().lower()
-        if key not in RESULT_SCORES:
+        if key not in SCORE_BY_RESULT_WORD:
             raise ValueError(f"unknown result {result!r}: use win, draw or loss (1, 0.5, 0)")
-        return RESULT_SCORES[key]
+        return SCORE_BY_RESULT_WORD[key]
     score = float(result)
     if score not in (0.0, 0.5, 1.0):
         raise ValueError(f"a score is 1, 0.5 or 0, not {result!r}")
