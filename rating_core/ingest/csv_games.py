@@ -23,6 +23,7 @@ from rating_core.schemas import (
     RATING_LISTS,
     RAW_GAMES_SCHEMA,
     RESULTS,
+    SOURCES,
     TERMINATIONS,
     UTC_TIME,
     conform,
@@ -50,6 +51,7 @@ __all__ = [
     "parse_utc",
     "read_csv_strings",
     "read_federation_games",
+    "read_game_csv",
     "read_platform_games",
     "require_columns",
     "with_defaults",
@@ -543,3 +545,15 @@ def read_federation_games(path: Path, source_file: str | None = None) -> IngestR
         extra_json(table, FEDERATION_REQUIRED + FEDERATION_OPTIONAL).alias("extra"),
     )
     return IngestResult(rows=conform(rows, RAW_GAMES_SCHEMA), quarantine=quarantine)
+
+
+def read_game_csv(path: Path, source_file: str, source: str) -> IngestResult:
+    """Read a game CSV with the reader of the inbox folder it came from (`source`, DESIGN §2):
+    the platform's columns under `platform/`, the federation's under `federation/` and
+    `clubs/<club_id>/`. The folder decides, never the file's name (`federation/platform.csv`
+    is a federation file)."""
+    if source == "platform":
+        return read_platform_games(path, source_file)
+    if source in ("federation", "club"):
+        return read_federation_games(path, source_file)
+    raise ValueError(f"source must be one of {SOURCES}, got {source!r}")

@@ -15,7 +15,7 @@ import polars as pl
 
 from rating_core.ingest.canonical import canonical_games, check_match_dates, drop_duplicate_game_ids
 from rating_core.ingest.common import IngestResult
-from rating_core.ingest.csv_games import read_federation_games, read_platform_games
+from rating_core.ingest.csv_games import read_game_csv
 from rating_core.ingest.pgn import read_pgn
 from rating_core.ingest.registry import (
     read_backgammon,
@@ -100,16 +100,15 @@ def _batch(
     )
 
 
-def _read_game_file(path: Path, name: str) -> IngestResult:
-    """Read one game file by its suffix in any case (`GAMES.PGN.GZ` is gzip-compressed PGN)."""
+def _read_game_file(path: Path, name: str, source: str) -> IngestResult:
+    """Read one game file by its suffix in any case (`GAMES.PGN.GZ` is gzip-compressed PGN); a
+    CSV by the kind of the folder it came from (`source`: platform, federation or club)."""
     lower = path.name.lower()
     if lower.endswith(PGN_SUFFIXES):
         return read_pgn(path, name)
     if lower.endswith(".trf"):
         return read_trf(path, name).games
-    return (
-        read_platform_games(path, name) if "platform" in name else read_federation_games(path, name)
-    )
+    return read_game_csv(path, name, source)
 
 
 def _inside(path: Path, inbox: Path) -> bool:
@@ -169,7 +168,7 @@ def ingest_games(
         raws: list[pl.DataFrame] = []
         for path in files:
             name = _relative(path, inbox)
-            result = _read_game_file(path, name)
+            result = _read_game_file(path, name, source)
             raws.append(result.rows)
             quarantine.append(result.quarantine)
             per_file.append((name, result))

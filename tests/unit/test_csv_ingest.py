@@ -10,7 +10,8 @@ import polars as pl
 import pytest
 
 from rating_core.ingest.common import UnreadableFileError
-from rating_core.ingest.csv_games import read_federation_games, read_platform_games
+from rating_core.ingest.csv_games import read_federation_games, read_game_csv, read_platform_games
+from rating_core.ingest.inbox import ingest_games
 from rating_core.schemas import QUARANTINE_SCHEMA, RAW_GAMES_SCHEMA
 
 PLATFORM_HEADER = (
@@ -432,3 +433,35 @@ def test_federation_missing_required_column(tmp_path: Path) -> None:
     path = write(tmp_path, "f.csv", "game_id,tournament_id,played_on,white_id,black_id,result\n")
     with pytest.raises(UnreadableFileError, match="missing required column 'round'"):
         read_federation_games(path)
+
+
+# --- the reader is chosen by the inbox folder ---------------------------------------------------
+
+
+def test_a_federation_csv_named_platform_is_read_as_federation(tmp_path: Path) -> None:
+    """`federation/platform-export.csv` holds federation columns: the folder decides the reader,
+    not the word "platform" in the file's name (nor in a club folder's name)."""
+    inbox = tmp_path / "inbox"
+    (inbox / "federation").mkdir(parents=True)
+    (inbox / "clubs" / "platform-sk").mkdir(parents=True)
+    rows = "\n".join([FED_HEADER, "e1,T1,1,2025-06-01,100,200,1-0,standard"]) + "\n"
+    (inbox / "federation" / "platform-export.csv").write_text(rows, encoding="utf-8")
+    club_rows = "\n".join([FED_HEADER, "c1,C1,1,2025-06-01,300,400,0-1,"]) + "\n"
+    (inbox / "clubs" / "platform-sk" / "games.csv").write_text(club_rows, encoding="utf-8")
+    batch = ingest_games(inbox)
+    assert batch.quarantine.height == 0
+    games = {r["game_id"]: r for r in batch.rows.to_dicts()}
+    assert (games["e1"]["source"], games["e1"]["kind"], games["e1"]["white_score"]) == (
+        "federation",
+        "otb",
+        1.0,
+    )
+    assert (games["c1"]["source"], games["c1"]["club_id"]) == ("club", "platform-sk")
+
+
+def test_read_game_csv_takes_the_folder_kind(tmp_path: Path) -> None:
+    fed = federation(tmp_path)
+    assert read_game_csv(fed, "federation/fed.csv", "federation").rows["game_id"].len() == 2
+    assert read_game_csv(fed, "clubs/x/fed.csv", "club").rows["kind"].to_list() == ["otb"] * 2
+    with pytest.raises(UnreadableFileError, match="missing required column 'played_at'"):
+        read_game_csv(fed, "platform/fed.csv", "platform")
