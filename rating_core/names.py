@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import polars as pl
 
-NAMES_SCHEMA: dict[str, pl.DataType] = {"player_id": pl.String, "name": pl.String}
+from rating_core.schemas import TableSchema
+
+NAMES_SCHEMA: TableSchema = {"player_id": pl.String, "name": pl.String}
 
 
 def player_names(registry: pl.DataFrame, games: pl.DataFrame) -> pl.DataFrame:
@@ -22,7 +24,7 @@ def player_names(registry: pl.DataFrame, games: pl.DataFrame) -> pl.DataFrame:
     if not frames:
         return pl.DataFrame(schema=NAMES_SCHEMA)
     return (
-        pl.concat([f.cast(NAMES_SCHEMA) for f in frames])  # type: ignore[arg-type]
+        pl.concat([f.cast(NAMES_SCHEMA) for f in frames])
         .drop_nulls()
         .unique("player_id", keep="first", maintain_order=True)
     )

@@ -6,7 +6,15 @@ Closed sets are `pl.Enum` so that a typo is an error, not a new category.
 
 from __future__ import annotations
 
+from typing import Any, TypeAlias
+
 import polars as pl
+from polars.datatypes import DataTypeClass
+
+TableSchema: TypeAlias = dict[Any, pl.DataType | DataTypeClass]
+"""A table's columns and dtypes (`pl.String` or `pl.Enum([...])`), in order. The keys are column
+names; they are typed Any because polars annotates `cast` with a mapping whose key type is a union
+and mapping keys are invariant, so a `dict[str, ...]` is refused (pola-rs/polars#14468)."""
 
 # --- closed sets -------------------------------------------------------------------------------
 
@@ -69,7 +77,7 @@ UTC_TIME = pl.Datetime("us", "UTC")
 
 # --- raw games: what every game reader returns, before classification ---------------------------
 
-RAW_GAMES_SCHEMA: dict[str, pl.DataType] = {
+RAW_GAMES_SCHEMA: TableSchema = {
     "game_id": pl.String,  # explicit id, else derived (file stem + ordinal)
     "source_file": pl.String,
     "source_line": pl.Int64,  # 1-based line where the record starts
@@ -104,7 +112,7 @@ RAW_GAMES_SCHEMA: dict[str, pl.DataType] = {
 
 # --- canonical games (DESIGN §3) -------------------------------------------------------------------
 
-GAMES_SCHEMA: dict[str, pl.DataType] = {
+GAMES_SCHEMA: TableSchema = {
     "game_id": pl.String,
     "source": Source,
     "club_id": pl.String,
@@ -142,7 +150,7 @@ GAMES_SCHEMA: dict[str, pl.DataType] = {
 
 # --- quarantine (DESIGN §4) -------------------------------------------------------------------------
 
-QUARANTINE_SCHEMA: dict[str, pl.DataType] = {
+QUARANTINE_SCHEMA: TableSchema = {
     "source_file": pl.String,
     "line": pl.Int64,  # 1-based line (or record number where a format has no lines)
     "record": pl.String,  # game id, player id or other record key when known
@@ -152,7 +160,7 @@ QUARANTINE_SCHEMA: dict[str, pl.DataType] = {
 
 # --- registry and other inputs ----------------------------------------------------------------
 
-PLAYERS_SCHEMA: dict[str, pl.DataType] = {
+PLAYERS_SCHEMA: TableSchema = {
     "player_id": pl.String,
     "name": pl.String,
     "federation": pl.String,
@@ -166,7 +174,7 @@ PLAYERS_SCHEMA: dict[str, pl.DataType] = {
     "display_name": pl.String,
 }
 
-STARTING_LIST_SCHEMA: dict[str, pl.DataType] = {
+STARTING_LIST_SCHEMA: TableSchema = {
     "list": pl.String,  # e.g. fide-standard, ukd-blitz
     "period": pl.String,  # the period after which this list is official
     "player_id": pl.String,
@@ -175,7 +183,7 @@ STARTING_LIST_SCHEMA: dict[str, pl.DataType] = {
     "peak_rating": pl.Int32,  # FIDE only, null for UKD
 }
 
-MODERATION_SCHEMA: dict[str, pl.DataType] = {
+MODERATION_SCHEMA: TableSchema = {
     "game_id": pl.String,
     "decided_at": UTC_TIME,
     "decision": pl.Enum(["annul"]),
@@ -184,7 +192,7 @@ MODERATION_SCHEMA: dict[str, pl.DataType] = {
     "source_line": pl.Int64,
 }
 
-MATCHES_SCHEMA: dict[str, pl.DataType] = {
+MATCHES_SCHEMA: TableSchema = {
     "match_id": pl.String,
     "ended_at": UTC_TIME,
     "period": pl.String,
@@ -198,12 +206,12 @@ MATCHES_SCHEMA: dict[str, pl.DataType] = {
 }
 
 
-def empty(schema: dict[str, pl.DataType]) -> pl.DataFrame:
+def empty(schema: TableSchema) -> pl.DataFrame:
     """An empty frame with the given schema (the answer of a reader that found nothing)."""
     return pl.DataFrame(schema=schema)
 
 
-def conform(frame: pl.DataFrame, schema: dict[str, pl.DataType]) -> pl.DataFrame:
+def conform(frame: pl.DataFrame, schema: TableSchema) -> pl.DataFrame:
     """Select the schema's columns in order and cast them; missing columns become nulls.
 
     Raises `ValueError` naming the columns that are not in the schema-compatible form, so that a

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from rating_core.schemas import Category, RatingList
+from rating_core.schemas import Category, RatingList, TableSchema
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ class TimeControlRules:
 
 TIME_CONTROL_RULES = TimeControlRules()
 
-PARSED_SCHEMA: dict[str, pl.DataType] = {
+PARSED_SCHEMA: TableSchema = {
     "time_control": pl.String,
     "tc_valid": pl.Boolean,  # the string follows the PGN syntax
     "tc_no_clock": pl.Boolean,  # "-"

@@ -293,10 +293,10 @@ def shown_nul(text: pl.Expr) -> pl.Expr:
 
 def nul_check(table: CsvTable) -> Check:
     """Reject a row with a NUL byte in a cell, naming the column (the first one when several)."""
-    cell = pl.coalesce(
-        [pl.when(pl.col(NUL) == name).then(pl.col(name)) for name in table.columns if name]
-        or [pl.lit(None, dtype=pl.String)]
-    )
+    cells: list[pl.Expr] = [
+        pl.when(pl.col(NUL) == name).then(pl.col(name)) for name in table.columns if name
+    ]
+    cell = pl.coalesce(cells or [pl.lit(None, dtype=pl.String)])
     return Check(
         pl.col(NUL).is_not_null(),
         shown_nul(cell),

@@ -32,12 +32,13 @@ from rating_core.schemas import (
     QUARANTINE_SCHEMA,
     RAW_GAMES_SCHEMA,
     STARTING_LIST_SCHEMA,
+    TableSchema,
     empty,
 )
 from rating_core.systems.club.folders import check_club_folders
 from rating_core.systems.site.replay import classify_site_games
 
-FILE_SUMMARY_SCHEMA: dict[str, pl.DataType] = {
+FILE_SUMMARY_SCHEMA: TableSchema = {
     "kind": pl.String,
     "source_file": pl.String,
     "ingested": pl.Int64,
@@ -86,7 +87,7 @@ def _summary_row(kind: str, source_file: str, result: IngestResult) -> dict:
 def _batch(
     kind: str,
     results: list[tuple[str, IngestResult]],
-    schema: dict[str, pl.DataType],
+    schema: TableSchema,
 ) -> InboxBatch:
     rows = [r.rows for _, r in results if r.rows.height]
     quarantine = [r.quarantine for _, r in results if r.quarantine.height]
@@ -245,7 +246,7 @@ def _ingest_simple(
     inbox: Path,
     paths: list[Path],
     reader: Callable[[Path, str], IngestResult],
-    schema: dict[str, pl.DataType],
+    schema: TableSchema,
 ) -> InboxBatch:
     return _batch(
         kind, [(_relative(p, inbox), reader(p, _relative(p, inbox))) for p in paths], schema

@@ -16,11 +16,11 @@ from pathlib import Path
 import polars as pl
 
 from rating_core.ingest.common import IngestResult, UnreadableFileError, quarantine_rows
-from rating_core.schemas import RAW_GAMES_SCHEMA, RESULT_BY_SCORE, conform, empty
+from rating_core.schemas import RAW_GAMES_SCHEMA, RESULT_BY_SCORE, TableSchema, conform, empty
 
 __all__ = ["TRF_PLAYERS_SCHEMA", "TrfResult", "parse_trf_date", "read_trf"]
 
-TRF_PLAYERS_SCHEMA: dict[str, pl.DataType] = {
+TRF_PLAYERS_SCHEMA: TableSchema = {
     "player_id": pl.String,  # FIDE id when non-zero, else the name
     "name": pl.String,
     "fide_id": pl.String,
@@ -431,7 +431,7 @@ def read_trf(path: Path, source_file: str | None = None) -> TrfResult:
     return TrfResult(games=result, players=player_frame)
 
 
-_ROW_SCHEMA: dict[str, pl.DataType] = {
+_ROW_SCHEMA: TableSchema = {
     "game_id": pl.String,
     "source_file": pl.String,
     "source_line": pl.Int64,

@@ -28,12 +28,13 @@ from rating_core.schemas import (
     PLAYERS_SCHEMA,
     QUARANTINE_SCHEMA,
     STARTING_LIST_SCHEMA,
+    TableSchema,
 )
 
 PART_FILE = "part-0.parquet"
 """The one data file of a partition (or of an unpartitioned table)."""
 
-TABLE_SCHEMAS: dict[str, dict[str, pl.DataType]] = {
+TABLE_SCHEMAS: dict[str, TableSchema] = {
     "games": GAMES_SCHEMA,
     "matches": MATCHES_SCHEMA,
     "players": PLAYERS_SCHEMA,
@@ -204,7 +205,7 @@ def read_table(
     periods: Iterable[str] | None = None,
     *,
     partition_col: str = "period",
-    schema: dict[str, pl.DataType] | None = None,
+    schema: TableSchema | None = None,
 ) -> pl.LazyFrame:
     """Scan `table` with Hive partitioning, the partition column read back as String.
 

@@ -11,6 +11,7 @@ The rules and schemas are in `club.rules`, the folder and list names in `club.fo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 import polars as pl
 
@@ -108,7 +109,8 @@ def club_tournament(
         {"own_rating": "black_rating", "opponent_rating": "white_rating"},
     )
     rated = rate_rows(long, fr, pl.col("own_rating") >= fr.real_difference_from).collect()
-    year = g["played_at"].max().year if g.height else 1900
+    last_played = g["played_at"].max()  # None when the tournament has no rated game
+    year = last_played.year if isinstance(last_played, datetime) else 1900
     k_base, k_reason = k_base_exprs(fr, year)
     per = (
         full.join(

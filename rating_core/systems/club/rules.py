@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from rating_core.schemas import TableSchema
 from rating_core.systems.fide.rules import FIDE_RULES, FideRules
 
 
@@ -28,14 +29,14 @@ class ClubRules:
 CLUB_RULES = ClubRules()
 
 
-CLUB_STATE_SCHEMA: dict[str, pl.DataType] = {
+CLUB_STATE_SCHEMA: TableSchema = {
     "player_id": pl.String,
     "rating": pl.Int32,
     "rated_games": pl.Int32,  # club games rated so far
     "peak_rating": pl.Int32,
 }
 
-CLUB_TOURNAMENT_PLAYER_SCHEMA: dict[str, pl.DataType] = {
+CLUB_TOURNAMENT_PLAYER_SCHEMA: TableSchema = {
     "tournament_id": pl.String,
     "player_id": pl.String,
     "new_player": pl.Boolean,
@@ -50,7 +51,7 @@ CLUB_TOURNAMENT_PLAYER_SCHEMA: dict[str, pl.DataType] = {
     "rating_after": pl.Int32,  # after the floor
 }
 
-CLUB_GAME_EXPLANATION_SCHEMA: dict[str, pl.DataType] = {
+CLUB_GAME_EXPLANATION_SCHEMA: TableSchema = {
     "tournament_id": pl.String,
     "game_id": pl.String,
     "player_id": pl.String,
@@ -64,7 +65,7 @@ CLUB_GAME_EXPLANATION_SCHEMA: dict[str, pl.DataType] = {
     "delta_r": pl.Float64,
 }
 
-CLUB_LIST_SCHEMA: dict[str, pl.DataType] = {
+CLUB_LIST_SCHEMA: TableSchema = {
     "player_id": pl.String,
     "rating": pl.Int32,
     "games": pl.Int32,  # club games rated in the period

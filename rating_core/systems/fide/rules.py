@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from rating_core.schemas import UTC_TIME
+from rating_core.schemas import UTC_TIME, TableSchema
 
 
 @dataclass(frozen=True)
@@ -48,7 +48,7 @@ FIDE_RULES = FideRules()
 
 # --- schemas ------------------------------------------------------------------------------------
 
-FIDE_STATE_SCHEMA: dict[str, pl.DataType] = {
+FIDE_STATE_SCHEMA: TableSchema = {
     "player_id": pl.String,
     "rating": pl.Int32,
     "rated_games": pl.Int32,  # career count on this list; null = unknown (treated as >= 30)
@@ -57,7 +57,7 @@ FIDE_STATE_SCHEMA: dict[str, pl.DataType] = {
     "listed_since": pl.String,  # first period this state knows the player (inactivity reference)
 }
 
-FIDE_POOL_SCHEMA: dict[str, pl.DataType] = {
+FIDE_POOL_SCHEMA: TableSchema = {
     "player_id": pl.String,  # the unrated player
     "game_id": pl.String,
     "event_id": pl.String,  # tournament_id, or the game id for a game outside a tournament
@@ -68,7 +68,7 @@ FIDE_POOL_SCHEMA: dict[str, pl.DataType] = {
     "score": pl.Float64,
 }
 
-FIDE_LIST_SCHEMA: dict[str, pl.DataType] = {
+FIDE_LIST_SCHEMA: TableSchema = {
     "player_id": pl.String,
     "rating": pl.Int32,
     "rating_exact": pl.Float64,  # rating before + unrounded K x sum(dR)
@@ -84,7 +84,7 @@ FIDE_LIST_SCHEMA: dict[str, pl.DataType] = {
     "newcomer": pl.Boolean,
 }
 
-FIDE_GAME_EXPLANATION_SCHEMA: dict[str, pl.DataType] = {
+FIDE_GAME_EXPLANATION_SCHEMA: TableSchema = {
     "game_id": pl.String,
     "player_id": pl.String,
     "opponent_id": pl.String,
@@ -99,7 +99,7 @@ FIDE_GAME_EXPLANATION_SCHEMA: dict[str, pl.DataType] = {
     "delta_r": pl.Float64,  # two decimals
 }
 
-FIDE_PLAYER_EXPLANATION_SCHEMA: dict[str, pl.DataType] = {
+FIDE_PLAYER_EXPLANATION_SCHEMA: TableSchema = {
     "player_id": pl.String,
     "rating_before": pl.Int32,
     "k_base": pl.Int32,
@@ -115,7 +115,7 @@ FIDE_PLAYER_EXPLANATION_SCHEMA: dict[str, pl.DataType] = {
     "seeded_from_standard": pl.Boolean,
 }
 
-FIDE_NEWCOMER_SCHEMA: dict[str, pl.DataType] = {
+FIDE_NEWCOMER_SCHEMA: TableSchema = {
     "player_id": pl.String,
     "n": pl.Int32,  # pooled games used
     "points": pl.Float64,
@@ -128,7 +128,7 @@ FIDE_NEWCOMER_SCHEMA: dict[str, pl.DataType] = {
     "published": pl.Boolean,
 }
 
-FIDE_DROPPED_SCHEMA: dict[str, pl.DataType] = {
+FIDE_DROPPED_SCHEMA: TableSchema = {
     "player_id": pl.String,
     "last_rating": pl.Int32,  # rating on the previous list
     "new_rating": pl.Int32,  # computed rating, below the floor

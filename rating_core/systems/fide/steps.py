@@ -140,7 +140,8 @@ def side_ratings(code: np.ndarray, rating: pl.Series) -> tuple[np.ndarray, np.nd
 
     int32 when every difference of two ratings fits (always, for real ratings), else int64.
     """
-    small = rating.len() == rating.null_count() or int(rating.abs().max()) < 2**30
+    largest = rating.abs().max()  # None when every rating is missing
+    small = not isinstance(largest, int) or largest < 2**30
     r = rating.cast(pl.Int32 if small else pl.Int64)
     valid = np.append(r.is_not_null().to_numpy(), False)  # code -1 reads the last entry
     values = np.append(r.fill_null(0).to_numpy(), 0)
@@ -267,8 +268,12 @@ _SUMS_AHEAD = 16  # games between prefetching a player's totals and adding to th
 
 @njit(cache=True, nogil=True, inline="always")
 def _side_steps(
-    d_raw: int, score: float, real_difference: bool, cap: int, pd_by_d: np.ndarray
-) -> tuple[int, int, int]:
+    d_raw: int | np.integer,
+    score: float | np.floating,
+    real_difference: bool | np.bool_,
+    cap: int,
+    pd_by_d: np.ndarray,
+) -> tuple[int | np.integer, int | np.integer, int | np.integer]:
     """Steps 1-3 for one side of one game: (D used, PD, ΔR), PD and ΔR in hundredths.
 
     `d_raw` is the opponent's rating minus the player's, `real_difference` skips the 400 cap;
@@ -304,10 +309,11 @@ def _counted_sums_kernel(
         j = i + n_games
         a = i + _SUMS_AHEAD
         if a < n_games:
+            # numba's stub types an intrinsic's call with its typing context argument
             if code[a] >= 0:
-                prefetch(flat, 2 * code[a])
+                prefetch(flat, 2 * code[a])  # type: ignore[call-arg]
             if code[a + n_games] >= 0:
-                prefetch(flat, 2 * code[a + n_games])
+                prefetch(flat, 2 * code[a + n_games])  # type: ignore[call-arg]
         if not (ok[i] and ok[j]):
             continue
         rw = np.int64(rating[i])

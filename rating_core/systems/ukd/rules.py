@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from rating_core.schemas import TableSchema
+
 
 @dataclass(frozen=True)
 class UkdRules:
@@ -25,9 +27,9 @@ class UkdRules:
 
 UKD_RULES = UkdRules()
 
-UKD_STATE_SCHEMA: dict[str, pl.DataType] = {"player_id": pl.String, "rating": pl.Int32}
+UKD_STATE_SCHEMA: TableSchema = {"player_id": pl.String, "rating": pl.Int32}
 
-UKD_POOL_SCHEMA: dict[str, pl.DataType] = {
+UKD_POOL_SCHEMA: TableSchema = {
     "player_id": pl.String,  # the player without UKD
     "game_id": pl.String,
     "period": pl.String,
@@ -36,7 +38,7 @@ UKD_POOL_SCHEMA: dict[str, pl.DataType] = {
     "score": pl.Float64,
 }
 
-UKD_LIST_SCHEMA: dict[str, pl.DataType] = {
+UKD_LIST_SCHEMA: TableSchema = {
     "player_id": pl.String,
     "rating": pl.Int32,
     "rating_exact": pl.Float64,  # start + sum of the tournaments' unrounded changes
@@ -49,7 +51,7 @@ UKD_LIST_SCHEMA: dict[str, pl.DataType] = {
     "newcomer": pl.Boolean,
 }
 
-UKD_GAME_EXPLANATION_SCHEMA: dict[str, pl.DataType] = {
+UKD_GAME_EXPLANATION_SCHEMA: TableSchema = {
     "game_id": pl.String,
     "event_id": pl.String,
     "player_id": pl.String,
@@ -60,7 +62,7 @@ UKD_GAME_EXPLANATION_SCHEMA: dict[str, pl.DataType] = {
     "score": pl.Float64,
 }
 
-UKD_TOURNAMENT_EXPLANATION_SCHEMA: dict[str, pl.DataType] = {
+UKD_TOURNAMENT_EXPLANATION_SCHEMA: TableSchema = {
     "player_id": pl.String,
     "event_id": pl.String,
     "rating_before": pl.Int32,
@@ -76,7 +78,7 @@ UKD_TOURNAMENT_EXPLANATION_SCHEMA: dict[str, pl.DataType] = {
     "delta_d": pl.Float64,  # two decimals, exact
 }
 
-UKD_PLAYER_EXPLANATION_SCHEMA: dict[str, pl.DataType] = {
+UKD_PLAYER_EXPLANATION_SCHEMA: TableSchema = {
     "player_id": pl.String,
     "rating_before": pl.Int32,
     "tournaments": pl.Int32,
@@ -88,7 +90,7 @@ UKD_PLAYER_EXPLANATION_SCHEMA: dict[str, pl.DataType] = {
     "newcomer": pl.Boolean,
 }
 
-UKD_NEWCOMER_SCHEMA: dict[str, pl.DataType] = {
+UKD_NEWCOMER_SCHEMA: TableSchema = {
     "player_id": pl.String,
     "n": pl.Int32,
     "points": pl.Float64,

@@ -14,10 +14,9 @@ from rating_core.systems.ukd.rules import UKD_RULES, UkdRules
 
 def ukd_k_expr(rating: pl.Expr, rules: UkdRules = UKD_RULES) -> pl.Expr:
     """k by the player's UKD band (30 up to 1299 ... 10 from 2400)."""
-    expr = None
-    for low, k in rules.k_bands:
-        expr = (pl.when(rating >= low) if expr is None else expr.when(rating >= low)).then(k)
-    return expr.otherwise(rules.k_lowest).cast(pl.Int32)
+    # The bands run highest first: the first band reached is the first non-null of the row.
+    bands = [pl.when(rating >= low).then(pl.lit(k)) for low, k in rules.k_bands]
+    return pl.coalesce(*bands, pl.lit(rules.k_lowest)).cast(pl.Int32)
 
 
 def ukd_tournament_rows(rows: pl.LazyFrame, rules: UkdRules = UKD_RULES) -> pl.LazyFrame:
