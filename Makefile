@@ -30,6 +30,7 @@ run: setup
 test: setup
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
+	.venv/bin/mypy
 	.venv/bin/pytest
 
 lint: setup
