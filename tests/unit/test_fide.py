@@ -838,7 +838,7 @@ def test_game_explanations_reject_a_bad_list_or_period() -> None:
 @settings(max_examples=60, deadline=None)
 def test_counted_sums_match_the_explanation_steps(seed: int, standard: bool) -> None:
     """`counted_sums` (one compiled pass, used by the list) gives the same n and ΣΔR per player
-    as `_rate_sides` (the steps the per-game explanations show) summed per player: ratings on
+    as `rate_sides` (the steps the per-game explanations show) summed per player: ratings on
     the rules' edges (400 cap, real D, the 600-point rule), unknown and unrated players."""
     rng = np.random.default_rng(seed)
     players, n_games = int(rng.integers(1, 40)), int(rng.integers(0, 300))
