@@ -208,6 +208,18 @@ def write_table(lake: Path | str, table: TableRef, frame: pl.DataFrame) -> Path:
     return target
 
 
+def table_file(lake: Path | str, table: TableRef, value: str | None = None) -> Path:
+    """The data file of one partition of `table` (`value`), or of an unpartitioned table: what
+    a caller hashing a table's bytes reads (it may not exist)."""
+    entry = _entry(table)
+    if value is None:
+        if entry.partitioned:
+            raise ValueError(f"table {entry.name!r} is partitioned: name the partition")
+        return table_dir(lake, entry) / PART_FILE
+    column = _partition_col(entry, None)
+    return table_dir(lake, entry) / f"{column}={check_name(value, column)}" / PART_FILE
+
+
 def table_partitions(
     lake: Path | str, table: TableRef, partition_col: str | None = None
 ) -> list[str]:

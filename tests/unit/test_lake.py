@@ -302,3 +302,13 @@ def test_a_killed_holder_never_blocks_the_lake(tmp_path: Path) -> None:
     with hold_lake(tmp_path, "next run", on_wait=told.append):
         pass
     assert told == []
+
+
+def test_table_file_names_the_data_file_of_a_partition_or_table(tmp_path: Path) -> None:
+    written = write_partitioned(tmp_path, tables.GAMES, _games())
+    assert lake_mod.table_file(tmp_path, tables.GAMES, "2024-01") == written[0]
+    assert lake_mod.table_file(tmp_path, "players") == tmp_path / "players" / "part-0.parquet"
+    with pytest.raises(ValueError, match="name the partition"):
+        lake_mod.table_file(tmp_path, tables.GAMES)
+    with pytest.raises(ValueError):
+        lake_mod.table_file(tmp_path, tables.GAMES, "../x")
