@@ -10,9 +10,9 @@ import polars as pl
 from pipelines.errors import UserError
 from pipelines.output import console, plain, print_json, print_table
 from rating_core.lake import publishing as publish
+from rating_core.lake import tables
 from rating_core.lake.storage import as_local_path, read_table
 
-HISTORY_ROOT = "history"
 COMPACT_COLUMNS = ("player_id", "name", "rating", "games", "change", "k", "flag", "experience")
 """What `ratings show` prints without --all (a list has more columns: see the Parquet file)."""
 DEFAULT_TOP = 20
@@ -208,21 +208,20 @@ def player_history(lake: Path, player: str) -> pl.DataFrame:
     Site games that were not rated (annulled by moderation, aborted...) are included with their
     reason, so a value that did not move can be explained too.
     """
-    root = lake / HISTORY_ROOT
     frames = []
-    if root.is_dir():
-        for system in sorted(p for p in root.iterdir() if p.is_dir()):
-            scan = read_table(lake, f"{HISTORY_ROOT}/{system.name}")
-            if "player_id" not in scan.collect_schema().names():
-                continue
-            rows = scan.filter(pl.col("player_id") == player).collect()
-            if "n" in rows.columns:  # per-period rows of periods without games say nothing
-                rows = rows.filter(pl.col("n") > 0)
-            if rows.height:
-                frames.append(rows.with_columns(system=pl.lit(system.name)))
-    excluded = read_table(lake, "excluded/site").collect()
+    for table in tables.history_tables():
+        scan = read_table(lake, table)
+        if "player_id" not in scan.collect_schema().names():  # not written (yet)
+            continue
+        rows = scan.filter(pl.col("player_id") == player).collect()
+        if "n" in rows.columns:  # per-period rows of periods without games say nothing
+            rows = rows.filter(pl.col("n") > 0)
+        if rows.height:
+            system = table.name.removeprefix(f"{tables.HISTORY}/")
+            frames.append(rows.with_columns(system=pl.lit(system)))
+    excluded = read_table(lake, tables.excluded("site")).collect()
     if excluded.height:
-        games = read_table(lake, "games").filter(
+        games = read_table(lake, tables.GAMES).filter(
             (pl.col("white_id") == player) | (pl.col("black_id") == player)
         )
         mine = (

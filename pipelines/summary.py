@@ -13,7 +13,8 @@ from rich.text import Text
 
 from pipelines.output import print_table
 from pipelines.runner import RunOutcome
-from rating_core.lake.storage import read_table
+from rating_core.lake import tables
+from rating_core.lake.storage import read_table, table_dir
 from rating_core.names import name_only_ids
 
 
@@ -41,16 +42,14 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
     )
     for note in outcome.notes:
         console.print(Text(f"note: {note}"))
-    quarantine = read_table(outcome.lake, "quarantine", partition_col="source").collect()
+    quarantine = read_table(outcome.lake, tables.QUARANTINE).collect()
     if quarantine.height:
         reasons = (
             quarantine.group_by("reason").len().sort(["len", "reason"], descending=[True, False])
         )
+        folder = table_dir(outcome.lake, tables.QUARANTINE)
         console.print(
-            Text(
-                f"{quarantine.height} records quarantined in {outcome.lake / 'quarantine'}; "
-                "most frequent reasons:"
-            )
+            Text(f"{quarantine.height} records quarantined in {folder}; most frequent reasons:")
         )
         grid = Table.grid(padding=(0, 2))
         grid.add_column(justify="right", no_wrap=True, min_width=6)
@@ -135,10 +134,10 @@ def program_name() -> str:
 def _players_not_in_registry(outcome: RunOutcome) -> str | None:
     """Count players seen in games, those missing from players.csv (not an error, DESIGN §4) and,
     of those, the ones a game file identified by name only."""
-    games = read_table(outcome.lake, "games").collect()
+    games = read_table(outcome.lake, tables.GAMES).collect()
     if not games.height:
         return None
-    registry = read_table(outcome.lake, "players").collect()
+    registry = read_table(outcome.lake, tables.PLAYERS).collect()
     known = registry.get_column("player_id") if registry.height else pl.Series([], dtype=pl.String)
     seen = pl.concat([games.get_column("white_id"), games.get_column("black_id")]).drop_nulls()
     seen = seen.unique()

@@ -24,6 +24,7 @@ from rating_core.ingest.registry import (
     read_starting_list,
 )
 from rating_core.ingest.trf import read_trf
+from rating_core.lake.tables import FILE_SUMMARY_SCHEMA
 from rating_core.schemas import (
     GAMES_SCHEMA,
     MATCHES_SCHEMA,
@@ -37,14 +38,6 @@ from rating_core.schemas import (
 )
 from rating_core.systems.club.folders import check_club_folders
 from rating_core.systems.site.replay import classify_site_games
-
-FILE_SUMMARY_SCHEMA: TableSchema = {
-    "kind": pl.String,
-    "source_file": pl.String,
-    "ingested": pl.Int64,
-    "quarantined": pl.Int64,
-    "notes": pl.String,
-}
 
 PGN_SUFFIXES = (".pgn", ".pgn.gz", ".pgn.zst")  # matched on the lower-cased file name
 

@@ -4,7 +4,9 @@ Layout: `<lake>/<table>/<col>=<value>/part-0.parquet` for partitioned tables (th
 lives in the folder name, not in the file, as Hive, DuckDB and Polars expect) and
 `<lake>/<table>/part-0.parquet` for unpartitioned ones. Quarantine is partitioned by source kind:
 `<lake>/quarantine/source=<kind>/part-0.parquet` (QUARANTINE_SCHEMA plus a `source` column), so each
-ingest run replaces the rejected records of its own kind and leaves the others alone.
+ingest run replaces the rejected records of its own kind and leaves the others alone. Which table
+is partitioned by what, and with which schema, is the catalogue's (`rating_core.lake.tables`):
+every function here takes one of its entries or a table name.
 
 Paths are local folders: a `file://` URI is accepted, any other scheme is refused with a clear
 error (`as_local_path` is the single seam where object storage would plug in).
@@ -21,29 +23,15 @@ from pathlib import Path
 
 import polars as pl
 
-from rating_core.schemas import (
-    GAMES_SCHEMA,
-    MATCHES_SCHEMA,
-    MODERATION_SCHEMA,
-    PLAYERS_SCHEMA,
-    QUARANTINE_SCHEMA,
-    STARTING_LIST_SCHEMA,
-    TableSchema,
-)
+from rating_core.lake.tables import PERIOD, LakeTable, named
+from rating_core.schemas import TableSchema
 
 PART_FILE = "part-0.parquet"
 """The one data file of a partition (or of an unpartitioned table)."""
 
-TABLE_SCHEMAS: dict[str, TableSchema] = {
-    "games": GAMES_SCHEMA,
-    "matches": MATCHES_SCHEMA,
-    "players": PLAYERS_SCHEMA,
-    "starting_lists": STARTING_LIST_SCHEMA,
-    "moderation": MODERATION_SCHEMA,
-    "quarantine": {**QUARANTINE_SCHEMA, "source": pl.String},
-}
-"""The schema of each canonical table, read back when the table has no file yet: an inbox without
-games writes no `games` partition, and its readers must still find the columns they select."""
+TableRef = LakeTable | str
+"""A table as the storage functions take it: a catalogue entry (`rating_core.lake.tables`) or a
+name; a name the catalogue knows gets the catalogue's partitioning and schema."""
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SAFE_TABLE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$")
@@ -76,11 +64,33 @@ def check_name(value: str, what: str) -> str:
     return value
 
 
-def _table_dir(lake: Path | str, table: str) -> Path:
+def _catalogued(table: TableRef) -> LakeTable | None:
+    """`table`'s catalogue entry, None for a name the catalogue does not know."""
+    return table if isinstance(table, LakeTable) else named(table)
+
+
+def _entry(table: TableRef) -> LakeTable:
+    """`table` as an entry; an unknown name has no declared partitioning or schema (the callers'
+    arguments, or the defaults, decide)."""
+    return _catalogued(table) or LakeTable(str(table))
+
+
+def _partition_col(table: LakeTable, given: str | None) -> str:
+    """The partition column to use: the caller's, else the catalogue's, else `period`; a caller's
+    column that contradicts the catalogue is refused rather than writing a second layout."""
+    if given is not None and table.partition_col is not None and given != table.partition_col:
+        raise ValueError(
+            f"table {table.name!r} is partitioned by {table.partition_col!r}, not {given!r}"
+        )
+    return given or table.partition_col or PERIOD
+
+
+def table_dir(lake: Path | str, table: TableRef) -> Path:
     """The folder of `table` in the lake, refusing names that would escape it."""
-    if not _SAFE_TABLE.match(table) or ".." in table.split("/"):
-        raise ValueError(f"table name {table!r} is not valid (letters, digits, '.', '_', '-', '/')")
-    return as_local_path(lake) / table
+    name = _entry(table).name
+    if not _SAFE_TABLE.match(name) or ".." in name.split("/"):
+        raise ValueError(f"table name {name!r} is not valid (letters, digits, '.', '_', '-', '/')")
+    return as_local_path(lake) / name
 
 
 def fsync_dir(path: Path) -> None:
@@ -145,24 +155,31 @@ def _atomic_write_parquet(frame: pl.DataFrame, target: Path) -> None:
 
 def write_partitioned(
     lake: Path | str,
-    table: str,
+    table: TableRef,
     frame: pl.DataFrame,
-    partition_col: str = "period",
+    partition_col: str | None = None,
     *,
     partitions: Iterable[str] | None = None,
 ) -> list[Path]:
     """Write `frame` as `<table>/<partition_col>=<value>/part-0.parquet`, one file per value.
 
-    Each written partition is replaced atomically and whole (a re-run of a period rewrites it);
-    other partitions are untouched. `partitions` names values the caller is rewriting even if
-    `frame` has no rows for them (they get an empty file with the schema, not stale rows).
+    The partition column is the catalogue's for a catalogued table, else `partition_col`, else
+    `period`. Each written partition is replaced atomically and whole (a re-run of a period
+    rewrites it); other partitions are untouched. `partitions` names values the caller is
+    rewriting even if `frame` has no rows for them (they get an empty file with the schema).
     """
+    known = _catalogued(table)
+    if known is not None and not known.partitioned:
+        raise ValueError(f"table {known.name!r} is not partitioned: write it with write_table")
+    entry = _entry(table)
+    partition_col = _partition_col(entry, partition_col)
+    name = entry.name
     if partition_col not in frame.columns:
-        raise ValueError(f"cannot partition {table!r} by {partition_col!r}: no such column")
-    base = _table_dir(lake, table)
+        raise ValueError(f"cannot partition {name!r} by {partition_col!r}: no such column")
+    base = table_dir(lake, entry)
     keys = frame.get_column(partition_col).cast(pl.String)
     if keys.null_count():
-        raise ValueError(f"{table!r}: {keys.null_count()} rows have no {partition_col!r} value")
+        raise ValueError(f"{name!r}: {keys.null_count()} rows have no {partition_col!r} value")
     values = set(keys.unique().to_list()) | set(partitions or ())
     data = frame.with_columns(keys.alias(partition_col))
     written: list[Path] = []
@@ -179,16 +196,38 @@ def write_partitioned(
     return written
 
 
-def write_table(lake: Path | str, table: str, frame: pl.DataFrame) -> Path:
+def write_table(lake: Path | str, table: TableRef, frame: pl.DataFrame) -> Path:
     """Replace an unpartitioned table with `frame`, atomically: `<lake>/<table>/part-0.parquet`."""
-    target = _table_dir(lake, table) / PART_FILE
+    known = _catalogued(table)
+    if known is not None and known.partitioned:
+        raise ValueError(
+            f"table {known.name!r} is partitioned by {known.partition_col!r}: "
+            "write it with write_partitioned"
+        )
+    target = table_dir(lake, table) / PART_FILE
     _atomic_write_parquet(frame, target)
     return target
 
 
-def table_partitions(lake: Path | str, table: str, partition_col: str = "period") -> list[str]:
+def table_file(lake: Path | str, table: TableRef, value: str | None = None) -> Path:
+    """The data file of one partition of `table` (`value`), or of an unpartitioned table: what
+    a caller hashing a table's bytes reads (it may not exist)."""
+    entry = _entry(table)
+    if value is None:
+        if entry.partitioned:
+            raise ValueError(f"table {entry.name!r} is partitioned: name the partition")
+        return table_dir(lake, entry) / PART_FILE
+    column = _partition_col(entry, None)
+    return table_dir(lake, entry) / f"{column}={check_name(value, column)}" / PART_FILE
+
+
+def table_partitions(
+    lake: Path | str, table: TableRef, partition_col: str | None = None
+) -> list[str]:
     """The partition values present for `table`, sorted (e.g. the periods of `games`)."""
-    base = _table_dir(lake, table)
+    entry = _entry(table)
+    partition_col = _partition_col(entry, partition_col)
+    base = table_dir(lake, entry)
     if not base.is_dir():
         return []
     prefix = f"{partition_col}="
@@ -201,20 +240,23 @@ def table_partitions(lake: Path | str, table: str, partition_col: str = "period"
 
 def read_table(
     lake: Path | str,
-    table: str,
+    table: TableRef,
     periods: Iterable[str] | None = None,
     *,
-    partition_col: str = "period",
+    partition_col: str | None = None,
     schema: TableSchema | None = None,
 ) -> pl.LazyFrame:
     """Scan `table` with Hive partitioning, the partition column read back as String.
 
-    `periods` restricts the scan to those partition values (missing ones are skipped). A missing
-    table gives an empty frame with `schema`, by default the canonical one of `TABLE_SCHEMAS`, so
+    The partition column is the catalogue's for a catalogued table, else `partition_col`, else
+    `period`. `periods` restricts the scan to those partition values (missing ones are skipped).
+    A missing table gives an empty frame with `schema`, by default the catalogue's, so
     downstream code keeps its columns (an empty inbox has no `games` partition).
     """
-    base = _table_dir(lake, table)
-    present = table_partitions(lake, table, partition_col)
+    entry = _entry(table)
+    partition_col = _partition_col(entry, partition_col)
+    base = table_dir(lake, entry)
+    present = table_partitions(lake, entry, partition_col)
     wanted = None if periods is None else {check_name(str(p), partition_col) for p in periods}
     chosen = [value for value in present if wanted is None or value in wanted]
     if chosen:
@@ -230,6 +272,6 @@ def read_table(
         return pl.concat(parts, how="diagonal_relaxed")
     if not present and wanted is None and (base / PART_FILE).exists():
         return pl.scan_parquet(base / PART_FILE, hive_partitioning=False)
-    if schema is None:  # a canonical table is read back whole, as it would have been written
-        return pl.LazyFrame(schema=TABLE_SCHEMAS.get(table, {}))
+    if schema is None:  # a catalogued table is read back whole, as it would have been written
+        return pl.LazyFrame(schema=entry.schema or {})
     return pl.LazyFrame(schema={**schema, partition_col: schema.get(partition_col, pl.String)})

@@ -13,6 +13,7 @@ from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
 from assets.resources import PipelinePaths
 from pipelines.registry import PERIOD_ASSETS, PERIOD_CHECKS
 from rating_core.lake import publishing as publish
+from rating_core.lake import tables
 from rating_core.lake.storage import read_table, table_partitions
 from rating_core.systems.fide.rules import FIDE_RULES
 
@@ -63,11 +64,11 @@ def test_ingest_assets_write_games_and_quarantine(tmp_path: Path) -> None:
     inbox, lake = make_inbox(tmp_path), tmp_path / "lake"
     result = dg.materialize([*INGEST_ASSETS, *INGEST_CHECKS], resources=resources(inbox, lake))
     assert result.success
-    assert table_partitions(lake, "games") == ["2026-01", "2026-02"]
-    games = read_table(lake, "games").collect()
+    assert table_partitions(lake, tables.GAMES) == ["2026-01", "2026-02"]
+    games = read_table(lake, tables.GAMES).collect()
     assert sorted(games["game_id"].to_list()) == ["g1", "g4", "g5", "t1", "t2", "t3"]
     assert games["source_file"].is_not_null().all()
-    quarantine = read_table(lake, "quarantine", partition_col="source").collect()
+    quarantine = read_table(lake, tables.QUARANTINE).collect()
     reasons = dict(zip(quarantine["record"], quarantine["reason"], strict=True))
     assert set(reasons) == {"g2", "g3"}
     assert "2-0" in reasons["g2"] and "unknown" in reasons["g3"]
@@ -140,9 +141,9 @@ def test_moderation_decision_for_a_missing_game_is_quarantined_and_counted(
     )
     result = dg.materialize([*INGEST_ASSETS, *INGEST_CHECKS], resources=resources(inbox, lake))
     assert result.success
-    decisions = read_table(lake, "moderation").collect()
+    decisions = read_table(lake, tables.MODERATION).collect()
     assert decisions["game_id"].to_list() == ["g1"]
-    quarantine = read_table(lake, "quarantine", partition_col="source").collect()
+    quarantine = read_table(lake, tables.QUARANTINE).collect()
     mod = quarantine.filter(pl.col("source") == "moderation").sort("line")
     assert mod.select("source_file", "line", "record", "value", "reason").rows() == [
         ("platform/moderation/mod.csv", 3, "g404", "g404", "no game with this id"),
@@ -150,7 +151,7 @@ def test_moderation_decision_for_a_missing_game_is_quarantined_and_counted(
     ]
     metadata = result.asset_materializations_for_node("moderation_decisions")[0].metadata
     assert metadata["quarantined"].value == 2
-    summary = read_table(lake, "ingest_summary", partition_col="asset").collect()
+    summary = read_table(lake, tables.INGEST_SUMMARY).collect()
     row = summary.filter(pl.col("source_file") == "platform/moderation/mod.csv").row(0, named=True)
     assert (row["ingested"], row["quarantined"]) == (1, 2)
 
@@ -163,20 +164,20 @@ def test_bot_with_an_unreadable_rating_stays_a_bot_and_is_listed_nowhere(tmp_pat
     )
     res = resources(inbox, lake)
     assert dg.materialize([*INGEST_ASSETS, *INGEST_CHECKS], resources=res).success
-    players = read_table(lake, "players").collect()
+    players = read_table(lake, tables.PLAYERS).collect()
     bot = players.filter(pl.col("player_id") == "bot-1").row(0, named=True)
     assert (bot["name"], bot["is_bot"], bot["bot_rating"]) == ("Botty", True, None)
-    quarantine = read_table(lake, "quarantine", partition_col="source").collect()
+    quarantine = read_table(lake, tables.QUARANTINE).collect()
     cell = quarantine.filter(pl.col("source") == "players").row(0, named=True)
     assert (cell["line"], cell["record"], cell["value"]) == (4, "bot-1", "abc")
     assert cell["reason"].startswith("column bot_rating: 'abc' is not a whole number")
     # g4 (u-a against the bot) is kept in the games table, and not rated
-    assert "g4" in read_table(lake, "games").collect()["game_id"].to_list()
+    assert "g4" in read_table(lake, tables.GAMES).collect()["game_id"].to_list()
     for period in ("2026-01-01", "2026-02-01"):
         run = dg.materialize([*PERIOD_ASSETS, *PERIOD_CHECKS], resources=res, partition_key=period)
         assert run.success
         assert all(e.passed for e in run.get_asset_check_evaluations())
-    excluded = read_table(lake, "excluded/site").collect()
+    excluded = read_table(lake, tables.excluded("site")).collect()
     assert excluded.filter(pl.col("game_id") == "g4")["reason"].to_list() == [
         "bot without a fixed rating"
     ]

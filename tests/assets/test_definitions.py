@@ -79,11 +79,12 @@ def test_partitions_start_at_the_first_period_of_the_lake(tmp_path) -> None:
 
     import polars as pl
 
+    from rating_core.lake import tables
     from rating_core.lake.storage import write_partitioned
 
     lake = tmp_path / "lake"
     games = pl.DataFrame({"game_id": ["a", "b", "c"], "period": ["1960-05", "2026-01", "3000-01"]})
-    write_partitioned(lake, "games", games)
+    write_partitioned(lake, tables.GAMES, games)
     root = Path(__file__).resolve().parents[2]
     code = (
         "from pipelines.definitions import defs\n"

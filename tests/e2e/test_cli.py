@@ -14,7 +14,8 @@ import polars as pl
 import pytest
 
 from rating_core.lake import publishing as publish
-from rating_core.lake.storage import read_table
+from rating_core.lake import tables
+from rating_core.lake.storage import PART_FILE, read_table
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -70,7 +71,7 @@ def test_run_publishes_every_list_for_every_period(sample_lake: Path) -> None:
 
 
 def test_sample_quarantine_has_each_bad_row_with_a_reason(sample_lake: Path) -> None:
-    q = read_table(sample_lake, "quarantine", partition_col="source").collect()
+    q = read_table(sample_lake, tables.QUARANTINE).collect()
     assert q["reason"].null_count() == 0 and q["source_file"].null_count() == 0
     text = " | ".join(q["reason"].to_list())
     for fragment in (
@@ -87,6 +88,36 @@ def test_sample_quarantine_has_each_bad_row_with_a_reason(sample_lake: Path) -> 
         "truncated",
     ):
         assert fragment in text, fragment
+
+
+def _written_tables(lake: Path) -> dict[str, set[str | None]]:
+    """Every table folder a run left in `lake`, with the partition columns found in it (None:
+    one file for the whole table), read from the files themselves, not from the catalogue."""
+    found: dict[str, set[str | None]] = {}
+    for part in lake.rglob(PART_FILE):
+        folder = part.parent.relative_to(lake)
+        if folder.parts[0].startswith("."):  # the Dagster instance and staging are not tables
+            continue
+        column = None
+        if "=" in folder.name:
+            column, folder = folder.name.split("=", 1)[0], folder.parent
+        found.setdefault(folder.as_posix(), set()).add(column)
+    return found
+
+
+def test_every_table_a_run_writes_is_in_the_catalogue(sample_lake: Path) -> None:
+    written = _written_tables(sample_lake)
+    catalogued = {table.name: {table.partition_col} for table in tables.CATALOGUE}
+    not_named = {name: cols for name, cols in written.items() if name not in catalogued}
+    assert not not_named, f"tables written but not in rating_core.lake.tables: {not_named}"
+    wrong = {n: (cols, catalogued[n]) for n, cols in written.items() if cols != catalogued[n]}
+    assert not wrong, f"written partitioning (left) differs from the catalogue's: {wrong}"
+    # the samples exercise every system, so a catalogue entry no run writes is stale
+    assert sorted(set(catalogued) - set(written)) == []
+    for table in tables.CATALOGUE:
+        if table.schema is not None:  # compared as a mapping: the partition column reads last
+            read = read_table(sample_lake, table).collect_schema()
+            assert dict(read) == table.schema, table.name
 
 
 def test_second_run_publishes_nothing_new(sample_lake: Path, samples: Path) -> None:
@@ -117,7 +148,7 @@ def test_explanations_reproduce_published_fide_changes(sample_lake: Path) -> Non
     for period in ("2026-01", "2026-02", "2026-03"):
         listed = publish.read_list(sample_lake, "fide-standard", period)
         expl = read_table(
-            sample_lake, "history/fide-standard-player_explanations", [period]
+            sample_lake, tables.history("fide-standard", "player_explanations"), [period]
         ).collect()
         joined = listed.join(expl, on="player_id", suffix="_expl").filter(pl.col("n") > 0)
         assert joined.height > 0
@@ -132,7 +163,7 @@ def test_moderation_decision_publishes_only_affected_versions(
     shutil.copytree(samples, inbox)
     lake = tmp_path / "lake"
     ratings("run", "--inbox", str(inbox), "--lake", str(lake))
-    games = read_table(lake, "games").collect()
+    games = read_table(lake, tables.GAMES).collect()
     target = (
         games.filter(
             (pl.col("source") == "platform")
@@ -300,8 +331,8 @@ def test_every_external_file_goes_through_run(tmp_path: Path, external: Path, er
         (inbox / folder / Path(rel).name).symlink_to(external / rel)
     lake = tmp_path / "lake"
     ratings("run", "--inbox", str(inbox), "--lake", str(lake))
-    games = read_table(lake, "games").collect()
-    quarantine = read_table(lake, "quarantine", partition_col="source").collect()
+    games = read_table(lake, tables.GAMES).collect()
+    quarantine = read_table(lake, tables.QUARANTINE).collect()
     assert quarantine["reason"].null_count() == 0
     for folder, rel in EXTERNAL_INBOXES[era]:
         source = f"{folder}/{Path(rel).name}"
@@ -363,10 +394,10 @@ def test_explanations_reproduce_published_ukd_changes(sample_lake: Path) -> None
     for period in ("2026-01", "2026-02", "2026-05"):
         listed = publish.read_list(sample_lake, "ukd-standard", period)
         players = read_table(
-            sample_lake, "history/ukd-standard-player_explanations", [period]
+            sample_lake, tables.history("ukd-standard", "player_explanations"), [period]
         ).collect()
         tournaments = read_table(
-            sample_lake, "history/ukd-standard-tournament_explanations", [period]
+            sample_lake, tables.history("ukd-standard", "tournament_explanations"), [period]
         ).collect()
         played = players.filter((pl.col("games") > 0) & ~pl.col("newcomer"))
         assert played.height > 0

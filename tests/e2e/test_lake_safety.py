@@ -19,6 +19,7 @@ import pytest
 from pipelines.incremental import period_input_digests
 from pipelines.runner import data_periods
 from rating_core.lake import publishing as publish
+from rating_core.lake import tables
 from rating_core.lake.storage import read_table
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -158,7 +159,7 @@ def test_a_second_run_waits_for_the_first_and_nothing_interleaves(tmp_path: Path
     # the lake is the second inbox's, whole: digests recorded, lists and tables agree
     periods = data_periods(lake)
     assert periods == ["2026-01", "2026-02"]
-    recorded = read_table(lake, "run_inputs").collect().sort("period")
+    recorded = read_table(lake, tables.RUN_INPUTS).collect().sort("period")
     assert recorded.equals(period_input_digests(lake, periods).sort("period"))
     assert publish.list_periods(lake, "fibs") == periods
     assert set(publish.read_list(lake, "fibs", "2026-02")["player_id"]) == _players(second_inbox)

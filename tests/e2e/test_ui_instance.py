@@ -27,6 +27,7 @@ from assets.ingest import inbox_digest
 from assets.period_io import INPUT_DIGEST, code_version, read_period
 from pipelines.cli import ui_environment
 from rating_core.lake import publishing as publish
+from rating_core.lake import tables
 from rating_core.lake.storage import clean_interrupted_writes, read_table
 
 RATINGS = Path(sys.executable).with_name("ratings")
@@ -202,7 +203,7 @@ def test_the_ui_shows_the_ingest_materialization(server: int, lake: Path, inbox:
     labels = {entry["label"] for entry in games["assetMaterializations"][0]["metadataEntries"]}
     assert {"dagster/row_count", "dagster/column_schema"} <= labels
     assert games["opVersion"] == code_version()
-    summary = read_table(lake, "ingest_summary", partition_col="asset").collect()
+    summary = read_table(lake, tables.INGEST_SUMMARY).collect()
     files = summary.filter(pl.col("asset") == "games").get_column("source_file").to_list()
     assert games["dataVersion"] == inbox_digest(inbox, files), "the digest of the files it read"
     assert games["staleStatus"] == "FRESH"
@@ -219,7 +220,7 @@ def test_the_ui_shows_every_period_of_a_period_asset(server: int, lake: Path) ->
     assert "2026-01-01" in partitions and len(partitions) > 1, partitions
     assert fibs["opVersion"] == code_version()
     assert fibs["staleStatus"] == "FRESH"
-    rows = read_period(lake, "list_rows/fibs", "2026-01")
+    rows = read_period(lake, tables.list_rows("fibs").name, "2026-01")
     assert fibs["dataVersion"] == rows.get_column(INPUT_DIGEST)[0], "its input digest"
     checks = fibs["assetChecksOrError"]["checks"]
     assert checks and all(

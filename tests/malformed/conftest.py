@@ -19,7 +19,8 @@ import pytest
 
 from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
 from assets.resources import PipelinePaths
-from rating_core.lake.storage import read_table
+from rating_core.lake import tables
+from rating_core.lake.storage import TableRef, read_table
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,24 +41,24 @@ class Ingested:
     result: dg.ExecuteInProcessResult
     lake: Path
 
-    def table(self, name: str, partition_col: str = "period") -> pl.DataFrame:
+    def table(self, table: TableRef) -> pl.DataFrame:
         """A lake table, collected (empty frame when absent)."""
-        return read_table(self.lake, name, partition_col=partition_col).collect()
+        return read_table(self.lake, table).collect()
 
     @property
     def quarantine(self) -> pl.DataFrame:
         """Every quarantined record (source_file, line, record, value, reason, source)."""
-        return self.table("quarantine", partition_col="source")
+        return self.table(tables.QUARANTINE)
 
     @property
     def games(self) -> pl.DataFrame:
         """The canonical games table."""
-        return self.table("games")
+        return self.table(tables.GAMES)
 
     @property
     def players(self) -> pl.DataFrame:
         """The registry as ingested."""
-        return self.table("players")
+        return self.table(tables.PLAYERS)
 
     def reasons(self, source_file: str | None = None) -> list[str]:
         """Quarantine reasons, optionally of one file (inbox-relative name)."""

@@ -21,6 +21,7 @@ from assets.resources import PipelinePaths
 from pipelines.registry import PERIOD_CHECKS, period_assets
 from pipelines.runner import data_periods
 from rating_core.lake import publishing as publish
+from rating_core.lake import tables
 from rating_core.lake.storage import table_partitions, write_partitioned
 from rating_core.schemas import GAMES_SCHEMA, empty
 from tests.malformed.conftest import (
@@ -251,7 +252,7 @@ def test_a_date_outside_the_ratable_range_is_quarantined(
     assert reason in row["reason"], row
     assert row["line"] == line
     assert row["value"] and row["value"][:4] in reason
-    table = done.table("matches") if bad_file.startswith("backgammon") else done.games
+    table = done.table(tables.MATCHES) if bad_file.startswith("backgammon") else done.games
     id_col = "match_id" if "match_id" in table.columns else "game_id"
     assert set(table.get_column(id_col).to_list()) == landed
     # nothing ever lands in a period outside 1850-01 .. this month
@@ -292,7 +293,7 @@ def test_a_1960_game_and_a_1999_event_are_rated_in_their_periods(tmp_path: Path)
     inbox = write_inbox(tmp_path, OLD_INBOX)
     done = ingest(inbox)
     assert done.result.success and done.quarantine.is_empty()
-    assert table_partitions(done.lake, "games") == ["1960-05", "1999-11"]
+    assert table_partitions(done.lake, tables.GAMES) == ["1960-05", "1999-11"]
     periods = data_periods(done.lake)
     assert periods[0] == "1960-05" and periods[-1] == "1999-11"
     assets = period_assets(periods[0])
@@ -311,7 +312,7 @@ def test_a_1960_game_and_a_1999_event_are_rated_in_their_periods(tmp_path: Path)
 def test_data_periods_ignore_stray_partitions(tmp_path: Path) -> None:
     lake = tmp_path / "lake"
     games = empty(GAMES_SCHEMA).with_columns(pl.col("period"))
-    write_partitioned(lake, "games", games, partitions=["2026-01", "3000-01", "1700-01"])
+    write_partitioned(lake, tables.GAMES, games, partitions=["2026-01", "3000-01", "1700-01"])
     assert data_periods(lake) == ["2026-01"]
     assert data_periods(lake, today=date(2025, 12, 31)) == []  # "today" is a parameter
 
@@ -338,7 +339,7 @@ def test_run_rates_old_periods_and_quarantines_impossible_dates(tmp_path: Path) 
     assert publish.latest_version(lake, "fide-standard", "1999-11") == 1
     assert publish.latest_version(lake, "site-elo", "1999-12") == 1
     assert publish.latest_version(lake, "fibs", "1999-12") == 1
-    assert table_partitions(lake, "games") == ["1999-11", "1999-12"]
+    assert table_partitions(lake, tables.GAMES) == ["1999-11", "1999-12"]
     quarantine = ingest(inbox, tmp_path / "again").quarantine
     assert set(quarantine.get_column("record")) == {"future", "m2"}
 
@@ -358,8 +359,10 @@ def test_a_lake_with_a_stray_future_partition_recovers(tmp_path: Path) -> None:
     stray = pl.DataFrame({"game_id": ["typo"], "source": ["platform"], "period": ["3000-01"]}).cast(
         {"source": GAMES_SCHEMA["source"]}
     )
-    write_partitioned(lake, "games", stray)
-    write_partitioned(lake, "matches", pl.DataFrame({"match_id": ["m"], "period": ["3000-01"]}))
+    write_partitioned(lake, tables.GAMES, stray)
+    write_partitioned(
+        lake, tables.MATCHES, pl.DataFrame({"match_id": ["m"], "period": ["3000-01"]})
+    )
     proc = ratings("run", "--inbox", str(inbox), "--lake", str(lake))
     assert proc.returncode == 0, proc.stderr
     assert publish.latest_version(lake, "site-elo", "2026-01") == 1

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.runner import _failures
+from rating_core.lake import tables
 from tests.malformed.conftest import PLATFORM_HEADER, ingest, write_inbox
 
 GAMES = PLATFORM_HEADER + "".join(
@@ -59,7 +60,7 @@ def test_bad_moderation_decision_is_quarantined_and_the_good_one_applies(
     row = ingested.only_quarantined(MODERATION)
     assert reason in row["reason"], row
     assert row["line"] == line
-    applied = ingested.table("moderation")
+    applied = ingested.table(tables.MODERATION)
     assert sorted(applied.get_column("game_id")) == ["g1", "g4"]  # the good ones around it
     assert ingested.games.height == 5
 

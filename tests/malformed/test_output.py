@@ -13,6 +13,7 @@ from rich.console import Console
 
 from pipelines.runner import RunOutcome
 from pipelines.summary import print_summary
+from rating_core.lake import tables
 from tests.malformed.conftest import FEDERATION_HEADER, PLATFORM_HEADER, Ingested, ingest
 
 
@@ -108,13 +109,16 @@ CASES = [
         3,
     ),
 ]
-LANDED = {"backgammon": ("matches", "match_id"), "moderation": ("moderation", "game_id")}
+LANDED = {
+    "backgammon": (tables.MATCHES, "match_id"),
+    "moderation": (tables.MODERATION, "game_id"),
+}
 """Where the good records of a file land (table, key), when not in the games table."""
 
 
 def _summary(ingested: Ingested, inbox: Path, width: int = 80) -> str:
     """The run summary of what was ingested, rendered at `width` columns."""
-    files = ingested.table("ingest_summary", partition_col="asset")
+    files = ingested.table(tables.INGEST_SUMMARY)
     outcome = RunOutcome(inbox, ingested.lake, files, [], [], [])
     console = Console(width=width, record=True, file=io.StringIO())
     print_summary(outcome, console)
@@ -134,8 +138,8 @@ def test_misprintable_value_is_quarantined_and_printed_as_written(
     bad = ingested.only_quarantined(source_file)
     assert reason in bad["reason"] and bad["line"] == line
     kind = next((k for k in LANDED if k in source_file), None)
-    table, key = LANDED[kind] if kind else ("games", "game_id")
-    frame = ingested.table(table, partition_col="source" if kind == "moderation" else "period")
+    table, key = LANDED[kind] if kind else (tables.GAMES, "game_id")
+    frame = ingested.table(table)
     landed = frame.filter(frame["source_file"] == source_file)
     assert sorted(landed[key].to_list()) == ["ok-1", "ok-2"]
     text = _summary(ingested, inbox)

@@ -16,6 +16,7 @@ import polars as pl
 import pytest
 import zstandard
 
+from rating_core.lake import tables
 from tests.malformed.conftest import Ingested, assert_one_sentence, ingest, ratings, write_inbox
 
 
@@ -165,7 +166,7 @@ def test_windows_1252_file_is_decoded_with_a_note(corpus: Ingested) -> None:
     assert games.get_column("white_name").to_list() == ["first", "Müller €", "last"]
     assert games.get_column("source_line").to_list() == [1, 10, 19]
     assert not _quarantine_of(corpus, "federation/legacy.pgn").height
-    notes = corpus.table("ingest_notes", partition_col="asset").get_column("note").to_list()
+    notes = corpus.table(tables.INGEST_NOTES).get_column("note").to_list()
     assert "federation/legacy.pgn: not UTF-8, read as Windows-1252" in notes
 
 
@@ -194,7 +195,7 @@ def test_an_empty_pgn_is_zero_games_with_a_note(corpus: Ingested, name: str) -> 
     source = f"federation/{name}.pgn"
     assert not _games_of(corpus, source).height
     assert not _quarantine_of(corpus, source).height
-    notes = corpus.table("ingest_notes", partition_col="asset").get_column("note").to_list()
+    notes = corpus.table(tables.INGEST_NOTES).get_column("note").to_list()
     assert f"{source}: empty, no games" in notes
 
 

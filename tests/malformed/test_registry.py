@@ -13,6 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from rating_core.lake import tables
 from tests.malformed.conftest import (
     FEDERATION_HEADER,
     PLATFORM_HEADER,
@@ -237,14 +238,14 @@ def test_an_unreadable_starting_list_row_stops_the_run(
     messages = failure_messages(out)
     assert len(messages) == 1 and f"{LIST_FILE} {sentence}" in messages[0], messages
     assert "used whole or not at all" in messages[0]
-    assert out.table("starting_lists").height == 0  # no partial official list
+    assert out.table(tables.STARTING_LISTS).height == 0  # no partial official list
     assert sorted(out.games["game_id"].to_list()) == ["g1", "g2"]  # other inputs still read
 
 
 def test_a_clean_starting_list_with_integral_decimals_lands_whole(tmp_path: Path) -> None:
     out = run(tmp_path, {LIST_FILE: FIDE + "13400002,2100.0,40,2150.0\n"})
     assert out.result.success
-    rows = out.table("starting_lists").sort("player_id")
+    rows = out.table(tables.STARTING_LISTS).sort("player_id")
     assert rows.select("player_id", "rating", "peak_rating").rows() == [
         ("13400001", 2410, 2460),
         ("13400002", 2100, 2150),
@@ -274,8 +275,8 @@ def test_a_bad_moderation_decision_is_quarantined_and_counted(
     q = out.only_quarantined(MODERATION)
     assert (q["line"], q["value"]) == (3, value)
     assert reason in q["reason"]
-    assert out.table("moderation")["game_id"].to_list() == ["g1"]
-    summary = out.table("ingest_summary", partition_col="asset")
+    assert out.table(tables.MODERATION)["game_id"].to_list() == ["g1"]
+    summary = out.table(tables.INGEST_SUMMARY)
     counts = summary.filter(pl.col("source_file") == MODERATION).select("ingested", "quarantined")
     assert counts.rows() == [(1, 1)]
 
@@ -335,7 +336,7 @@ def test_a_nul_byte_quarantines_its_line_only(
     assert "\x00" not in q["value"] and "\\0" in q["value"]
     landed = out.games["game_id"].to_list()
     if path.startswith("backgammon"):
-        landed += out.table("matches")["match_id"].to_list()
+        landed += out.table(tables.MATCHES)["match_id"].to_list()
     assert {"g1", "g2"} <= set(landed)  # the platform file beside it
     if path.startswith("platform"):
         assert {"n0", "n2"} <= set(landed)

@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 
 from rating_core.lake import storage as lake_mod
+from rating_core.lake import tables
 from rating_core.lake.storage import (
     read_table,
     table_partitions,
@@ -108,10 +109,10 @@ def test_quarantine_partitioned_by_source_kind(tmp_path: Path) -> None:
             schema={**QUARANTINE_SCHEMA, "source": pl.String},
         )
 
-    write_partitioned(tmp_path, "quarantine", rejected("platform", 2), partition_col="source")
-    write_partitioned(tmp_path, "quarantine", rejected("federation", 1), partition_col="source")
+    write_partitioned(tmp_path, tables.QUARANTINE, rejected("platform", 2))
+    write_partitioned(tmp_path, tables.QUARANTINE, rejected("federation", 1))
     write_partitioned(tmp_path, "quarantine", rejected("platform", 1), partition_col="source")
-    back = read_table(tmp_path, "quarantine", partition_col="source").collect()
+    back = read_table(tmp_path, tables.QUARANTINE).collect()
     assert back.group_by("source").len().sort("source").rows() == [
         ("federation", 1),
         ("platform", 1),
@@ -171,14 +172,48 @@ def test_rewrite_removes_other_data_files_of_the_partition(tmp_path: Path) -> No
     assert read_table(tmp_path, "games").collect()["game_id"].sort().to_list() == ["g1", "g3"]
 
 
-@pytest.mark.parametrize("table", sorted(lake_mod.TABLE_SCHEMAS))
-def test_a_canonical_table_never_written_reads_back_with_its_columns(
-    tmp_path: Path, table: str
+@pytest.mark.parametrize(
+    "table", [t for t in tables.CATALOGUE if t.schema is not None], ids=lambda t: t.name
+)
+def test_a_catalogued_table_never_written_reads_back_with_its_columns(
+    tmp_path: Path, table: tables.LakeTable
 ) -> None:
     # an empty inbox writes no `games` partition: its readers still select their columns
-    frame = read_table(tmp_path, table).collect()
-    assert frame.height == 0
-    assert frame.schema == pl.Schema(lake_mod.TABLE_SCHEMAS[table])
+    for ref in (table, table.name):  # by catalogue entry and by name alike
+        frame = read_table(tmp_path, ref).collect()
+        assert frame.height == 0
+        assert frame.schema == pl.Schema(table.schema)
+
+
+def test_a_catalogued_name_gets_the_catalogues_partitioning(tmp_path: Path) -> None:
+    rows = pl.DataFrame(
+        {"kind": ["games"], "source_file": ["a.pgn"], "ingested": [3], "quarantined": [0]},
+        schema_overrides={"ingested": pl.Int64, "quarantined": pl.Int64},
+    ).with_columns(notes=pl.lit(None, pl.String), asset=pl.lit("games"))
+    paths = write_partitioned(tmp_path, tables.INGEST_SUMMARY, rows)
+    assert paths == [tmp_path / "ingest_summary" / "asset=games" / "part-0.parquet"]
+    assert table_partitions(tmp_path, "ingest_summary") == ["games"]  # no partition_col given
+    back = read_table(tmp_path, "ingest_summary").collect()
+    assert dict(back.schema) == tables.INGEST_SUMMARY.schema
+    assert back.rows() == [("games", "a.pgn", 3, 0, None, "games")]
+
+
+def test_a_partitioning_that_contradicts_the_catalogue_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="partitioned by 'source', not 'period'"):
+        write_partitioned(tmp_path, "quarantine", _games(), partition_col="period")
+    with pytest.raises(ValueError, match="partitioned by 'period'"):
+        write_table(tmp_path, tables.GAMES, _games())
+    with pytest.raises(ValueError, match="not partitioned"):
+        write_partitioned(tmp_path, tables.PLAYERS, _games())
+    assert not any(tmp_path.iterdir())  # nothing was written in a second layout
+
+
+def test_family_tables_are_partitioned_by_period(tmp_path: Path) -> None:
+    state = tables.state("fide-standard")
+    write_partitioned(tmp_path, state, pl.DataFrame({"player_id": ["a"], "period": ["2024-01"]}))
+    assert table_partitions(tmp_path, state) == ["2024-01"]
+    assert table_partitions(tmp_path, "state/fide-standard") == ["2024-01"]
+    assert lake_mod.table_dir(tmp_path, state) == tmp_path / "state" / "fide-standard"
 
 
 def test_an_empty_games_table_can_be_filtered_by_source(tmp_path: Path) -> None:
@@ -267,3 +302,13 @@ def test_a_killed_holder_never_blocks_the_lake(tmp_path: Path) -> None:
     with hold_lake(tmp_path, "next run", on_wait=told.append):
         pass
     assert told == []
+
+
+def test_table_file_names_the_data_file_of_a_partition_or_table(tmp_path: Path) -> None:
+    written = write_partitioned(tmp_path, tables.GAMES, _games())
+    assert lake_mod.table_file(tmp_path, tables.GAMES, "2024-01") == written[0]
+    assert lake_mod.table_file(tmp_path, "players") == tmp_path / "players" / "part-0.parquet"
+    with pytest.raises(ValueError, match="name the partition"):
+        lake_mod.table_file(tmp_path, tables.GAMES)
+    with pytest.raises(ValueError):
+        lake_mod.table_file(tmp_path, tables.GAMES, "../x")

@@ -1,0 +1,203 @@
+"""The lake catalogue: every table a run writes, with its partitioning and, where fixed, its schema.
+
+Callers name tables with these objects instead of string literals, and the storage functions take
+them (`read_table(lake, GAMES)`, `write_partitioned(lake, state("site"), frame)`), so a table's
+folder, partition column and empty-frame schema are stated once. Storage still accepts a plain
+name; one of the catalogue's names gets the catalogue's partitioning and schema.
+
+Families (one table per system or list, all partitioned by `period`):
+`state/<system>` what the next period starts from (`state/<list>-pool` the newcomer pools),
+`history/<system>[-<table>]` explanations, `excluded/<system>` games a replay did not rate,
+`list_rows/<system>` the rows of every list of the system before publication.
+Published lists are not tables: they live under `lists/` (`rating_core.lake.publishing`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import polars as pl
+
+from rating_core.names import NAMES_SCHEMA
+from rating_core.schemas import (
+    GAMES_SCHEMA,
+    MATCHES_SCHEMA,
+    MODERATION_SCHEMA,
+    PLAYERS_SCHEMA,
+    QUARANTINE_SCHEMA,
+    RATING_LISTS,
+    STARTING_LIST_SCHEMA,
+)
+from rating_core.systems.site.moderation import APPLIED_SCHEMA
+
+PERIOD = "period"
+"""Partition column of every period table (`YYYY-MM`)."""
+
+ASSET = "asset"
+"""Partition column of the ingest summary tables: the canonical table the rows are about."""
+
+SOURCE = "source"
+"""Partition column of the quarantine: the canonical table whose ingest rejected the records."""
+
+
+@dataclass(frozen=True)
+class LakeTable:
+    """One lake table: its folder under the lake, its partition column (None: one file) and the
+    schema an empty read gives (None: the table's columns depend on what was written)."""
+
+    name: str
+    partition_col: str | None = None
+    schema: dict[str, pl.DataType] | None = field(default=None, hash=False, compare=False)
+
+    @property
+    def partitioned(self) -> bool:
+        """Whether the table is stored as `<col>=<value>/` folders."""
+        return self.partition_col is not None
+
+
+# --- canonical tables, written by ingest ------------------------------------------------------
+
+GAMES = LakeTable("games", PERIOD, GAMES_SCHEMA)
+"""Every chess game of the inbox (platform, federation, clubs), by the month it was played."""
+
+MATCHES = LakeTable("matches", PERIOD, MATCHES_SCHEMA)
+"""Every ranked backgammon match, by the month it ended."""
+
+PLAYERS = LakeTable("players", None, PLAYERS_SCHEMA)
+"""The player registry `players.csv`."""
+
+STARTING_LISTS = LakeTable("starting_lists", None, STARTING_LIST_SCHEMA)
+"""The official starting lists `federation/lists/<list>@<YYYY-MM>.csv`."""
+
+MODERATION = LakeTable("moderation", None, MODERATION_SCHEMA)
+"""The moderation decisions `platform/moderation/*.csv`."""
+
+QUARANTINE = LakeTable("quarantine", SOURCE, {**QUARANTINE_SCHEMA, SOURCE: pl.String})
+"""Rejected records with their reason; each ingest step replaces its own `source=<table>`."""
+
+FILE_SUMMARY_SCHEMA: dict[str, pl.DataType] = {
+    "kind": pl.String,
+    "source_file": pl.String,
+    "ingested": pl.Int64,
+    "quarantined": pl.Int64,
+    "notes": pl.String,
+}
+"""One row per inbox file an ingest step read, as the step returns it (before the `asset` tag)."""
+
+INGEST_SUMMARY = LakeTable("ingest_summary", ASSET, {**FILE_SUMMARY_SCHEMA, ASSET: pl.String})
+"""Per-file counts of each ingest step, read back by the run summary."""
+
+INGEST_NOTES = LakeTable("ingest_notes", ASSET, {"note": pl.String, ASSET: pl.String})
+"""The notes of each ingest step ("3 games have no time control..."), one row per note."""
+
+PLAYER_NAMES = LakeTable("player_names", None, NAMES_SCHEMA)
+"""One display name per player id (registry first, else the name a game file gave)."""
+
+CANONICAL_TABLES = (GAMES, MATCHES, PLAYERS, STARTING_LISTS, MODERATION)
+"""The tables ingest writes from the inbox, each with its quarantine and summary partitions."""
+
+# --- bookkeeping ------------------------------------------------------------------------------
+
+RUN_INPUTS = LakeTable("run_inputs", None, {PERIOD: pl.String, "digest": pl.String})
+"""The input digest of every period the last run rated (`pipelines.incremental`)."""
+
+APPLIED_SITE_ANNULMENTS = LakeTable(
+    "applied/site_annulments", PERIOD, {**APPLIED_SCHEMA, PERIOD: pl.String}
+)
+"""Per period, the annulments the last publication of the site lists applied."""
+
+# --- per-system period tables -----------------------------------------------------------------
+
+SYSTEMS = ("fide", "ukd", "club", "site", "fibs")
+"""Every rating system, as named in `list_rows/<system>` and in the assets."""
+
+FEDERATION_SYSTEMS = ("fide", "ukd")
+"""Systems with one list (and one state, pool and explanation set) per rating list."""
+
+EXPLANATION_TABLES: dict[str, tuple[str, ...]] = {
+    "fide": ("game_explanations", "player_explanations", "newcomers", "dropped"),
+    "ukd": ("game_explanations", "tournament_explanations", "player_explanations", "newcomers"),
+    "club": ("player_explanations", "game_explanations"),
+}
+"""The named explanation tables of each system with more than one (`history/<name>-<table>`);
+the site and FIBS replays write one history table each (`history/site`, `history/fibs`)."""
+
+
+STATE = "state"
+HISTORY = "history"
+EXCLUDED = "excluded"
+LIST_ROWS = "list_rows"
+"""The folders of the per-system families: `<family>/<system>`."""
+
+
+def state(system: str) -> LakeTable:
+    """`state/<system>`: the state after each period, which the next period starts from
+    (`system` is a list family such as `fide-standard`, or `site`, `fibs`, `club`)."""
+    return LakeTable(f"{STATE}/{system}", PERIOD)
+
+
+def pool(system: str) -> LakeTable:
+    """`state/<system>-pool`: a federation list's pool of unrated players still collecting games."""
+    return state(f"{system}-pool")
+
+
+FIBS_PAIR_STATE = state("fibs_pairs")
+"""The FIBS pair state (when each pair last played), carried from period to period."""
+
+
+def history(system: str, table: str | None = None) -> LakeTable:
+    """`history/<system>` or `history/<system>-<table>`: explanation rows of each period."""
+    name = system if table is None else f"{system}-{table}"
+    return LakeTable(f"{HISTORY}/{name}", PERIOD)
+
+
+def excluded(system: str) -> LakeTable:
+    """`excluded/<system>`: games the replay did not rate in each period, with the reason."""
+    return LakeTable(f"{EXCLUDED}/{system}", PERIOD)
+
+
+def list_rows(system: str) -> LakeTable:
+    """`list_rows/<system>`: every list of the system for each period, before publication."""
+    return LakeTable(f"{LIST_ROWS}/{system}", PERIOD)
+
+
+def _system_tables() -> list[LakeTable]:
+    """The period tables of every system, as the rating assets write them."""
+    found: list[LakeTable] = []
+    for system in FEDERATION_SYSTEMS:
+        for kind in RATING_LISTS:
+            name = f"{system}-{kind}"
+            found += [state(name), pool(name)]
+            found += [history(name, table) for table in EXPLANATION_TABLES[system]]
+    found += [state("club")] + [history("club", t) for t in EXPLANATION_TABLES["club"]]
+    found += [state("site"), history("site"), excluded("site")]
+    found += [state("fibs"), FIBS_PAIR_STATE, history("fibs")]
+    found += [list_rows(system) for system in SYSTEMS]
+    return found
+
+
+CATALOGUE: tuple[LakeTable, ...] = (
+    *CANONICAL_TABLES,
+    QUARANTINE,
+    INGEST_SUMMARY,
+    INGEST_NOTES,
+    PLAYER_NAMES,
+    RUN_INPUTS,
+    APPLIED_SITE_ANNULMENTS,
+    *_system_tables(),
+)
+"""Every table a full `ratings run` writes (a test compares it with a run on the samples)."""
+
+_BY_NAME = {table.name: table for table in CATALOGUE}
+
+
+def named(name: str) -> LakeTable | None:
+    """The catalogue's table called `name` (e.g. `"games"`, `"state/site"`), None if none is."""
+    return _BY_NAME.get(name)
+
+
+def history_tables() -> tuple[LakeTable, ...]:
+    """Every explanation table of every system, sorted by name (what `ratings history` reads)."""
+    return tuple(
+        sorted((t for t in CATALOGUE if t.name.startswith(f"{HISTORY}/")), key=lambda t: t.name)
+    )
