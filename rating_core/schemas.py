@@ -6,15 +6,17 @@ Closed sets are `pl.Enum` so that a typo is an error, not a new category.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, TypeAlias
 
 import polars as pl
 from polars.datatypes import DataTypeClass
 
-TableSchema: TypeAlias = dict[Any, pl.DataType | DataTypeClass]
-"""A table's columns and dtypes (`pl.String` or `pl.Enum([...])`), in order. The keys are column
-names; they are typed Any because polars annotates `cast` with a mapping whose key type is a union
-and mapping keys are invariant, so a `dict[str, ...]` is refused (pola-rs/polars#14468)."""
+TableSchema: TypeAlias = Mapping[Any, pl.DataType | DataTypeClass]
+"""A table's columns and dtypes (`pl.String` or `pl.Enum([...])`), in order; the constants are
+plain dicts, typed read-only. The keys are column names, typed Any because polars annotates `cast`
+with a mapping whose key type is a union and mapping keys are invariant, so a `dict[str, ...]` is
+refused (pola-rs/polars#14468)."""
 
 # --- closed sets -------------------------------------------------------------------------------
 
