@@ -27,6 +27,7 @@ from rating_core.schemas import (
     QUARANTINE_SCHEMA,
     RATING_LISTS,
     STARTING_LIST_SCHEMA,
+    TableSchema,
 )
 from rating_core.systems.site.moderation import APPLIED_SCHEMA
 
@@ -47,7 +48,7 @@ class LakeTable:
 
     name: str
     partition_col: str | None = None
-    schema: dict[str, pl.DataType] | None = field(default=None, hash=False, compare=False)
+    schema: TableSchema | None = field(default=None, hash=False, compare=False)
 
     @property
     def partitioned(self) -> bool:
@@ -75,7 +76,7 @@ MODERATION = LakeTable("moderation", None, MODERATION_SCHEMA)
 QUARANTINE = LakeTable("quarantine", SOURCE, {**QUARANTINE_SCHEMA, SOURCE: pl.String})
 """Rejected records with their reason; each ingest step replaces its own `source=<table>`."""
 
-FILE_SUMMARY_SCHEMA: dict[str, pl.DataType] = {
+FILE_SUMMARY_SCHEMA: TableSchema = {
     "kind": pl.String,
     "source_file": pl.String,
     "ingested": pl.Int64,
