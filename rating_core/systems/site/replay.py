@@ -33,6 +33,7 @@ from rating_core.schemas import (
     TERMINATIONS,
     empty,
 )
+from rating_core.systems.period_range import check_within, segment_ends, split_by_period
 from rating_core.systems.site.elo import elo_update, expected_score, score_of
 from rating_core.timecontrol import TIME_CONTROL_RULES
 
@@ -675,8 +676,17 @@ _AHEAD = 8  # games between prefetching two players' records and replaying their
 
 
 @njit(cache=True)
+def _grown(a: np.ndarray, size: int) -> np.ndarray:
+    """`a` doubled in length until it holds `size` items (the first items copied)."""
+    while a.shape[0] < size:
+        a = np.concatenate((a, np.empty_like(a)))
+    return a
+
+
+@njit(cache=True)
 def _site_kernel(
     rows: np.ndarray,
+    ends: np.ndarray,
     w_idx: np.ndarray,
     b_idx: np.ndarray,
     w_score: np.ndarray,
@@ -689,6 +699,7 @@ def _site_kernel(
     ratings: np.ndarray,
     games: np.ndarray,
     last: np.ndarray,
+    present: np.ndarray,
     k_new: float,
     k_est: float,
     k_threshold: int,
@@ -696,8 +707,9 @@ def _site_kernel(
     record: bool,
     out: np.ndarray,
     out_games: np.ndarray,
-) -> None:
-    """Replay the games `rows` (row numbers, in replay order), updating the player records.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Replay the games `rows` (row numbers, in replay order), updating the player records,
+    and take a snapshot of the state at each of `ends` (one per period of a range replay).
 
     `ratings`, `games` and `last` are float64, int32 and int16 views of the same records (see
     `_RECORD`). The per-game arrays cover every game; only rows[r] are read. For the r-th rated
@@ -708,82 +720,90 @@ def _site_kernel(
     bot_r[i] is the fixed rating of game i's bot side, period[i] the code of its period
     (stored, per number, as the period of the last game). The records of the game `_AHEAD` places later are
     prefetched, so the cache misses of several games overlap.
+
+    After the games rows[:ends[k]] it appends the state (every number a player held before
+    the replay, `present`, or has games in), player-major then number order, to the returned
+    (offsets, player, number, rating, games, last period) arrays: snapshot k is
+    [offsets[k], offsets[k + 1]).
     """
     flat = ratings.reshape(-1)
     n = rows.shape[0]
-    for r in range(n):
-        if r + _AHEAD < n:
-            a = rows[r + _AHEAD]
-            prefetch(flat, w_idx[a] * _RECORD)
-            prefetch(flat, w_idx[a] * _RECORD + 8)
-            prefetch(flat, b_idx[a] * _RECORD)
-            prefetch(flat, b_idx[a] * _RECORD + 8)
-        i = rows[r]
-        wi = w_idx[i]
-        bi = b_idx[i]
-        wb = w_bot[i]
-        bb = b_bot[i]
-        c = cat_num[i]
-        per = period[i]
-        for j in range(2):
-            col = 0 if j == 0 else 1 + c
-            wt = weights[c] if j == 0 else 1.0
-            rw = bot_r[i] if wb else ratings[wi, col]
-            rb = bot_r[i] if bb else ratings[bi, col]
-            for s in range(2):
-                if s == 0:
-                    if wb:
-                        continue
-                    p, me, opp, sc = wi, rw, rb, w_score[i]
-                else:
-                    if bb:
-                        continue
-                    p, me, opp, sc = bi, rb, rw, 1.0 - w_score[i]
-                gb = games[p, _GAMES + col]
-                k = k_new if gb < k_threshold else k_est
-                e, raw, applied, after = elo_update(me, opp, sc, k, wt, floor)
-                ratings[p, col] = after
-                games[p, _GAMES + col] = gb + 1
-                last[p, _LAST + col] = per
-                if record:
-                    out[r, s, j, 0] = me
-                    out[r, s, j, 1] = opp
-                    out[r, s, j, 2] = e
-                    out[r, s, j, 3] = k
-                    out[r, s, j, 4] = raw
-                    out[r, s, j, 5] = applied
-                    out[r, s, j, 6] = after
-                    out_games[r, s, j] = gb
-
-
-@njit(cache=True)
-def _state_rows(
-    ratings: np.ndarray, games: np.ndarray, last: np.ndarray, present: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(player, number, rating, games, last period) of every number a player holds (present
-    before the replay or with games), player-major then number order."""
     n_players = ratings.shape[0]
-    k = 0
-    for p in range(n_players):
-        for j in range(N_NUMBERS):
-            if present[p, j] or games[p, _GAMES + j] > 0:
-                k += 1
-    player = np.empty(k, dtype=np.int32)
-    number = np.empty(k, dtype=np.int32)
-    rating = np.empty(k, dtype=np.float64)
-    count = np.empty(k, dtype=np.int64)
-    per = np.empty(k, dtype=np.int32)
-    k = 0
-    for p in range(n_players):
-        for j in range(N_NUMBERS):
-            if present[p, j] or games[p, _GAMES + j] > 0:
-                player[k] = p
-                number[k] = j
-                rating[k] = ratings[p, j]
-                count[k] = games[p, _GAMES + j]
-                per[k] = last[p, _LAST + j]
-                k += 1
-    return player, number, rating, count, per
+    offsets = np.zeros(ends.shape[0] + 1, dtype=np.int64)
+    s_player = np.empty(1024, dtype=np.int32)
+    s_number = np.empty(1024, dtype=np.int32)
+    s_rating = np.empty(1024, dtype=np.float64)
+    s_games = np.empty(1024, dtype=np.int64)
+    s_last = np.empty(1024, dtype=np.int32)
+    r = 0
+    for seg in range(ends.shape[0]):
+        while r < ends[seg]:
+            if r + _AHEAD < n:
+                a = rows[r + _AHEAD]
+                prefetch(flat, w_idx[a] * _RECORD)
+                prefetch(flat, w_idx[a] * _RECORD + 8)
+                prefetch(flat, b_idx[a] * _RECORD)
+                prefetch(flat, b_idx[a] * _RECORD + 8)
+            i = rows[r]
+            wi = w_idx[i]
+            bi = b_idx[i]
+            wb = w_bot[i]
+            bb = b_bot[i]
+            c = cat_num[i]
+            per = period[i]
+            for j in range(2):
+                col = 0 if j == 0 else 1 + c
+                wt = weights[c] if j == 0 else 1.0
+                rw = bot_r[i] if wb else ratings[wi, col]
+                rb = bot_r[i] if bb else ratings[bi, col]
+                for s in range(2):
+                    if s == 0:
+                        if wb:
+                            continue
+                        p, me, opp, sc = wi, rw, rb, w_score[i]
+                    else:
+                        if bb:
+                            continue
+                        p, me, opp, sc = bi, rb, rw, 1.0 - w_score[i]
+                    gb = games[p, _GAMES + col]
+                    k = k_new if gb < k_threshold else k_est
+                    e, raw, applied, after = elo_update(me, opp, sc, k, wt, floor)
+                    ratings[p, col] = after
+                    games[p, _GAMES + col] = gb + 1
+                    last[p, _LAST + col] = per
+                    if record:
+                        out[r, s, j, 0] = me
+                        out[r, s, j, 1] = opp
+                        out[r, s, j, 2] = e
+                        out[r, s, j, 3] = k
+                        out[r, s, j, 4] = raw
+                        out[r, s, j, 5] = applied
+                        out[r, s, j, 6] = after
+                        out_games[r, s, j] = gb
+            r += 1
+        at = offsets[seg]
+        held = 0
+        for q in range(n_players):
+            for j in range(N_NUMBERS):
+                if present[q, j] or games[q, _GAMES + j] > 0:
+                    held += 1
+        s_player = _grown(s_player, at + held)
+        s_number = _grown(s_number, at + held)
+        s_rating = _grown(s_rating, at + held)
+        s_games = _grown(s_games, at + held)
+        s_last = _grown(s_last, at + held)
+        for q in range(n_players):
+            for j in range(N_NUMBERS):
+                if present[q, j] or games[q, _GAMES + j] > 0:
+                    s_player[at] = q
+                    s_number[at] = j
+                    s_rating[at] = ratings[q, j]
+                    s_games[at] = games[q, _GAMES + j]
+                    s_last[at] = last[q, _LAST + j]
+                    at += 1
+        offsets[seg + 1] = at
+    m = offsets[-1]
+    return offsets, s_player[:m], s_number[:m], s_rating[:m], s_games[:m], s_last[:m]
 
 
 def site_replay(
@@ -799,6 +819,24 @@ def site_replay(
     Games are applied in (period, played_at, game_id) order; `history=False` skips the
     per-game rows (for very large replays where only the end state is wanted).
     """
+    return replay_range(games, players, annulled, state, None, rules, history)[0]
+
+
+def replay_range(
+    games: pl.DataFrame,
+    players: pl.DataFrame | None,
+    annulled: Iterable[str] | pl.Series | None,
+    state: pl.DataFrame | None,
+    periods: list[str] | None,
+    rules: SiteRules = SITE_RULES,
+    history: bool = True,
+) -> list[SiteReplayResult]:
+    """One replay of `games` from `state`, cut into one result per period of `periods` (each
+    as if replayed alone from the period before's state), or one result when `periods` is None.
+
+    Ids, periods and rules are coded once and the games replayed in one kernel pass, which
+    takes a snapshot of the state at the end of each period (`_site_kernel`).
+    """
     state = state if state is not None else empty_site_state()
     c = _classify(
         games,
@@ -810,9 +848,14 @@ def site_replay(
     )
     rows = c.rated
     n = rows.shape[0]
-    n_players, periods = c.ids.len(), c.periods
-    if periods.len() > _MAX_PERIODS:
+    n_players, labels = c.ids.len(), c.periods
+    if labels.len() > _MAX_PERIODS:
         raise ValueError(f"a site replay spans at most {_MAX_PERIODS} periods")
+    if periods is None:
+        ends = np.array([n], dtype=np.int64)
+    else:
+        check_within(c.frame["period"], periods, "a game")
+        ends = segment_ends(c.period[rows], labels, periods)
 
     template = np.zeros(_RECORD, dtype=np.float64)
     template[:N_NUMBERS] = rules.start
@@ -832,8 +875,9 @@ def site_replay(
     weight_of = np.array([rules.weight(cat) for cat in CATEGORIES], dtype=np.float64)
     out = np.full((n if history else 0, 2, 2, 7), np.nan, dtype=np.float64)
     out_games = np.zeros((n if history else 0, 2, 2), dtype=np.int64)
-    _site_kernel(
+    offsets, p_idx, n_idx, rating, count, last_of = _site_kernel(
         rows,
+        ends,
         c.w_code,
         c.b_code,
         c.score,
@@ -846,6 +890,7 @@ def site_replay(
         ratings,
         counts,
         last,
+        present,
         rules.k_new,
         rules.k_established,
         rules.k_threshold,
@@ -854,22 +899,21 @@ def site_replay(
         out,
         out_games,
     )
-
-    p_idx, n_idx, rating, count, last_of = _state_rows(ratings, counts, last, present)
-    new_state = pl.DataFrame(
+    states = pl.DataFrame(
         {
             "player_id": c.ids.gather(p_idx),
             "number": pl.Series(SITE_NUMBERS).gather(n_idx),
             "rating": rating,
             "games": count,
-            "last_period": periods.append(pl.Series([None], dtype=pl.String))
+            "last_period": labels.append(pl.Series([None], dtype=pl.String))
             .rechunk()
-            .gather(np.where(last_of < 0, periods.len(), last_of)),
+            .gather(np.where(last_of < 0, labels.len(), last_of)),
         },
         schema=SITE_STATE_SCHEMA,
-    )  # ordered by player_id, then number in SITE_NUMBERS order (ids are sorted)
+    )  # each snapshot ordered by player_id, then number in SITE_NUMBERS order (ids are sorted)
 
-    if history:
+    hist = empty(SITE_HISTORY_SCHEMA)
+    if history and n:
         rated = c.rated_frame().with_columns(
             pl.col("category")
             .cast(pl.String)
@@ -877,11 +921,31 @@ def site_replay(
             .alias("weight")
         )
         hist = _history_frame(rated, out, out_games, rules)
+    # history rows per game: both slots of each human side
+    humans = 2 - c.w_bot[rows].astype(np.int64) - c.b_bot[rows].astype(np.int64)
+    hist_ends = np.concatenate([[0], np.cumsum(2 * humans)])[ends] if history else 0 * ends
+    excluded, rejected = _excluded(c), _rejected(c)
+    if periods is None:
+        excluded_of, rejected_of = [excluded], [rejected]
     else:
-        hist = empty(SITE_HISTORY_SCHEMA)
-    return SiteReplayResult(
-        history=hist, state=new_state, excluded=_excluded(c), rejected=_rejected(c), rated_games=n
-    )
+        excluded_of = split_by_period(excluded, periods)
+        rejected_of = split_by_period(rejected, periods)
+    results = []
+    for seg in range(ends.shape[0]):
+        lo, hi = (ends[seg - 1] if seg else 0), ends[seg]
+        h_lo = hist_ends[seg - 1] if seg else 0
+        results.append(
+            SiteReplayResult(
+                history=hist.slice(h_lo, hist_ends[seg] - h_lo)
+                if hi > lo
+                else empty(SITE_HISTORY_SCHEMA),
+                state=states.slice(offsets[seg], offsets[seg + 1] - offsets[seg]),
+                excluded=excluded_of[seg],
+                rejected=rejected_of[seg],
+                rated_games=int(hi - lo),
+            )
+        )
+    return results
 
 
 def _history_frame(
