@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -474,3 +475,28 @@ def test_unsorted_input_gives_the_same_replay_as_sorted_input() -> None:
     assert a.history.equals(b.history)
     assert a.state.equals(b.state)
     assert a.excluded.equals(b.excluded)
+
+
+def test_reason_texts_follow_the_rules_object() -> None:
+    rules = dataclasses.replace(SITE_RULES, min_plies=4, bot_no_move_min_plies=20)
+    g = games(
+        game(1, "a", "b", 1.0, plies=3),
+        game(2, "a", "bot", 1.0, category="bots", termination="bot_no_move", plies=19),
+    )
+    r = site_replay(g, BOT, rules=rules)
+    assert r.excluded["reason"].to_list() == [
+        "aborted before both sides moved (fewer than 4 plies)",
+        "bot move missing before move 11: annulled",
+    ]
+    assert site.R_FEW_PLIES == "aborted before both sides moved (fewer than 2 plies)"
+    assert site.R_BOT_NO_MOVE == "bot move missing before move 10: annulled"
+
+
+def test_reason_codes_are_one_table_of_distinct_codes_and_texts() -> None:
+    for table in (site.Exclusion, site.Rejection):
+        codes = [e.code for e in table]
+        assert sorted(codes) == list(range(1, len(codes) + 1))  # 0 means none
+        assert len({e.text() for e in table}) == len(codes)
+    # the kernel's integer constants are the table's codes
+    assert site.Exclusion.FEW_PLIES.code == site.X_FEW_PLIES
+    assert site.Rejection.NO_CATEGORY.code == site.J_NO_CATEGORY

@@ -9,6 +9,7 @@ matches per pair) is all a replay needs, so periods chain exactly like one long 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 import numpy as np
 import polars as pl
@@ -42,6 +43,18 @@ class FibsRules:
     leaderboard_min_experience: int = 20
     fair_play_max: int = 3  # rating-changing matches per pair within the window
     fair_play_window_us: int = 24 * 3600 * 1_000_000  # 24 hours, in microseconds
+
+    @property
+    def fair_play_window_hours(self) -> float:
+        """The fair-play window in hours."""
+        return self.fair_play_window_us / 3_600_000_000
+
+    def fair_play_reason(self) -> str:
+        """Why a match kept both ratings unchanged (the history's reason)."""
+        return (
+            f"fair play: {self.fair_play_max} rating-changing matches between these players "
+            f"in the last {self.fair_play_window_hours:g} hours"
+        )
 
 
 FIBS_RULES = FibsRules()
@@ -99,9 +112,27 @@ FIBS_LIST_SCHEMA: dict[str, pl.DataType] = {
     "change": pl.Float64,
 }
 
-R_UNRANKED = "not a ranked match"
-R_AI = "match against the AI"
-R_FAIR_PLAY = "fair play: 3 rating-changing matches between these players in the last 24 hours"
+
+class Exclusion(Enum):
+    """Why a match changes nothing: its code in the classification kernel (0 is ranked) and
+    its reason."""
+
+    NOT_RANKED = 1, "not a ranked match"
+    AI = 2, "match against the AI"
+
+    def __init__(self, code: int, text: str) -> None:
+        self.code = code
+        self._text = text
+
+    def text(self) -> str:
+        """The reason as the excluded table shows it."""
+        return self._text
+
+
+X_NOT_RANKED, X_AI = Exclusion.NOT_RANKED.code, Exclusion.AI.code  # constants for numba
+R_UNRANKED = Exclusion.NOT_RANKED.text()
+R_AI = Exclusion.AI.text()
+R_FAIR_PLAY = FIBS_RULES.fair_play_reason()  # under the default rules
 REJ_INVALID = "missing player, time, period or length, or a player against themselves"
 
 
@@ -459,11 +490,11 @@ def _classify_matches(
     reason: np.ndarray,
     invalid: np.ndarray,
 ) -> None:
-    """reason: 1 not ranked, 2 against the AI, 0 neither; invalid: a missing player, time,
-    period or length, a length below 1, or a player against themselves."""
+    """reason: the Exclusion code (not ranked first, then against the AI), 0 neither; invalid:
+    a missing player, time, period or length, a length below 1, or a player against themselves."""
     has_time_null = time_null.shape[0] > 0
     for i in range(w_code.shape[0]):
-        reason[i] = 1 if unranked[i] else (2 if vs_ai[i] else 0)
+        reason[i] = X_NOT_RANKED if unranked[i] else (X_AI if vs_ai[i] else 0)
         w, lo = w_code[i], l_code[i]
         invalid[i] = (
             w < 0
@@ -507,7 +538,7 @@ class _Classified:
     codes: np.ndarray  # codes of [state ids, pair a, pair b, winners, losers]
     w_code: np.ndarray
     l_code: np.ndarray
-    reason: np.ndarray  # uint8: 1 not ranked, 2 against the AI, 0 neither
+    reason: np.ndarray  # uint8 Exclusion code, 0 neither
     invalid: np.ndarray  # bool
     length: np.ndarray  # int64, 0 where null
     rows: np.ndarray  # ranked valid matches in replay order (period, ended_at, match_id)
@@ -570,7 +601,9 @@ def _excluded_rejected(c: _Classified) -> tuple[pl.DataFrame, pl.DataFrame]:
     keys = c.frame.select("match_id", "period")
     ex = np.flatnonzero(c.reason != 0)
     excluded = keys[ex].with_columns(
-        pl.Series([R_UNRANKED, R_AI]).gather(c.reason[ex].astype(np.int64) - 1).alias("reason")
+        pl.Series(c.reason[ex])
+        .replace_strict({e.code: e.text() for e in Exclusion}, return_dtype=pl.String)
+        .alias("reason")
     )
     rejected = keys[np.flatnonzero((c.reason == 0) & c.invalid)].with_columns(
         pl.lit(REJ_INVALID).alias("reason")
@@ -820,7 +853,10 @@ def _history_frame(
             "m",
             "experience_before",
             "counted",
-            pl.when(pl.col("counted")).then(None).otherwise(pl.lit(R_FAIR_PLAY)).alias("reason"),
+            pl.when(pl.col("counted"))
+            .then(None)
+            .otherwise(pl.lit(rules.fair_play_reason()))
+            .alias("reason"),
             "change",
             "rating_after",
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import Enum
 
 import numpy as np
 import polars as pl
@@ -53,8 +54,13 @@ class SiteRules:
     k_threshold: int = 30  # K is k_new while fewer than this many rated games before the game
     provisional_below: int = 10
     min_plies: int = 2  # fewer plies: aborted before both sides moved
-    bot_no_move_min_plies: int = 18  # move 10 and later: a missing bot move is a human loss
+    bot_no_move_min_plies: int = 18  # from this many plies on a missing bot move is a human loss
     weights: tuple[tuple[str, float], ...] = TIME_CONTROL_RULES.weights  # RULES §1 table
+
+    @property
+    def bot_no_move_from_move(self) -> int:
+        """The move from which a missing bot move is a human loss (after that many plies)."""
+        return self.bot_no_move_min_plies // 2 + 1
 
     def weight(self, category: str) -> float:
         """The category's weight in the site Elo (RULES §1 table)."""
@@ -123,27 +129,76 @@ SITE_LIST_SCHEMA: dict[str, pl.DataType] = {
     "change": pl.Float64,
 }
 
-# Reasons, spelled once (tests and the run summary match on them).
-R_MODERATION = "annulled by moderation"
-R_CASUAL = "casual game"
-R_ABORTED = "aborted"
-R_STATUS_ANNULLED = "annulled"
-R_FORFEIT = "forfeit, not rated"
-R_BYE = "bye, not rated"
-R_ABORT_TERMINATION = "aborted (termination abort)"
-R_FEW_PLIES = "aborted before both sides moved (fewer than 2 plies)"
-R_OTB = "over-the-board game not confirmed by both players"
-R_BOTH_BOTS = "both sides are bots"
-R_BOT_NO_MOVE = "bot move missing before move 10: annulled"
-R_BOT_RATING = "bot without a fixed rating"
-R_UNRATED = "kept unrated by its reader"  # placeholder: each game shows its own unrated_reason
-REJ_BOT_LOST = "contradictory record: a bot never loses on time or by abandonment"
-REJ_NO_BOT = "termination bot_no_move in a game without a bot"
-REJ_NO_PLIES = "termination bot_no_move without a ply count"
-REJ_NO_RESULT = "rated game without a result"
-REJ_NO_CATEGORY = "rated game without a site category"
-REJ_SELF = "a player cannot play themselves"
-REJ_MISSING = "missing player id, time or period"
+
+class Exclusion(Enum):
+    """Why a platform game is kept but not rated: its code in the classification kernel (0 is
+    rated) and its reason, whose numbers come from the rules (`text`)."""
+
+    MODERATION = 1, "annulled by moderation"
+    CASUAL = 2, "casual game"
+    ABORTED = 3, "aborted"
+    STATUS_ANNULLED = 4, "annulled"
+    FORFEIT = 5, "forfeit, not rated"
+    BYE = 6, "bye, not rated"
+    ABORT_TERMINATION = 7, "aborted (termination abort)"
+    FEW_PLIES = 8, "aborted before both sides moved (fewer than {rules.min_plies} plies)"
+    OTB = 9, "over-the-board game not confirmed by both players"
+    BOTH_BOTS = 10, "both sides are bots"
+    BOT_NO_MOVE = 11, "bot move missing before move {rules.bot_no_move_from_move}: annulled"
+    BOT_RATING = 12, "bot without a fixed rating"
+    UNRATED = 13, "kept unrated by its reader"  # placeholder: each game shows its unrated_reason
+
+    def __init__(self, code: int, template: str) -> None:
+        self.code = code
+        self.template = template
+
+    def text(self, rules: SiteRules = SITE_RULES) -> str:
+        """The reason as the excluded table shows it under `rules`."""
+        return self.template.format(rules=rules)
+
+
+class Rejection(Enum):
+    """Why a platform game is a contradictory record for the quarantine: its code in the
+    classification kernel (0 is none) and its reason."""
+
+    BOT_LOST = 1, "contradictory record: a bot never loses on time or by abandonment"
+    MISSING = 2, "missing player id, time or period"
+    SELF = 3, "a player cannot play themselves"
+    NO_BOT = 4, "termination bot_no_move in a game without a bot"
+    NO_PLIES = 5, "termination bot_no_move without a ply count"
+    NO_RESULT = 6, "rated game without a result"
+    NO_CATEGORY = 7, "rated game without a site category"
+
+    def __init__(self, code: int, text: str) -> None:
+        self.code = code
+        self._text = text
+
+    def text(self) -> str:
+        """The reason as the quarantine shows it."""
+        return self._text
+
+
+# The reasons under the default rules (tests and the run summary match on them).
+R_MODERATION = Exclusion.MODERATION.text()
+R_CASUAL = Exclusion.CASUAL.text()
+R_ABORTED = Exclusion.ABORTED.text()
+R_STATUS_ANNULLED = Exclusion.STATUS_ANNULLED.text()
+R_FORFEIT = Exclusion.FORFEIT.text()
+R_BYE = Exclusion.BYE.text()
+R_ABORT_TERMINATION = Exclusion.ABORT_TERMINATION.text()
+R_FEW_PLIES = Exclusion.FEW_PLIES.text()
+R_OTB = Exclusion.OTB.text()
+R_BOTH_BOTS = Exclusion.BOTH_BOTS.text()
+R_BOT_NO_MOVE = Exclusion.BOT_NO_MOVE.text()
+R_BOT_RATING = Exclusion.BOT_RATING.text()
+R_UNRATED = Exclusion.UNRATED.text()
+REJ_BOT_LOST = Rejection.BOT_LOST.text()
+REJ_NO_BOT = Rejection.NO_BOT.text()
+REJ_NO_PLIES = Rejection.NO_PLIES.text()
+REJ_NO_RESULT = Rejection.NO_RESULT.text()
+REJ_NO_CATEGORY = Rejection.NO_CATEGORY.text()
+REJ_SELF = Rejection.SELF.text()
+REJ_MISSING = Rejection.MISSING.text()
 
 
 @dataclass(frozen=True)
@@ -165,36 +220,17 @@ def empty_site_state() -> pl.DataFrame:
 
 # --- which games are rated ---------------------------------------------------------------------
 
-EXCLUDE_REASONS = [
-    R_MODERATION,
-    R_CASUAL,
-    R_ABORTED,
-    R_STATUS_ANNULLED,
-    R_FORFEIT,
-    R_BYE,
-    R_ABORT_TERMINATION,
-    R_FEW_PLIES,
-    R_OTB,
-    R_BOTH_BOTS,
-    R_BOT_NO_MOVE,
-    R_BOT_RATING,
-    R_UNRATED,
-]
-REJECT_REASONS = [
-    REJ_BOT_LOST,
-    REJ_MISSING,
-    REJ_SELF,
-    REJ_NO_BOT,
-    REJ_NO_PLIES,
-    REJ_NO_RESULT,
-    REJ_NO_CATEGORY,
-]
-# Reason codes: 1 + index in the list above, 0 for none (the kernel below compares with these).
-X_MODERATION, X_CASUAL, X_ABORTED, X_ANNULLED, X_FORFEIT, X_BYE = range(1, 7)
-X_ABORT_TERMINATION, X_FEW_PLIES, X_OTB, X_BOTH_BOTS, X_BOT_NO_MOVE = range(7, 12)
-X_BOT_RATING, X_UNRATED = range(12, 14)
-J_BOT_LOST, J_MISSING, J_SELF, J_NO_BOT, J_NO_PLIES = range(1, 6)
-J_NO_RESULT, J_NO_CATEGORY = range(6, 8)
+# The codes as plain integers, which the numba kernel reads as compile-time constants.
+X_MODERATION, X_CASUAL = Exclusion.MODERATION.code, Exclusion.CASUAL.code
+X_ABORTED, X_ANNULLED = Exclusion.ABORTED.code, Exclusion.STATUS_ANNULLED.code
+X_FORFEIT, X_BYE = Exclusion.FORFEIT.code, Exclusion.BYE.code
+X_ABORT_TERMINATION, X_FEW_PLIES = Exclusion.ABORT_TERMINATION.code, Exclusion.FEW_PLIES.code
+X_OTB, X_BOTH_BOTS = Exclusion.OTB.code, Exclusion.BOTH_BOTS.code
+X_BOT_NO_MOVE, X_BOT_RATING = Exclusion.BOT_NO_MOVE.code, Exclusion.BOT_RATING.code
+X_UNRATED = Exclusion.UNRATED.code
+J_BOT_LOST, J_MISSING, J_SELF = Rejection.BOT_LOST.code, Rejection.MISSING.code, Rejection.SELF.code
+J_NO_BOT, J_NO_PLIES = Rejection.NO_BOT.code, Rejection.NO_PLIES.code
+J_NO_RESULT, J_NO_CATEGORY = Rejection.NO_RESULT.code, Rejection.NO_CATEGORY.code
 
 # Physical codes of the closed sets the rules test (schemas' Enum order); NULL_CODE is a null,
 # OTHER_CODE a string outside the set (only when a column arrives as plain strings).
@@ -401,8 +437,8 @@ class _Classified:
     w_code: np.ndarray  # int32 code of white_id in `ids` per game (-1: null)
     b_code: np.ndarray
     extra_codes: np.ndarray  # codes of `extra_ids`
-    exclude: np.ndarray  # uint8 reason code (1 + index in EXCLUDE_REASONS), 0 none
-    reject: np.ndarray  # uint8 reason code (1 + index in REJECT_REASONS), 0 none
+    exclude: np.ndarray  # uint8 Exclusion code, 0 none
+    reject: np.ndarray  # uint8 Rejection code, 0 none
     score: np.ndarray  # final white score, 0.0 where null
     score_null: np.ndarray
     cat: np.ndarray  # uint8 effective category (index in CATEGORIES), NULL_CODE none
@@ -621,13 +657,15 @@ def classify_site_games(
     kernel needs: final white score, effective category, bot flags and bot fixed ratings.
     """
     c = _classify(games, players, annulled, rules)
-    return c.rated_frame(), _excluded(c), _rejected(c)
+    return c.rated_frame(), _excluded(c, rules), _rejected(c)
 
 
-def _excluded(c: _Classified) -> pl.DataFrame:
+def _excluded(c: _Classified, rules: SiteRules) -> pl.DataFrame:
     """Excluded games with their reason; a game its reader kept unrated shows that reader's why."""
     rows = np.flatnonzero((c.reject == 0) & (c.exclude != 0))
-    reason = pl.Series(EXCLUDE_REASONS).gather(c.exclude[rows].astype(np.int64) - 1)
+    reason = pl.Series(c.exclude[rows]).replace_strict(
+        {e.code: e.text(rules) for e in Exclusion}, return_dtype=pl.String
+    )
     return c.frame.select("game_id", "period", "unrated_reason")[rows].select(
         "game_id",
         "period",
@@ -656,7 +694,9 @@ def _rejected(c: _Classified) -> pl.DataFrame:
                 pl.col("termination"),
                 pl.col("plies"),
             ).alias("value"),
-            pl.Series(REJECT_REASONS).gather(c.reject[rows].astype(np.int64) - 1).alias("reason"),
+            pl.Series(c.reject[rows])
+            .replace_strict({e.code: e.text() for e in Rejection}, return_dtype=pl.String)
+            .alias("reason"),
         )
     )
 
@@ -924,7 +964,7 @@ def replay_range(
     # history rows per game: both slots of each human side
     humans = 2 - c.w_bot[rows].astype(np.int64) - c.b_bot[rows].astype(np.int64)
     hist_ends = np.concatenate([[0], np.cumsum(2 * humans)])[ends] if history else 0 * ends
-    excluded, rejected = _excluded(c), _rejected(c)
+    excluded, rejected = _excluded(c, rules), _rejected(c)
     if periods is None:
         excluded_of, rejected_of = [excluded], [rejected]
     else:
