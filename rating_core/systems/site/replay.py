@@ -703,14 +703,53 @@ def _rejected(c: _Classified) -> pl.DataFrame:
 
 # --- the sequential replay (numba) -----------------------------------------------------------
 
-# Each player's state is one 128-byte record (two cache lines, aligned): the ratings of the
-# N_NUMBERS numbers as float64 at slots 0..8, then their game counts as int32 (int32 view, from
-# _GAMES) and the code of the period of their last game as int16 (int16 view, from _LAST). A
-# game reads and writes one record per human, so it touches two records instead of six rows.
+# Each player's state is one record: the ratings of the N_NUMBERS numbers (float64), their game
+# counts (int32) and the codes of the periods of their last games (int16), padded to whole
+# 64-byte cache lines (two for the nine numbers). The kernel reads the records through float64,
+# int32 and int16 views of one (players, _RECORD) float64 array, at the indices the declared
+# layout gives, so a new category grows the record instead of running into the next one. A game
+# reads and writes one record per human, so it touches two records instead of six rows.
 N_NUMBERS = 1 + len(CATEGORIES)
-_RECORD = 16  # float64 slots per player
-_GAMES = 2 * N_NUMBERS  # int32 index of number 0's game count (byte 72)
-_LAST = 6 * N_NUMBERS  # int16 index of number 0's last period (byte 108)
+_CACHE_LINE = 64
+
+
+def site_record(n_numbers: int) -> np.dtype:
+    """The player record of the site kernel for `n_numbers` numbers, as a numpy structured
+    dtype: fields `rating`, `games` and `last` (each of `n_numbers` values) in that order,
+    naturally aligned, the whole padded to a multiple of a cache line."""
+    packed = np.dtype(
+        [
+            ("rating", np.float64, (n_numbers,)),
+            ("games", np.int32, (n_numbers,)),
+            ("last", np.int16, (n_numbers,)),
+        ],
+        align=True,
+    )
+    fields = dict(packed.fields or {})
+    return np.dtype(
+        {
+            "names": list(fields),
+            "formats": [dtype for dtype, *_ in fields.values()],
+            "offsets": [offset for _, offset, *_ in fields.values()],
+            "itemsize": -(-packed.itemsize // _CACHE_LINE) * _CACHE_LINE,
+        }
+    )
+
+
+SITE_RECORD = site_record(N_NUMBERS)
+
+
+def _slot(name: str, itemsize: int) -> int:
+    """Index of field `name`'s first value in a view of the records as `itemsize`-byte items."""
+    offset: int = dict(SITE_RECORD.fields or {})[name][1]
+    if offset % itemsize:
+        raise AssertionError(f"site record field {name} is not aligned to {itemsize} bytes")
+    return offset // itemsize
+
+
+_RECORD = SITE_RECORD.itemsize // 8  # float64 slots per player
+_GAMES = _slot("games", 4)  # int32 index of number 0's game count
+_LAST = _slot("last", 2)  # int16 index of number 0's last period
 _MAX_PERIODS = np.iinfo(np.int16).max
 _AHEAD = 8  # games between prefetching two players' records and replaying their game
 
@@ -780,10 +819,9 @@ def _site_kernel(
         while r < ends[seg]:
             if r + _AHEAD < n:
                 a = rows[r + _AHEAD]
-                prefetch(flat, w_idx[a] * _RECORD)
-                prefetch(flat, w_idx[a] * _RECORD + 8)
-                prefetch(flat, b_idx[a] * _RECORD)
-                prefetch(flat, b_idx[a] * _RECORD + 8)
+                for line in range(0, _RECORD, _CACHE_LINE // 8):  # every line of both records
+                    prefetch(flat, w_idx[a] * _RECORD + line)
+                    prefetch(flat, b_idx[a] * _RECORD + line)
             i = rows[r]
             wi = w_idx[i]
             bi = b_idx[i]
@@ -897,11 +935,11 @@ def replay_range(
         check_within(c.frame["period"], periods, "a game")
         ends = segment_ends(c.period[rows], labels, periods)
 
-    template = np.zeros(_RECORD, dtype=np.float64)
-    template[:N_NUMBERS] = rules.start
-    template.view(np.int16)[_LAST : _LAST + N_NUMBERS] = -1
+    template = np.zeros(1, dtype=SITE_RECORD)
+    template["rating"] = rules.start
+    template["last"] = -1  # no game yet
     ratings = aligned_empty((n_players, _RECORD), np.float64)
-    ratings[:] = template
+    ratings[:] = template.view(np.float64)
     counts, last = ratings.view(np.int32), ratings.view(np.int16)
     present = np.zeros((n_players, N_NUMBERS), dtype=np.bool_)
     if state.height:
