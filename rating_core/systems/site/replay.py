@@ -756,10 +756,12 @@ _AHEAD = 8  # games between prefetching two players' records and replaying their
 
 @njit(cache=True)
 def _grown(a: np.ndarray, size: int) -> np.ndarray:
-    """`a` doubled in length until it holds `size` items (the first items copied)."""
-    while a.shape[0] < size:
-        a = np.concatenate((a, np.empty_like(a)))
-    return a
+    """`a` if it holds `size` items, else a copy at least twice as long (one copy each time)."""
+    if a.shape[0] >= size:
+        return a
+    b = np.empty(max(size, 2 * a.shape[0]), dtype=a.dtype)
+    b[: a.shape[0]] = a
+    return b
 
 
 @njit(cache=True)
