@@ -469,13 +469,17 @@ def _keep_recent(table: np.ndarray, after: int) -> None:
             continue
         k = 0
         for q in range(1, cap + 1):
-            if table[s, q] > after:
-                kept[k] = table[s, q]
+            t = table[s, q]
+            if t > after:  # insertion sort: a pair holds at most `cap` (3) times
+                at = k
+                while at > 0 and kept[at - 1] > t:
+                    kept[at] = kept[at - 1]
+                    at -= 1
+                kept[at] = t
                 k += 1
-        recent = np.sort(kept[:k])
         table[s, 1:] = _SENTINEL
         for q in range(k):
-            table[s, cap - k + 1 + q] = recent[q]
+            table[s, cap - k + 1 + q] = kept[q]
 
 
 @njit(cache=True)

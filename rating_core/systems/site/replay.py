@@ -755,13 +755,41 @@ _AHEAD = 8  # games between prefetching two players' records and replaying their
 
 
 @njit(cache=True)
-def _grown(a: np.ndarray, size: int) -> np.ndarray:
-    """`a` if it holds `size` items, else a copy at least twice as long (one copy each time)."""
-    if a.shape[0] >= size:
-        return a
-    b = np.empty(max(size, 2 * a.shape[0]), dtype=a.dtype)
-    b[: a.shape[0]] = a
-    return b
+def _held_counts(
+    rows: np.ndarray,
+    ends: np.ndarray,
+    w_idx: np.ndarray,
+    b_idx: np.ndarray,
+    cat_num: np.ndarray,
+    w_bot: np.ndarray,
+    b_bot: np.ndarray,
+    present: np.ndarray,
+) -> np.ndarray:
+    """How many numbers players hold after each of `ends` (held before the replay, `present`,
+    or played in by a human side of a game rows[:end]): the sizes of the kernel's snapshots."""
+    held = present.copy()
+    count = 0
+    for p in range(held.shape[0]):
+        for j in range(held.shape[1]):
+            if held[p, j]:
+                count += 1
+    counts = np.empty(ends.shape[0], dtype=np.int64)
+    r = 0
+    for seg in range(ends.shape[0]):
+        while r < ends[seg]:
+            i = rows[r]
+            for side in range(2):
+                if w_bot[i] if side == 0 else b_bot[i]:
+                    continue
+                p = w_idx[i] if side == 0 else b_idx[i]
+                for slot in range(2):
+                    col = 0 if slot == 0 else 1 + cat_num[i]
+                    if not held[p, col]:
+                        held[p, col] = True
+                        count += 1
+            r += 1
+        counts[seg] = count
+    return counts
 
 
 @njit(cache=True)
@@ -788,7 +816,12 @@ def _site_kernel(
     record: bool,
     out: np.ndarray,
     out_games: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    s_player: np.ndarray,
+    s_number: np.ndarray,
+    s_rating: np.ndarray,
+    s_games: np.ndarray,
+    s_last: np.ndarray,
+) -> int:
     """Replay the games `rows` (row numbers, in replay order), updating the player records,
     and take a snapshot of the state at each of `ends` (one per period of a range replay).
 
@@ -803,19 +836,14 @@ def _site_kernel(
     prefetched, so the cache misses of several games overlap.
 
     After the games rows[:ends[k]] it appends the state (every number a player held before
-    the replay, `present`, or has games in), player-major then number order, to the returned
-    (offsets, player, number, rating, games, last period) arrays: snapshot k is
-    [offsets[k], offsets[k + 1]).
+    the replay, `present`, or has games in), player-major then number order, to the s_player,
+    s_number, s_rating, s_games and s_last arrays (sized by `_held_counts`); returns how
+    many rows it wrote.
     """
     flat = ratings.reshape(-1)
     n = rows.shape[0]
     n_players = ratings.shape[0]
-    offsets = np.zeros(ends.shape[0] + 1, dtype=np.int64)
-    s_player = np.empty(1024, dtype=np.int32)
-    s_number = np.empty(1024, dtype=np.int32)
-    s_rating = np.empty(1024, dtype=np.float64)
-    s_games = np.empty(1024, dtype=np.int64)
-    s_last = np.empty(1024, dtype=np.int32)
+    at = 0
     r = 0
     for seg in range(ends.shape[0]):
         while r < ends[seg]:
@@ -861,29 +889,18 @@ def _site_kernel(
                         out[r, s, j, 6] = after
                         out_games[r, s, j] = gb
             r += 1
-        at = offsets[seg]
-        held = 0
         for q in range(n_players):
             for j in range(N_NUMBERS):
                 if present[q, j] or games[q, _GAMES + j] > 0:
-                    held += 1
-        s_player = _grown(s_player, at + held)
-        s_number = _grown(s_number, at + held)
-        s_rating = _grown(s_rating, at + held)
-        s_games = _grown(s_games, at + held)
-        s_last = _grown(s_last, at + held)
-        for q in range(n_players):
-            for j in range(N_NUMBERS):
-                if present[q, j] or games[q, _GAMES + j] > 0:
+                    if at >= s_player.shape[0]:
+                        raise AssertionError("site snapshot larger than _held_counts")
                     s_player[at] = q
                     s_number[at] = j
                     s_rating[at] = ratings[q, j]
                     s_games[at] = games[q, _GAMES + j]
                     s_last[at] = last[q, _LAST + j]
                     at += 1
-        offsets[seg + 1] = at
-    m = offsets[-1]
-    return offsets, s_player[:m], s_number[:m], s_rating[:m], s_games[:m], s_last[:m]
+    return at
 
 
 def site_replay(
@@ -955,7 +972,14 @@ def replay_range(
     weight_of = np.array([rules.weight(cat) for cat in CATEGORIES], dtype=np.float64)
     out = np.full((n if history else 0, 2, 2, 7), np.nan, dtype=np.float64)
     out_games = np.zeros((n if history else 0, 2, 2), dtype=np.int64)
-    offsets, p_idx, n_idx, rating, count, last_of = _site_kernel(
+    held = _held_counts(rows, ends, c.w_code, c.b_code, c.cat, c.w_bot, c.b_bot, present)
+    offsets = np.concatenate([[0], np.cumsum(held)])
+    p_idx = np.empty(offsets[-1], dtype=np.int32)
+    n_idx = np.empty(offsets[-1], dtype=np.int32)
+    rating = np.empty(offsets[-1], dtype=np.float64)
+    count = np.empty(offsets[-1], dtype=np.int64)
+    last_of = np.empty(offsets[-1], dtype=np.int32)
+    written = _site_kernel(
         rows,
         ends,
         c.w_code,
@@ -978,7 +1002,14 @@ def replay_range(
         history,
         out,
         out_games,
+        p_idx,
+        n_idx,
+        rating,
+        count,
+        last_of,
     )
+    if written != offsets[-1]:
+        raise AssertionError(f"site snapshots: {written} rows written, {offsets[-1]} counted")
     states = pl.DataFrame(
         {
             "player_id": c.ids.gather(p_idx),
