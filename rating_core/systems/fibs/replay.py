@@ -3,7 +3,9 @@
 Ids and periods are coded to integers once (`rating_core.kernels.codes`); the replay, including the
 fair-play 24-hour pair window (a hash table of the pairs active within the window, inside the
 kernel), is one numba kernel. The player state plus the pair state (recent rating-changing
-matches per pair) is all a replay needs, so periods chain exactly like one long replay.
+matches per pair) is all a replay needs, so periods chain exactly like one long replay, and a
+range of periods replays in one pass on one table, snapshotting both states at each period's
+end (`replay_range`, behind `fibs_replay_periods`).
 """
 
 from __future__ import annotations

@@ -4,8 +4,9 @@ Ids and periods are coded to integers once (`rating_core.kernels.codes`), the cl
 their Enum codes, and one numba pass applies the exclusion and rejection rules to those integer
 columns (no string is compared per game); the sequential replay is a second numba kernel over
 one cache-aligned record per player. The state (rating and game count per player per number) is
-all the replay needs, so a period can be replayed from the previous period's state or all at
-once.
+all the replay needs, so a period can be replayed from the previous period's state, or a range
+of periods in one pass that snapshots the state at each period's end (`replay_range`, behind
+`site_replay_periods`).
 """
 
 from __future__ import annotations
@@ -1032,9 +1033,9 @@ def replay_range(
             .alias("weight")
         )
         hist = _history_frame(rated, out, out_games, rules)
-    # history rows per game: both slots of each human side
-    humans = 2 - c.w_bot[rows].astype(np.int64) - c.b_bot[rows].astype(np.int64)
-    hist_ends = np.concatenate([[0], np.cumsum(2 * humans)])[ends] if history else 0 * ends
+    bounds = np.concatenate([[0], ends])  # period k's games are rows[bounds[k]:bounds[k + 1]]
+    per_game = 2 * (2 - c.w_bot[rows].astype(np.int64) - c.b_bot[rows].astype(np.int64))
+    hist_bounds = np.concatenate([[0], np.cumsum(per_game)])[bounds]  # two per human side
     excluded, rejected = _excluded(c, rules), _rejected(c)
     if periods is None:
         excluded_of, rejected_of = [excluded], [rejected]
@@ -1043,17 +1044,17 @@ def replay_range(
         rejected_of = split_by_period(rejected, periods)
     results = []
     for seg in range(ends.shape[0]):
-        lo, hi = (ends[seg - 1] if seg else 0), ends[seg]
-        h_lo = hist_ends[seg - 1] if seg else 0
+        rated_games = int(bounds[seg + 1] - bounds[seg])
+        h_lo, h_hi = hist_bounds[seg], hist_bounds[seg + 1]
         results.append(
             SiteReplayResult(
-                history=hist.slice(h_lo, hist_ends[seg] - h_lo)
-                if hi > lo
+                history=hist.slice(h_lo, h_hi - h_lo)
+                if rated_games and history
                 else empty(SITE_HISTORY_SCHEMA),
                 state=states.slice(offsets[seg], offsets[seg + 1] - offsets[seg]),
                 excluded=excluded_of[seg],
                 rejected=rejected_of[seg],
-                rated_games=int(hi - lo),
+                rated_games=rated_games,
             )
         )
     return results
