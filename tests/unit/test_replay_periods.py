@@ -5,6 +5,7 @@ that period's rows started from the previous period's result."""
 from __future__ import annotations
 
 import dataclasses
+import random
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -364,3 +365,28 @@ def test_fibs_match_dated_before_its_period_sees_only_the_saved_pair_state() -> 
     for period in periods:
         assert_same_results(got[period], expected[period])
     assert got["2024-02"].history["counted"].to_list() == [True, True]
+
+
+@pytest.mark.parametrize("in_time_order", [True, False])
+def test_fibs_range_with_many_pairs_rebuilds_the_pair_table_like_the_loop(
+    in_time_order: bool,
+) -> None:
+    # Thousands of pairs over six months: the pair table is purged, recycled and grown inside
+    # periods, and a pair that plays every few hours hits the limit across month boundaries.
+    rng = random.Random(11)
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    rows = []
+    for i in range(6000):
+        at = start + timedelta(minutes=rng.randrange(182 * 24 * 60))
+        winner, loser = ("f1", "f2") if i % 3 == 0 else rng.sample(range(200), 2)
+        row = _match(i, str(winner), str(loser), at)
+        if not in_time_order and rng.random() < 0.1:
+            row["period"] = rng.choice(period_range("2024-01", "2024-06"))
+        rows.append(row)
+    frame = conform(pl.DataFrame(rows), MATCHES_SCHEMA)
+    periods = period_range("2024-01", "2024-06")
+    got = fibs_replay_periods(frame, None, None, periods)
+    expected = fibs_loop(frame, None, None, periods)
+    for period in periods:
+        assert_same_results(got[period], expected[period])
+    assert not all(got["2024-03"].history["counted"])
