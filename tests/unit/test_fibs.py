@@ -6,6 +6,7 @@ import dataclasses
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -262,3 +263,12 @@ def test_exclusion_codes_are_one_table() -> None:
         matches(match(1, "a", "b", H, ranked=False), match(2, "a", "b", 2 * H, vs_ai=True))
     )
     assert r.excluded["reason"].to_list() == [e.text() for e in fibs.Exclusion]
+
+
+def test_player_record_layout_is_the_declared_dtype() -> None:
+    records = np.zeros((2, fibs._PLAYER_RECORD), dtype=np.float64)
+    records[0, 0] = 1612.5
+    records.view(np.int64)[0, [fibs._EXP, fibs._MATCHES]] = [250, 40]
+    typed = records.view(fibs.FIBS_RECORD)[:, 0]
+    assert typed["rating"].tolist() == [1612.5, 0.0]
+    assert typed["experience"].tolist() == [250, 0] and typed["matches"].tolist() == [40, 0]

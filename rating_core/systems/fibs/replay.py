@@ -179,10 +179,20 @@ def fibs_value(length: float, factor: float) -> float:
 
 # --- the sequential replay (numba) -------------------------------------------------------------
 
-# Each player's state is one 32-byte record (aligned, so one cache line): rating (float64 slot
-# 0), experience and ranked matches (int64 slots 1 and 2 of an int64 view of the same memory).
-_PLAYER_RECORD = 4
-_EXP, _MATCHES = 1, 2
+# Each player's state is one 32-byte record (aligned, so within one cache line), `FIBS_RECORD`:
+# rating (float64), experience and ranked matches (int64), read by the kernel through float64
+# and int64 views of one (players, _PLAYER_RECORD) array at the slots the declared layout gives.
+FIBS_RECORD = np.dtype(
+    {
+        "names": ["rating", "experience", "matches"],
+        "formats": [np.float64, np.int64, np.int64],
+        "offsets": [0, 8, 16],
+        "itemsize": 32,
+    }
+)
+_PLAYER_RECORD = FIBS_RECORD.itemsize // 8  # 8-byte slots per player
+_EXP = dict(FIBS_RECORD.fields or {})["experience"][1] // 8
+_MATCHES = dict(FIBS_RECORD.fields or {})["matches"][1] // 8
 _EMPTY = -1  # an unused pair-table slot (pair keys are >= 0)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _AHEAD = 8  # matches between prefetching a match's records and replaying it
