@@ -768,13 +768,15 @@ def _held_counts(
 ) -> np.ndarray:
     """How many numbers players hold after each of `ends` (held before the replay, `present`,
     or played in by a human side of a game rows[:end]): the sizes of the kernel's snapshots."""
+    counts = np.empty(ends.shape[0], dtype=np.int64)
+    if ends.shape[0] == 0:
+        return counts
     held = present.copy()
     count = 0
     for p in range(held.shape[0]):
         for j in range(held.shape[1]):
             if held[p, j]:
                 count += 1
-    counts = np.empty(ends.shape[0], dtype=np.int64)
     r = 0
     for seg in range(ends.shape[0]):
         while r < ends[seg]:
@@ -796,7 +798,7 @@ def _held_counts(
 @njit(cache=True)
 def _site_kernel(
     rows: np.ndarray,
-    ends: np.ndarray,
+    snap_ends: np.ndarray,
     w_idx: np.ndarray,
     b_idx: np.ndarray,
     w_score: np.ndarray,
@@ -824,7 +826,8 @@ def _site_kernel(
     s_last: np.ndarray,
 ) -> int:
     """Replay the games `rows` (row numbers, in replay order), updating the player records,
-    and take a snapshot of the state at each of `ends` (one per period of a range replay).
+    and take a snapshot of the state at each of `snap_ends` (the end of every period of a
+    range replay but the last, whose state is the records themselves).
 
     `ratings`, `games` and `last` are float64, int32 and int16 views of the same records (see
     `_RECORD`). The per-game arrays cover every game; only rows[r] are read. For the r-th rated
@@ -836,7 +839,7 @@ def _site_kernel(
     (stored, per number, as the period of the last game). The records of the game `_AHEAD` places later are
     prefetched, so the cache misses of several games overlap.
 
-    After the games rows[:ends[k]] it appends the state (every number a player held before
+    After the games rows[:snap_ends[k]] it appends the state (every number a player held before
     the replay, `present`, or has games in), player-major then number order, to the s_player,
     s_number, s_rating, s_games and s_last arrays (sized by `_held_counts`); returns how
     many rows it wrote.
@@ -846,8 +849,9 @@ def _site_kernel(
     n_players = ratings.shape[0]
     at = 0
     r = 0
-    for seg in range(ends.shape[0]):
-        while r < ends[seg]:
+    for seg in range(snap_ends.shape[0] + 1):
+        stop = snap_ends[seg] if seg < snap_ends.shape[0] else n
+        while r < stop:
             if r + _AHEAD < n:
                 a = rows[r + _AHEAD]
                 for line in range(0, _RECORD, _CACHE_LINE // 8):  # every line of both records
@@ -890,6 +894,8 @@ def _site_kernel(
                         out[r, s, j, 6] = after
                         out_games[r, s, j] = gb
             r += 1
+        if seg == snap_ends.shape[0]:
+            break
         for q in range(n_players):
             for j in range(N_NUMBERS):
                 if present[q, j] or games[q, _GAMES + j] > 0:
@@ -902,6 +908,36 @@ def _site_kernel(
                     s_last[at] = last[q, _LAST + j]
                     at += 1
     return at
+
+
+@njit(cache=True)
+def _state_rows(
+    ratings: np.ndarray, games: np.ndarray, last: np.ndarray, present: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(player, number, rating, games, last period) of every number a player holds (present
+    before the replay or with games), player-major then number order."""
+    n_players = ratings.shape[0]
+    k = 0
+    for p in range(n_players):
+        for j in range(N_NUMBERS):
+            if present[p, j] or games[p, _GAMES + j] > 0:
+                k += 1
+    player = np.empty(k, dtype=np.int32)
+    number = np.empty(k, dtype=np.int32)
+    rating = np.empty(k, dtype=np.float64)
+    count = np.empty(k, dtype=np.int64)
+    per = np.empty(k, dtype=np.int32)
+    k = 0
+    for p in range(n_players):
+        for j in range(N_NUMBERS):
+            if present[p, j] or games[p, _GAMES + j] > 0:
+                player[k] = p
+                number[k] = j
+                rating[k] = ratings[p, j]
+                count[k] = games[p, _GAMES + j]
+                per[k] = last[p, _LAST + j]
+                k += 1
+    return player, number, rating, count, per
 
 
 def site_replay(
@@ -973,16 +1009,19 @@ def replay_range(
     weight_of = np.array([rules.weight(cat) for cat in CATEGORIES], dtype=np.float64)
     out = np.full((n if history else 0, 2, 2, 7), np.nan, dtype=np.float64)
     out_games = np.zeros((n if history else 0, 2, 2), dtype=np.int64)
-    held = _held_counts(rows, ends, c.w_code, c.b_code, c.cat, c.w_bot, c.b_bot, present)
-    offsets = np.concatenate([[0], np.cumsum(held)])
-    p_idx = np.empty(offsets[-1], dtype=np.int32)
-    n_idx = np.empty(offsets[-1], dtype=np.int32)
-    rating = np.empty(offsets[-1], dtype=np.float64)
-    count = np.empty(offsets[-1], dtype=np.int64)
-    last_of = np.empty(offsets[-1], dtype=np.int32)
+    snap_ends = ends[:-1]  # the last period's state is the records after the kernel
+    held = _held_counts(rows, snap_ends, c.w_code, c.b_code, c.cat, c.w_bot, c.b_bot, present)
+    n_snap = int(held.sum())
+    snaps = (
+        np.empty(n_snap, dtype=np.int32),
+        np.empty(n_snap, dtype=np.int32),
+        np.empty(n_snap, dtype=np.float64),
+        np.empty(n_snap, dtype=np.int64),
+        np.empty(n_snap, dtype=np.int32),
+    )
     written = _site_kernel(
         rows,
-        ends,
+        snap_ends,
         c.w_code,
         c.b_code,
         c.score,
@@ -1003,14 +1042,15 @@ def replay_range(
         history,
         out,
         out_games,
-        p_idx,
-        n_idx,
-        rating,
-        count,
-        last_of,
+        *snaps,
     )
-    if written != offsets[-1]:
-        raise AssertionError(f"site snapshots: {written} rows written, {offsets[-1]} counted")
+    if written != n_snap:
+        raise AssertionError(f"site snapshots: {written} rows written, {n_snap} counted")
+    final = _state_rows(ratings, counts, last, present)
+    p_idx, n_idx, rating, count, last_of = (
+        np.concatenate([a, b]) for a, b in zip(snaps, final, strict=True)
+    )
+    offsets = np.concatenate([[0], np.cumsum(held), [n_snap + final[0].shape[0]]])
     states = pl.DataFrame(
         {
             "player_id": c.ids.gather(p_idx),
@@ -1034,8 +1074,11 @@ def replay_range(
         )
         hist = _history_frame(rated, out, out_games, rules)
     bounds = np.concatenate([[0], ends])  # period k's games are rows[bounds[k]:bounds[k + 1]]
-    per_game = 2 * (2 - c.w_bot[rows].astype(np.int64) - c.b_bot[rows].astype(np.int64))
-    hist_bounds = np.concatenate([[0], np.cumsum(per_game)])[bounds]  # two per human side
+    if periods is None:
+        hist_bounds = np.array([0, hist.height])
+    else:  # two history rows per human side of each game
+        per_game = 2 * (2 - c.w_bot[rows].astype(np.int64) - c.b_bot[rows].astype(np.int64))
+        hist_bounds = np.concatenate([[0], np.cumsum(per_game)])[bounds]
     excluded, rejected = _excluded(c, rules), _rejected(c)
     if periods is None:
         excluded_of, rejected_of = [excluded], [rejected]
