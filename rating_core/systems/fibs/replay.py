@@ -685,7 +685,7 @@ def replay_range(
 
     cap, window = rules.fair_play_max, rules.fair_play_window_us
     t = c.frame["ended_at"].dt.epoch("us").fill_null(0).to_numpy()
-    gc, busiest, _ = _time_profile(rows, t, window)
+    gc, busiest, latest_all = _time_profile(rows, t, window)
     # Room for every pair that can be active at once (at most the matches of the busiest
     # window when stale pairs are recycled), so that the table rarely needs a rebuild.
     active = busiest if gc else min(n, 1 << 16)
@@ -748,7 +748,11 @@ def replay_range(
         kept.append(keep)
         snapshots.append(records[keep])
         # Pair state: recent rating-changing matches that can still matter for a later match.
-        latest = max(int(t[rows[start:end]].max()) if end > start else _SENTINEL, pairs_latest)
+        if ends.shape[0] == 1:
+            seg_latest = int(latest_all)
+        else:
+            seg_latest = int(t[rows[start:end]].max()) if end > start else int(_SENTINEL)
+        latest = max(seg_latest, pairs_latest)
         keys, times = _pair_rows(table, latest - window)
         pair_rows.append((keys, times))
         pairs_latest = int(times.max()) if times.shape[0] else int(_SENTINEL)
