@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
 
@@ -242,3 +244,31 @@ def test_unsorted_input_gives_the_same_replay_as_sorted_input() -> None:
         assert getattr(a, name).equals(getattr(b, name)), name
     assert a.excluded.height == b.excluded.height == 1
     assert a.rejected.height == b.rejected.height == 1
+
+
+def test_fair_play_reason_follows_the_rules_object() -> None:
+    rules = dataclasses.replace(FIBS_RULES, fair_play_max=2, fair_play_window_us=12 * 3600 * 10**6)
+    r = fibs_replay(matches(*(match(i, "a", "b", i * H) for i in range(3))), rules=rules)
+    assert _counted(r) == [True, True, False]
+    reason = "fair play: 2 rating-changing matches between these players in the last 12 hours"
+    assert r.history["reason"].drop_nulls().unique().to_list() == [reason]
+    assert FIBS_RULES.fair_play_reason() == fibs.R_FAIR_PLAY
+    assert "3 rating-changing" in fibs.R_FAIR_PLAY and "24 hours" in fibs.R_FAIR_PLAY
+
+
+def test_exclusion_codes_are_one_table() -> None:
+    codes = [e.code for e in fibs.Exclusion]
+    assert sorted(codes) == list(range(1, len(codes) + 1))
+    r = fibs_replay(
+        matches(match(1, "a", "b", H, ranked=False), match(2, "a", "b", 2 * H, vs_ai=True))
+    )
+    assert r.excluded["reason"].to_list() == [e.text() for e in fibs.Exclusion]
+
+
+def test_player_record_layout_is_the_declared_dtype() -> None:
+    records = np.zeros((2, fibs._PLAYER_RECORD), dtype=np.float64)
+    records[0, 0] = 1612.5
+    records.view(np.int64)[0, [fibs._EXP, fibs._MATCHES]] = [250, 40]
+    typed = records.view(fibs.FIBS_RECORD)[:, 0]
+    assert typed["rating"].tolist() == [1612.5, 0.0]
+    assert typed["experience"].tolist() == [250, 0] and typed["matches"].tolist() == [40, 0]

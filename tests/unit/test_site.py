@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import numpy as np
 import polars as pl
 import pytest
 
-from rating_core.schemas import GAMES_SCHEMA, PLAYERS_SCHEMA, conform
+from rating_core.schemas import CATEGORIES, GAMES_SCHEMA, PLAYERS_SCHEMA, conform
 from rating_core.systems.site import replay as site
 from rating_core.systems.site.replay import (
     SITE_RULES,
@@ -474,3 +476,62 @@ def test_unsorted_input_gives_the_same_replay_as_sorted_input() -> None:
     assert a.history.equals(b.history)
     assert a.state.equals(b.state)
     assert a.excluded.equals(b.excluded)
+
+
+def test_reason_texts_follow_the_rules_object() -> None:
+    rules = dataclasses.replace(SITE_RULES, min_plies=4, bot_no_move_min_plies=20)
+    g = games(
+        game(1, "a", "b", 1.0, plies=3),
+        game(2, "a", "bot", 1.0, category="bots", termination="bot_no_move", plies=19),
+    )
+    r = site_replay(g, BOT, rules=rules)
+    assert r.excluded["reason"].to_list() == [
+        "aborted before both sides moved (fewer than 4 plies)",
+        "bot move missing before move 11: annulled",
+    ]
+    assert site.R_FEW_PLIES == "aborted before both sides moved (fewer than 2 plies)"
+    assert site.R_BOT_NO_MOVE == "bot move missing before move 10: annulled"
+
+
+def test_reason_codes_are_one_table_of_distinct_codes_and_texts() -> None:
+    for table in (site.Exclusion, site.Rejection):
+        codes = [e.code for e in table]
+        assert sorted(codes) == list(range(1, len(codes) + 1))  # 0 means none
+        assert len({e.text() for e in table}) == len(codes)
+    # the kernel's integer constants are the table's codes
+    assert site.Exclusion.FEW_PLIES.code == site.X_FEW_PLIES
+    assert site.Rejection.NO_CATEGORY.code == site.J_NO_CATEGORY
+
+
+# --- the kernel's player record -----------------------------------------------------------
+
+
+def _field_spans(layout: np.dtype) -> list[tuple[int, int]]:
+    return sorted((off, off + dt.itemsize) for dt, off, *_ in (layout.fields or {}).values())
+
+
+@pytest.mark.parametrize("n_numbers", [site.N_NUMBERS, site.N_NUMBERS + 1, 17, 40])
+def test_record_layout_grows_with_the_numbers_instead_of_overlapping(n_numbers: int) -> None:
+    layout = site.site_record(n_numbers)
+    spans = _field_spans(layout)
+    pairs = zip(spans, spans[1:], strict=False)
+    assert all(end <= start for (_, end), (start, _) in pairs)  # no overlap
+    assert spans[-1][1] <= layout.itemsize and layout.itemsize % 64 == 0
+    assert all(layout[name].shape == (n_numbers,) for name in ("rating", "games", "last"))
+
+
+def test_kernel_record_holds_every_number_of_every_category() -> None:
+    # A record written through the kernel's views at every number leaves the next one untouched
+    # and each field keeps what was written: the layout and CATEGORIES agree.
+    assert site.N_NUMBERS == len(site.SITE_NUMBERS) == 1 + len(CATEGORIES)
+    assert site.SITE_RECORD["rating"].shape == (site.N_NUMBERS,)
+    records = np.zeros((2, site._RECORD), dtype=np.float64)
+    games_view, last_view = records.view(np.int32), records.view(np.int16)
+    n = site.N_NUMBERS
+    records[0, :n] = 1234.5
+    games_view[0, site._GAMES : site._GAMES + n] = 77
+    last_view[0, site._LAST : site._LAST + n] = -1
+    assert (records[1] == 0).all()
+    typed = records[:1].copy().view(site.SITE_RECORD)[0]
+    assert (typed["rating"] == 1234.5).all()
+    assert (typed["games"] == 77).all() and (typed["last"] == -1).all()

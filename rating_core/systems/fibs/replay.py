@@ -3,12 +3,15 @@
 Ids and periods are coded to integers once (`rating_core.kernels.codes`); the replay, including the
 fair-play 24-hour pair window (a hash table of the pairs active within the window, inside the
 kernel), is one numba kernel. The player state plus the pair state (recent rating-changing
-matches per pair) is all a replay needs, so periods chain exactly like one long replay.
+matches per pair) is all a replay needs, so periods chain exactly like one long replay, and a
+range of periods replays in one pass on one table, snapshotting both states at each period's
+end (`replay_range`, behind `fibs_replay_periods`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import Enum
 
 import numpy as np
 import polars as pl
@@ -23,6 +26,7 @@ from rating_core.kernels.codes import (
 )
 from rating_core.rounding import round_half_away, round_half_away_expr
 from rating_core.schemas import PLAYERS_SCHEMA, UTC_TIME, empty
+from rating_core.systems.period_range import check_within, segment_ends, split_by_period
 
 _SENTINEL = np.iinfo(np.int64).min // 2  # "no rating-changing match yet" in a pair slot
 
@@ -41,6 +45,18 @@ class FibsRules:
     leaderboard_min_experience: int = 20
     fair_play_max: int = 3  # rating-changing matches per pair within the window
     fair_play_window_us: int = 24 * 3600 * 1_000_000  # 24 hours, in microseconds
+
+    @property
+    def fair_play_window_hours(self) -> float:
+        """The fair-play window in hours."""
+        return self.fair_play_window_us / 3_600_000_000
+
+    def fair_play_reason(self) -> str:
+        """Why a match kept both ratings unchanged (the history's reason)."""
+        return (
+            f"fair play: {self.fair_play_max} rating-changing matches between these players "
+            f"in the last {self.fair_play_window_hours:g} hours"
+        )
 
 
 FIBS_RULES = FibsRules()
@@ -98,9 +114,27 @@ FIBS_LIST_SCHEMA: dict[str, pl.DataType] = {
     "change": pl.Float64,
 }
 
-R_UNRANKED = "not a ranked match"
-R_AI = "match against the AI"
-R_FAIR_PLAY = "fair play: 3 rating-changing matches between these players in the last 24 hours"
+
+class Exclusion(Enum):
+    """Why a match changes nothing: its code in the classification kernel (0 is ranked) and
+    its reason."""
+
+    NOT_RANKED = 1, "not a ranked match"
+    AI = 2, "match against the AI"
+
+    def __init__(self, code: int, text: str) -> None:
+        self.code = code
+        self._text = text
+
+    def text(self) -> str:
+        """The reason as the excluded table shows it."""
+        return self._text
+
+
+X_NOT_RANKED, X_AI = Exclusion.NOT_RANKED.code, Exclusion.AI.code  # constants for numba
+R_UNRANKED = Exclusion.NOT_RANKED.text()
+R_AI = Exclusion.AI.text()
+R_FAIR_PLAY = FIBS_RULES.fair_play_reason()  # under the default rules
 REJ_INVALID = "missing player, time, period or length, or a player against themselves"
 
 
@@ -145,10 +179,20 @@ def fibs_value(length: float, factor: float) -> float:
 
 # --- the sequential replay (numba) -------------------------------------------------------------
 
-# Each player's state is one 32-byte record (aligned, so one cache line): rating (float64 slot
-# 0), experience and ranked matches (int64 slots 1 and 2 of an int64 view of the same memory).
-_PLAYER_RECORD = 4
-_EXP, _MATCHES = 1, 2
+# Each player's state is one 32-byte record (aligned, so within one cache line), `FIBS_RECORD`:
+# rating (float64), experience and ranked matches (int64), read by the kernel through float64
+# and int64 views of one (players, _PLAYER_RECORD) array at the slots the declared layout gives.
+FIBS_RECORD = np.dtype(
+    {
+        "names": ["rating", "experience", "matches"],
+        "formats": [np.float64, np.int64, np.int64],
+        "offsets": [0, 8, 16],
+        "itemsize": 32,
+    }
+)
+_PLAYER_RECORD = FIBS_RECORD.itemsize // 8  # 8-byte slots per player
+_EXP = dict(FIBS_RECORD.fields or {})["experience"][1] // 8
+_MATCHES = dict(FIBS_RECORD.fields or {})["matches"][1] // 8
 _EMPTY = -1  # an unused pair-table slot (pair keys are >= 0)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _AHEAD = 8  # matches between prefetching a match's records and replaying it
@@ -282,6 +326,7 @@ def _load_pairs(table: np.ndarray, keys: np.ndarray, times: np.ndarray) -> int:
 @njit(cache=True)
 def _fibs_kernel(
     start: int,
+    stop: int,
     rows: np.ndarray,
     w_idx: np.ndarray,
     l_idx: np.ndarray,
@@ -317,7 +362,7 @@ def _fibs_kernel(
     When `record`, out[r, s, :] = before, opponent, p, v, m, change, after (s 0 winner, 1
     loser). The records of the match `_AHEAD` places later are prefetched.
 
-    Replays rows[start:] and returns (stop, used): stop is -1 at the end, else the position
+    Replays rows[start:stop] and returns (at, used): at is -1 at the end, else the position
     of a match whose new pair would fill the table past half; the caller rebuilds it
     (`_rebuilt`, which drops stale pairs and grows it if needed) and resumes there. `used`
     counts the occupied slots.
@@ -328,7 +373,7 @@ def _fibs_kernel(
     bits = _table_bits(table)
     n = rows.shape[0]
     mask = (1 << bits) - 1
-    for r in range(start, n):
+    for r in range(start, stop):
         if r + _AHEAD < n:
             a = rows[r + _AHEAD]
             wa, la = w_idx[a], l_idx[a]
@@ -424,6 +469,32 @@ def _pair_rows(table: np.ndarray, after: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(cache=True)
+def _keep_recent(table: np.ndarray, after: int) -> None:
+    """Reduce every pair to its rating-changing match times later than `after`, oldest first
+    and newest in the last column: what saving the pair state (`_pair_rows`) and loading it
+    again (`_load_pairs`) does between two periods, so that a range replay goes on exactly as
+    one replay per period. A pair left without a time counts as a new pair."""
+    cap = table.shape[1] - 1
+    kept = np.empty(cap, dtype=np.int64)
+    for s in range(table.shape[0]):
+        if table[s, 0] == _EMPTY:
+            continue
+        k = 0
+        for q in range(1, cap + 1):
+            t = table[s, q]
+            if t > after:  # insertion sort: a pair holds at most `cap` (3) times
+                at = k
+                while at > 0 and kept[at - 1] > t:
+                    kept[at] = kept[at - 1]
+                    at -= 1
+                kept[at] = t
+                k += 1
+        table[s, 1:] = _SENTINEL
+        for q in range(k):
+            table[s, cap - k + 1 + q] = kept[q]
+
+
+@njit(cache=True)
 def _classify_matches(
     w_code: np.ndarray,
     l_code: np.ndarray,
@@ -435,11 +506,11 @@ def _classify_matches(
     reason: np.ndarray,
     invalid: np.ndarray,
 ) -> None:
-    """reason: 1 not ranked, 2 against the AI, 0 neither; invalid: a missing player, time,
-    period or length, a length below 1, or a player against themselves."""
+    """reason: the Exclusion code (not ranked first, then against the AI), 0 neither; invalid:
+    a missing player, time, period or length, a length below 1, or a player against themselves."""
     has_time_null = time_null.shape[0] > 0
     for i in range(w_code.shape[0]):
-        reason[i] = 1 if unranked[i] else (2 if vs_ai[i] else 0)
+        reason[i] = X_NOT_RANKED if unranked[i] else (X_AI if vs_ai[i] else 0)
         w, lo = w_code[i], l_code[i]
         invalid[i] = (
             w < 0
@@ -483,10 +554,12 @@ class _Classified:
     codes: np.ndarray  # codes of [state ids, pair a, pair b, winners, losers]
     w_code: np.ndarray
     l_code: np.ndarray
-    reason: np.ndarray  # uint8: 1 not ranked, 2 against the AI, 0 neither
+    reason: np.ndarray  # uint8 Exclusion code, 0 neither
     invalid: np.ndarray  # bool
     length: np.ndarray  # int64, 0 where null
     rows: np.ndarray  # ranked valid matches in replay order (period, ended_at, match_id)
+    period: np.ndarray  # int32 code of each match's period in `periods` (-1: null)
+    periods: pl.Series  # sorted distinct periods of the matches
 
 
 def _classify(
@@ -511,7 +584,7 @@ def _classify(
     )
     w_code = codes[codes.shape[0] - 2 * n_m : codes.shape[0] - n_m]
     l_code = codes[codes.shape[0] - n_m :]
-    period, _ = dense_codes(matches["period"].cast(pl.String))
+    period, periods = dense_codes(matches["period"].cast(pl.String))
     ended = matches["ended_at"]
     vs_ai = (
         matches["vs_ai"].fill_null(False).to_numpy()
@@ -535,14 +608,18 @@ def _classify(
     rows = rows_where_both_zero(reason, invalid)
     t = ended.to_physical().fill_null(0).to_numpy()
     rows = replay_order(rows, period, t, matches["match_id"])
-    return _Classified(matches, ids, codes, w_code, l_code, reason, invalid, length, rows)
+    return _Classified(
+        matches, ids, codes, w_code, l_code, reason, invalid, length, rows, period, periods
+    )
 
 
 def _excluded_rejected(c: _Classified) -> tuple[pl.DataFrame, pl.DataFrame]:
     keys = c.frame.select("match_id", "period")
     ex = np.flatnonzero(c.reason != 0)
     excluded = keys[ex].with_columns(
-        pl.Series([R_UNRANKED, R_AI]).gather(c.reason[ex].astype(np.int64) - 1).alias("reason")
+        pl.Series(c.reason[ex])
+        .replace_strict({e.code: e.text() for e in Exclusion}, return_dtype=pl.String)
+        .alias("reason")
     )
     rejected = keys[np.flatnonzero((c.reason == 0) & c.invalid)].with_columns(
         pl.lit(REJ_INVALID).alias("reason")
@@ -564,11 +641,35 @@ def fibs_replay(
     history: bool = True,
 ) -> FibsReplayResult:
     """Replay ranked backgammon matches from a starting (state, pairs), e.g. last period's end."""
+    return replay_range(matches, state, pairs, None, rules, history)[0]
+
+
+def replay_range(
+    matches: pl.DataFrame,
+    state: pl.DataFrame | None,
+    pairs: pl.DataFrame | None,
+    periods: list[str] | None,
+    rules: FibsRules = FIBS_RULES,
+    history: bool = True,
+) -> list[FibsReplayResult]:
+    """One replay of `matches` from (state, pairs), cut into one result per period of
+    `periods` (each as if replayed alone from the period before's states), or one result when
+    `periods` is None.
+
+    Ids are coded and matches classified and ordered once; the kernel replays each period's
+    slice of that one order in turn on the same records and pair table, and each period's
+    player and pair states are snapshotted from them, so the cost is per match, not per period.
+    """
     state = state if state is not None else empty(FIBS_STATE_SCHEMA)
     pairs = pairs if pairs is not None else empty(FIBS_PAIR_STATE_SCHEMA)
     c = _classify(matches, state["player_id"], pairs)
     rows, ids = c.rows, c.ids
     n, n_s, n_p, n_players = rows.shape[0], state.height, pairs.height, ids.len()
+    if periods is None:
+        ends = np.array([n], dtype=np.int64)
+    else:
+        check_within(c.frame["period"], periods, "a match")
+        ends = segment_ends(c.period[rows], c.periods, periods)
 
     records = aligned_empty((n_players, _PLAYER_RECORD), np.float64, align=64)
     ratings, counters = records, records.view(np.int64)
@@ -584,7 +685,7 @@ def fibs_replay(
 
     cap, window = rules.fair_play_max, rules.fair_play_window_us
     t = c.frame["ended_at"].dt.epoch("us").fill_null(0).to_numpy()
-    gc, busiest, latest = _time_profile(rows, t, window)
+    gc, busiest, latest_all = _time_profile(rows, t, window)
     # Room for every pair that can be active at once (at most the matches of the busiest
     # window when stale pairs are recycled), so that the table rarely needs a rebuild.
     active = busiest if gc else min(n, 1 << 16)
@@ -608,64 +709,112 @@ def fibs_replay(
     out = np.full((n_out, 2, 7), np.nan, dtype=np.float64)
     out_exp = np.zeros((n_out, 2), dtype=np.int64)
     out_counted = np.zeros(n_out, dtype=np.bool_)
-    stop = 0
-    while stop >= 0:
-        stop, live = _fibs_kernel(
-            stop,
-            rows,
-            c.w_code,
-            c.l_code,
-            c.length,
-            t,
-            ratings,
-            counters,
-            table,
-            live,
-            gc,
-            window,
-            rules.scale,
-            rules.value_factor,
-            rules.multiplier_max,
-            rules.multiplier_min,
-            rules.experience_divisor,
-            n_players,
-            history,
-            out,
-            out_exp,
-            out_counted,
-        )
-        if stop >= 0:
-            table, live = _rebuilt(table, live, int(t[rows[stop]]), window, gc)
-    keep = np.flatnonzero(present | (counters[:, _MATCHES] > 0))
-    new_state = pl.DataFrame(
+    kept: list[np.ndarray] = []  # per period: the players of its state
+    snapshots: list[np.ndarray] = []  # per period: their rating, experience and matches
+    pair_rows: list[tuple[np.ndarray, np.ndarray]] = []  # per period: (pair key, time)
+    pairs_latest = _latest(pairs)  # the latest time in the pair state the period starts from
+    start = 0
+    for seg, end in enumerate(ends):
+        at = start
+        while at >= 0:
+            at, live = _fibs_kernel(
+                at,
+                int(end),
+                rows,
+                c.w_code,
+                c.l_code,
+                c.length,
+                t,
+                ratings,
+                counters,
+                table,
+                live,
+                gc,
+                window,
+                rules.scale,
+                rules.value_factor,
+                rules.multiplier_max,
+                rules.multiplier_min,
+                rules.experience_divisor,
+                n_players,
+                history,
+                out,
+                out_exp,
+                out_counted,
+            )
+            if at >= 0:
+                table, live = _rebuilt(table, live, int(t[rows[at]]), window, gc)
+        keep = np.flatnonzero(present | (counters[:, _MATCHES] > 0))
+        kept.append(keep)
+        snapshots.append(records[keep])
+        # Pair state: recent rating-changing matches that can still matter for a later match.
+        if ends.shape[0] == 1:
+            seg_latest = int(latest_all)
+        else:
+            seg_latest = int(t[rows[start:end]].max()) if end > start else int(_SENTINEL)
+        latest = max(seg_latest, pairs_latest)
+        keys, times = _pair_rows(table, latest - window)
+        pair_rows.append((keys, times))
+        pairs_latest = int(times.max()) if times.shape[0] else int(_SENTINEL)
+        if seg + 1 < ends.shape[0]:
+            _keep_recent(table, latest - window)
+        start = int(end)
+
+    keep_all = np.concatenate(kept)
+    records_all = np.concatenate(snapshots)
+    states = pl.DataFrame(
         {
-            "player_id": ids.gather(keep),
-            "rating": ratings[keep, 0],
-            "experience": counters[keep, _EXP],
-            "matches": counters[keep, _MATCHES],
+            "player_id": ids.gather(keep_all),
+            "rating": records_all[:, 0],
+            "experience": records_all.view(np.int64)[:, _EXP],
+            "matches": records_all.view(np.int64)[:, _MATCHES],
         },
         schema=FIBS_STATE_SCHEMA,
     )
-
-    # Pair state: recent rating-changing matches that can still matter for a later match.
-    latest = max(int(latest), _latest(pairs))
-    keys, times = _pair_rows(table, latest - rules.fair_play_window_us)
-    recent = pl.DataFrame({"key": keys, "t": times}).sort("key", "t")
+    state_ends = np.cumsum([0] + [k.shape[0] for k in kept])
+    recent = pl.DataFrame(
+        {
+            "seg": np.repeat(np.arange(len(pair_rows)), [k.shape[0] for k, _ in pair_rows]),
+            "key": np.concatenate([k for k, _ in pair_rows]),
+            "t": np.concatenate([x for _, x in pair_rows]),
+        }
+    ).sort("seg", "key", "t")
     keys = recent["key"].to_numpy()
-    new_pairs = pl.DataFrame(
+    all_pairs = pl.DataFrame(
         {
             "player_a": ids.gather(keys // n_players),
             "player_b": ids.gather(keys % n_players),
             "ended_at": recent["t"].cast(pl.Datetime("us")).dt.replace_time_zone("UTC"),
         }
     ).cast(FIBS_PAIR_STATE_SCHEMA)  # type: ignore[arg-type]  # ids are sorted: so are the pairs
+    pair_ends = np.cumsum([0] + [k.shape[0] for k, _ in pair_rows])
 
     hist = (
-        _history_frame(c.frame.select(_RANKED_COLUMNS)[rows], out, out_exp, out_counted)
+        _history_frame(c.frame.select(_RANKED_COLUMNS)[rows], out, out_exp, out_counted, rules)
         if history
         else empty(FIBS_HISTORY_SCHEMA)
     )
-    return FibsReplayResult(hist, new_state, new_pairs, *_excluded_rejected(c))
+    excluded, rejected = _excluded_rejected(c)
+    if periods is None:
+        excluded_of, rejected_of = [excluded], [rejected]
+    else:
+        excluded_of = split_by_period(excluded, periods)
+        rejected_of = split_by_period(rejected, periods)
+    results = []
+    for seg in range(ends.shape[0]):
+        lo, hi = (int(ends[seg - 1]) if seg else 0), int(ends[seg])
+        results.append(
+            FibsReplayResult(
+                hist.slice(2 * lo, 2 * (hi - lo))
+                if history and hi > lo
+                else empty(FIBS_HISTORY_SCHEMA),
+                states.slice(state_ends[seg], state_ends[seg + 1] - state_ends[seg]),
+                all_pairs.slice(pair_ends[seg], pair_ends[seg + 1] - pair_ends[seg]),
+                excluded_of[seg],
+                rejected_of[seg],
+            )
+        )
+    return results
 
 
 def _latest(pairs: pl.DataFrame) -> int:
@@ -676,7 +825,11 @@ def _latest(pairs: pl.DataFrame) -> int:
 
 
 def _history_frame(
-    ranked: pl.DataFrame, out: np.ndarray, out_exp: np.ndarray, out_counted: np.ndarray
+    ranked: pl.DataFrame,
+    out: np.ndarray,
+    out_exp: np.ndarray,
+    out_counted: np.ndarray,
+    rules: FibsRules = FIBS_RULES,
 ) -> pl.DataFrame:
     """Two rows per ranked match (winner first) from the kernel's output arrays."""
     n = ranked.height
@@ -720,7 +873,10 @@ def _history_frame(
             "m",
             "experience_before",
             "counted",
-            pl.when(pl.col("counted")).then(None).otherwise(pl.lit(R_FAIR_PLAY)).alias("reason"),
+            pl.when(pl.col("counted"))
+            .then(None)
+            .otherwise(pl.lit(rules.fair_play_reason()))
+            .alias("reason"),
             "change",
             "rating_after",
         )

@@ -4,14 +4,16 @@ Ids and periods are coded to integers once (`rating_core.kernels.codes`), the cl
 their Enum codes, and one numba pass applies the exclusion and rejection rules to those integer
 columns (no string is compared per game); the sequential replay is a second numba kernel over
 one cache-aligned record per player. The state (rating and game count per player per number) is
-all the replay needs, so a period can be replayed from the previous period's state or all at
-once.
+all the replay needs, so a period can be replayed from the previous period's state, or a range
+of periods in one pass that snapshots the state at each period's end (`replay_range`, behind
+`site_replay_periods`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from enum import Enum
 
 import numpy as np
 import polars as pl
@@ -33,6 +35,7 @@ from rating_core.schemas import (
     TERMINATIONS,
     empty,
 )
+from rating_core.systems.period_range import check_within, segment_ends, split_by_period
 from rating_core.systems.site.elo import elo_update, expected_score, score_of
 from rating_core.timecontrol import TIME_CONTROL_RULES
 
@@ -52,8 +55,13 @@ class SiteRules:
     k_threshold: int = 30  # K is k_new while fewer than this many rated games before the game
     provisional_below: int = 10
     min_plies: int = 2  # fewer plies: aborted before both sides moved
-    bot_no_move_min_plies: int = 18  # move 10 and later: a missing bot move is a human loss
+    bot_no_move_min_plies: int = 18  # from this many plies on a missing bot move is a human loss
     weights: tuple[tuple[str, float], ...] = TIME_CONTROL_RULES.weights  # RULES §1 table
+
+    @property
+    def bot_no_move_from_move(self) -> int:
+        """The move from which a missing bot move is a human loss (after that many plies)."""
+        return self.bot_no_move_min_plies // 2 + 1
 
     def weight(self, category: str) -> float:
         """The category's weight in the site Elo (RULES §1 table)."""
@@ -122,27 +130,76 @@ SITE_LIST_SCHEMA: dict[str, pl.DataType] = {
     "change": pl.Float64,
 }
 
-# Reasons, spelled once (tests and the run summary match on them).
-R_MODERATION = "annulled by moderation"
-R_CASUAL = "casual game"
-R_ABORTED = "aborted"
-R_STATUS_ANNULLED = "annulled"
-R_FORFEIT = "forfeit, not rated"
-R_BYE = "bye, not rated"
-R_ABORT_TERMINATION = "aborted (termination abort)"
-R_FEW_PLIES = "aborted before both sides moved (fewer than 2 plies)"
-R_OTB = "over-the-board game not confirmed by both players"
-R_BOTH_BOTS = "both sides are bots"
-R_BOT_NO_MOVE = "bot move missing before move 10: annulled"
-R_BOT_RATING = "bot without a fixed rating"
-R_UNRATED = "kept unrated by its reader"  # placeholder: each game shows its own unrated_reason
-REJ_BOT_LOST = "contradictory record: a bot never loses on time or by abandonment"
-REJ_NO_BOT = "termination bot_no_move in a game without a bot"
-REJ_NO_PLIES = "termination bot_no_move without a ply count"
-REJ_NO_RESULT = "rated game without a result"
-REJ_NO_CATEGORY = "rated game without a site category"
-REJ_SELF = "a player cannot play themselves"
-REJ_MISSING = "missing player id, time or period"
+
+class Exclusion(Enum):
+    """Why a platform game is kept but not rated: its code in the classification kernel (0 is
+    rated) and its reason, whose numbers come from the rules (`text`)."""
+
+    MODERATION = 1, "annulled by moderation"
+    CASUAL = 2, "casual game"
+    ABORTED = 3, "aborted"
+    STATUS_ANNULLED = 4, "annulled"
+    FORFEIT = 5, "forfeit, not rated"
+    BYE = 6, "bye, not rated"
+    ABORT_TERMINATION = 7, "aborted (termination abort)"
+    FEW_PLIES = 8, "aborted before both sides moved (fewer than {rules.min_plies} plies)"
+    OTB = 9, "over-the-board game not confirmed by both players"
+    BOTH_BOTS = 10, "both sides are bots"
+    BOT_NO_MOVE = 11, "bot move missing before move {rules.bot_no_move_from_move}: annulled"
+    BOT_RATING = 12, "bot without a fixed rating"
+    UNRATED = 13, "kept unrated by its reader"  # placeholder: each game shows its unrated_reason
+
+    def __init__(self, code: int, template: str) -> None:
+        self.code = code
+        self.template = template
+
+    def text(self, rules: SiteRules = SITE_RULES) -> str:
+        """The reason as the excluded table shows it under `rules`."""
+        return self.template.format(rules=rules)
+
+
+class Rejection(Enum):
+    """Why a platform game is a contradictory record for the quarantine: its code in the
+    classification kernel (0 is none) and its reason."""
+
+    BOT_LOST = 1, "contradictory record: a bot never loses on time or by abandonment"
+    MISSING = 2, "missing player id, time or period"
+    SELF = 3, "a player cannot play themselves"
+    NO_BOT = 4, "termination bot_no_move in a game without a bot"
+    NO_PLIES = 5, "termination bot_no_move without a ply count"
+    NO_RESULT = 6, "rated game without a result"
+    NO_CATEGORY = 7, "rated game without a site category"
+
+    def __init__(self, code: int, text: str) -> None:
+        self.code = code
+        self._text = text
+
+    def text(self) -> str:
+        """The reason as the quarantine shows it."""
+        return self._text
+
+
+# The reasons under the default rules (tests and the run summary match on them).
+R_MODERATION = Exclusion.MODERATION.text()
+R_CASUAL = Exclusion.CASUAL.text()
+R_ABORTED = Exclusion.ABORTED.text()
+R_STATUS_ANNULLED = Exclusion.STATUS_ANNULLED.text()
+R_FORFEIT = Exclusion.FORFEIT.text()
+R_BYE = Exclusion.BYE.text()
+R_ABORT_TERMINATION = Exclusion.ABORT_TERMINATION.text()
+R_FEW_PLIES = Exclusion.FEW_PLIES.text()
+R_OTB = Exclusion.OTB.text()
+R_BOTH_BOTS = Exclusion.BOTH_BOTS.text()
+R_BOT_NO_MOVE = Exclusion.BOT_NO_MOVE.text()
+R_BOT_RATING = Exclusion.BOT_RATING.text()
+R_UNRATED = Exclusion.UNRATED.text()
+REJ_BOT_LOST = Rejection.BOT_LOST.text()
+REJ_NO_BOT = Rejection.NO_BOT.text()
+REJ_NO_PLIES = Rejection.NO_PLIES.text()
+REJ_NO_RESULT = Rejection.NO_RESULT.text()
+REJ_NO_CATEGORY = Rejection.NO_CATEGORY.text()
+REJ_SELF = Rejection.SELF.text()
+REJ_MISSING = Rejection.MISSING.text()
 
 
 @dataclass(frozen=True)
@@ -164,36 +221,17 @@ def empty_site_state() -> pl.DataFrame:
 
 # --- which games are rated ---------------------------------------------------------------------
 
-EXCLUDE_REASONS = [
-    R_MODERATION,
-    R_CASUAL,
-    R_ABORTED,
-    R_STATUS_ANNULLED,
-    R_FORFEIT,
-    R_BYE,
-    R_ABORT_TERMINATION,
-    R_FEW_PLIES,
-    R_OTB,
-    R_BOTH_BOTS,
-    R_BOT_NO_MOVE,
-    R_BOT_RATING,
-    R_UNRATED,
-]
-REJECT_REASONS = [
-    REJ_BOT_LOST,
-    REJ_MISSING,
-    REJ_SELF,
-    REJ_NO_BOT,
-    REJ_NO_PLIES,
-    REJ_NO_RESULT,
-    REJ_NO_CATEGORY,
-]
-# Reason codes: 1 + index in the list above, 0 for none (the kernel below compares with these).
-X_MODERATION, X_CASUAL, X_ABORTED, X_ANNULLED, X_FORFEIT, X_BYE = range(1, 7)
-X_ABORT_TERMINATION, X_FEW_PLIES, X_OTB, X_BOTH_BOTS, X_BOT_NO_MOVE = range(7, 12)
-X_BOT_RATING, X_UNRATED = range(12, 14)
-J_BOT_LOST, J_MISSING, J_SELF, J_NO_BOT, J_NO_PLIES = range(1, 6)
-J_NO_RESULT, J_NO_CATEGORY = range(6, 8)
+# The codes as plain integers, which the numba kernel reads as compile-time constants.
+X_MODERATION, X_CASUAL = Exclusion.MODERATION.code, Exclusion.CASUAL.code
+X_ABORTED, X_ANNULLED = Exclusion.ABORTED.code, Exclusion.STATUS_ANNULLED.code
+X_FORFEIT, X_BYE = Exclusion.FORFEIT.code, Exclusion.BYE.code
+X_ABORT_TERMINATION, X_FEW_PLIES = Exclusion.ABORT_TERMINATION.code, Exclusion.FEW_PLIES.code
+X_OTB, X_BOTH_BOTS = Exclusion.OTB.code, Exclusion.BOTH_BOTS.code
+X_BOT_NO_MOVE, X_BOT_RATING = Exclusion.BOT_NO_MOVE.code, Exclusion.BOT_RATING.code
+X_UNRATED = Exclusion.UNRATED.code
+J_BOT_LOST, J_MISSING, J_SELF = Rejection.BOT_LOST.code, Rejection.MISSING.code, Rejection.SELF.code
+J_NO_BOT, J_NO_PLIES = Rejection.NO_BOT.code, Rejection.NO_PLIES.code
+J_NO_RESULT, J_NO_CATEGORY = Rejection.NO_RESULT.code, Rejection.NO_CATEGORY.code
 
 # Physical codes of the closed sets the rules test (schemas' Enum order); NULL_CODE is a null,
 # OTHER_CODE a string outside the set (only when a column arrives as plain strings).
@@ -400,8 +438,8 @@ class _Classified:
     w_code: np.ndarray  # int32 code of white_id in `ids` per game (-1: null)
     b_code: np.ndarray
     extra_codes: np.ndarray  # codes of `extra_ids`
-    exclude: np.ndarray  # uint8 reason code (1 + index in EXCLUDE_REASONS), 0 none
-    reject: np.ndarray  # uint8 reason code (1 + index in REJECT_REASONS), 0 none
+    exclude: np.ndarray  # uint8 Exclusion code, 0 none
+    reject: np.ndarray  # uint8 Rejection code, 0 none
     score: np.ndarray  # final white score, 0.0 where null
     score_null: np.ndarray
     cat: np.ndarray  # uint8 effective category (index in CATEGORIES), NULL_CODE none
@@ -620,13 +658,15 @@ def classify_site_games(
     kernel needs: final white score, effective category, bot flags and bot fixed ratings.
     """
     c = _classify(games, players, annulled, rules)
-    return c.rated_frame(), _excluded(c), _rejected(c)
+    return c.rated_frame(), _excluded(c, rules), _rejected(c)
 
 
-def _excluded(c: _Classified) -> pl.DataFrame:
+def _excluded(c: _Classified, rules: SiteRules) -> pl.DataFrame:
     """Excluded games with their reason; a game its reader kept unrated shows that reader's why."""
     rows = np.flatnonzero((c.reject == 0) & (c.exclude != 0))
-    reason = pl.Series(EXCLUDE_REASONS).gather(c.exclude[rows].astype(np.int64) - 1)
+    reason = pl.Series(c.exclude[rows]).replace_strict(
+        {e.code: e.text(rules) for e in Exclusion}, return_dtype=pl.String
+    )
     return c.frame.select("game_id", "period", "unrated_reason")[rows].select(
         "game_id",
         "period",
@@ -655,28 +695,110 @@ def _rejected(c: _Classified) -> pl.DataFrame:
                 pl.col("termination"),
                 pl.col("plies"),
             ).alias("value"),
-            pl.Series(REJECT_REASONS).gather(c.reject[rows].astype(np.int64) - 1).alias("reason"),
+            pl.Series(c.reject[rows])
+            .replace_strict({e.code: e.text() for e in Rejection}, return_dtype=pl.String)
+            .alias("reason"),
         )
     )
 
 
 # --- the sequential replay (numba) -----------------------------------------------------------
 
-# Each player's state is one 128-byte record (two cache lines, aligned): the ratings of the
-# N_NUMBERS numbers as float64 at slots 0..8, then their game counts as int32 (int32 view, from
-# _GAMES) and the code of the period of their last game as int16 (int16 view, from _LAST). A
-# game reads and writes one record per human, so it touches two records instead of six rows.
+# Each player's state is one record: the ratings of the N_NUMBERS numbers (float64), their game
+# counts (int32) and the codes of the periods of their last games (int16), padded to whole
+# 64-byte cache lines (two for the nine numbers). The kernel reads the records through float64,
+# int32 and int16 views of one (players, _RECORD) float64 array, at the indices the declared
+# layout gives, so a new category grows the record instead of running into the next one. A game
+# reads and writes one record per human, so it touches two records instead of six rows.
 N_NUMBERS = 1 + len(CATEGORIES)
-_RECORD = 16  # float64 slots per player
-_GAMES = 2 * N_NUMBERS  # int32 index of number 0's game count (byte 72)
-_LAST = 6 * N_NUMBERS  # int16 index of number 0's last period (byte 108)
+_CACHE_LINE = 64
+
+
+def site_record(n_numbers: int) -> np.dtype:
+    """The player record of the site kernel for `n_numbers` numbers, as a numpy structured
+    dtype: fields `rating`, `games` and `last` (each of `n_numbers` values) in that order,
+    naturally aligned, the whole padded to a multiple of a cache line."""
+    packed = np.dtype(
+        [
+            ("rating", np.float64, (n_numbers,)),
+            ("games", np.int32, (n_numbers,)),
+            ("last", np.int16, (n_numbers,)),
+        ],
+        align=True,
+    )
+    fields = dict(packed.fields or {})
+    return np.dtype(
+        {
+            "names": list(fields),
+            "formats": [dtype for dtype, *_ in fields.values()],
+            "offsets": [offset for _, offset, *_ in fields.values()],
+            "itemsize": -(-packed.itemsize // _CACHE_LINE) * _CACHE_LINE,
+        }
+    )
+
+
+SITE_RECORD = site_record(N_NUMBERS)
+
+
+def _slot(name: str, itemsize: int) -> int:
+    """Index of field `name`'s first value in a view of the records as `itemsize`-byte items."""
+    offset: int = dict(SITE_RECORD.fields or {})[name][1]
+    if offset % itemsize:
+        raise AssertionError(f"site record field {name} is not aligned to {itemsize} bytes")
+    return offset // itemsize
+
+
+_RECORD = SITE_RECORD.itemsize // 8  # float64 slots per player
+_GAMES = _slot("games", 4)  # int32 index of number 0's game count
+_LAST = _slot("last", 2)  # int16 index of number 0's last period
 _MAX_PERIODS = np.iinfo(np.int16).max
 _AHEAD = 8  # games between prefetching two players' records and replaying their game
 
 
 @njit(cache=True)
+def _held_counts(
+    rows: np.ndarray,
+    ends: np.ndarray,
+    w_idx: np.ndarray,
+    b_idx: np.ndarray,
+    cat_num: np.ndarray,
+    w_bot: np.ndarray,
+    b_bot: np.ndarray,
+    present: np.ndarray,
+) -> np.ndarray:
+    """How many numbers players hold after each of `ends` (held before the replay, `present`,
+    or played in by a human side of a game rows[:end]): the sizes of the kernel's snapshots."""
+    counts = np.empty(ends.shape[0], dtype=np.int64)
+    if ends.shape[0] == 0:
+        return counts
+    held = present.copy()
+    count = 0
+    for p in range(held.shape[0]):
+        for j in range(held.shape[1]):
+            if held[p, j]:
+                count += 1
+    r = 0
+    for seg in range(ends.shape[0]):
+        while r < ends[seg]:
+            i = rows[r]
+            for side in range(2):
+                if w_bot[i] if side == 0 else b_bot[i]:
+                    continue
+                p = w_idx[i] if side == 0 else b_idx[i]
+                for slot in range(2):
+                    col = 0 if slot == 0 else 1 + cat_num[i]
+                    if not held[p, col]:
+                        held[p, col] = True
+                        count += 1
+            r += 1
+        counts[seg] = count
+    return counts
+
+
+@njit(cache=True)
 def _site_kernel(
     rows: np.ndarray,
+    snap_ends: np.ndarray,
     w_idx: np.ndarray,
     b_idx: np.ndarray,
     w_score: np.ndarray,
@@ -689,6 +811,7 @@ def _site_kernel(
     ratings: np.ndarray,
     games: np.ndarray,
     last: np.ndarray,
+    present: np.ndarray,
     k_new: float,
     k_est: float,
     k_threshold: int,
@@ -696,8 +819,15 @@ def _site_kernel(
     record: bool,
     out: np.ndarray,
     out_games: np.ndarray,
-) -> None:
-    """Replay the games `rows` (row numbers, in replay order), updating the player records.
+    s_player: np.ndarray,
+    s_number: np.ndarray,
+    s_rating: np.ndarray,
+    s_games: np.ndarray,
+    s_last: np.ndarray,
+) -> int:
+    """Replay the games `rows` (row numbers, in replay order), updating the player records,
+    and take a snapshot of the state at each of `snap_ends` (the end of every period of a
+    range replay but the last, whose state is the records themselves).
 
     `ratings`, `games` and `last` are float64, int32 and int16 views of the same records (see
     `_RECORD`). The per-game arrays cover every game; only rows[r] are read. For the r-th rated
@@ -708,52 +838,76 @@ def _site_kernel(
     bot_r[i] is the fixed rating of game i's bot side, period[i] the code of its period
     (stored, per number, as the period of the last game). The records of the game `_AHEAD` places later are
     prefetched, so the cache misses of several games overlap.
+
+    After the games rows[:snap_ends[k]] it appends the state (every number a player held before
+    the replay, `present`, or has games in), player-major then number order, to the s_player,
+    s_number, s_rating, s_games and s_last arrays (sized by `_held_counts`); returns how
+    many rows it wrote.
     """
     flat = ratings.reshape(-1)
     n = rows.shape[0]
-    for r in range(n):
-        if r + _AHEAD < n:
-            a = rows[r + _AHEAD]
-            prefetch(flat, w_idx[a] * _RECORD)
-            prefetch(flat, w_idx[a] * _RECORD + 8)
-            prefetch(flat, b_idx[a] * _RECORD)
-            prefetch(flat, b_idx[a] * _RECORD + 8)
-        i = rows[r]
-        wi = w_idx[i]
-        bi = b_idx[i]
-        wb = w_bot[i]
-        bb = b_bot[i]
-        c = cat_num[i]
-        per = period[i]
-        for j in range(2):
-            col = 0 if j == 0 else 1 + c
-            wt = weights[c] if j == 0 else 1.0
-            rw = bot_r[i] if wb else ratings[wi, col]
-            rb = bot_r[i] if bb else ratings[bi, col]
-            for s in range(2):
-                if s == 0:
-                    if wb:
-                        continue
-                    p, me, opp, sc = wi, rw, rb, w_score[i]
-                else:
-                    if bb:
-                        continue
-                    p, me, opp, sc = bi, rb, rw, 1.0 - w_score[i]
-                gb = games[p, _GAMES + col]
-                k = k_new if gb < k_threshold else k_est
-                e, raw, applied, after = elo_update(me, opp, sc, k, wt, floor)
-                ratings[p, col] = after
-                games[p, _GAMES + col] = gb + 1
-                last[p, _LAST + col] = per
-                if record:
-                    out[r, s, j, 0] = me
-                    out[r, s, j, 1] = opp
-                    out[r, s, j, 2] = e
-                    out[r, s, j, 3] = k
-                    out[r, s, j, 4] = raw
-                    out[r, s, j, 5] = applied
-                    out[r, s, j, 6] = after
-                    out_games[r, s, j] = gb
+    n_players = ratings.shape[0]
+    at = 0
+    r = 0
+    for seg in range(snap_ends.shape[0] + 1):
+        stop = snap_ends[seg] if seg < snap_ends.shape[0] else n
+        while r < stop:
+            if r + _AHEAD < n:
+                a = rows[r + _AHEAD]
+                for line in range(0, _RECORD, _CACHE_LINE // 8):  # every line of both records
+                    prefetch(flat, w_idx[a] * _RECORD + line)
+                    prefetch(flat, b_idx[a] * _RECORD + line)
+            i = rows[r]
+            wi = w_idx[i]
+            bi = b_idx[i]
+            wb = w_bot[i]
+            bb = b_bot[i]
+            c = cat_num[i]
+            per = period[i]
+            for j in range(2):
+                col = 0 if j == 0 else 1 + c
+                wt = weights[c] if j == 0 else 1.0
+                rw = bot_r[i] if wb else ratings[wi, col]
+                rb = bot_r[i] if bb else ratings[bi, col]
+                for s in range(2):
+                    if s == 0:
+                        if wb:
+                            continue
+                        p, me, opp, sc = wi, rw, rb, w_score[i]
+                    else:
+                        if bb:
+                            continue
+                        p, me, opp, sc = bi, rb, rw, 1.0 - w_score[i]
+                    gb = games[p, _GAMES + col]
+                    k = k_new if gb < k_threshold else k_est
+                    e, raw, applied, after = elo_update(me, opp, sc, k, wt, floor)
+                    ratings[p, col] = after
+                    games[p, _GAMES + col] = gb + 1
+                    last[p, _LAST + col] = per
+                    if record:
+                        out[r, s, j, 0] = me
+                        out[r, s, j, 1] = opp
+                        out[r, s, j, 2] = e
+                        out[r, s, j, 3] = k
+                        out[r, s, j, 4] = raw
+                        out[r, s, j, 5] = applied
+                        out[r, s, j, 6] = after
+                        out_games[r, s, j] = gb
+            r += 1
+        if seg == snap_ends.shape[0]:
+            break
+        for q in range(n_players):
+            for j in range(N_NUMBERS):
+                if present[q, j] or games[q, _GAMES + j] > 0:
+                    if at >= s_player.shape[0]:
+                        raise AssertionError("site snapshot larger than _held_counts")
+                    s_player[at] = q
+                    s_number[at] = j
+                    s_rating[at] = ratings[q, j]
+                    s_games[at] = games[q, _GAMES + j]
+                    s_last[at] = last[q, _LAST + j]
+                    at += 1
+    return at
 
 
 @njit(cache=True)
@@ -799,6 +953,24 @@ def site_replay(
     Games are applied in (period, played_at, game_id) order; `history=False` skips the
     per-game rows (for very large replays where only the end state is wanted).
     """
+    return replay_range(games, players, annulled, state, None, rules, history)[0]
+
+
+def replay_range(
+    games: pl.DataFrame,
+    players: pl.DataFrame | None,
+    annulled: Iterable[str] | pl.Series | None,
+    state: pl.DataFrame | None,
+    periods: list[str] | None,
+    rules: SiteRules = SITE_RULES,
+    history: bool = True,
+) -> list[SiteReplayResult]:
+    """One replay of `games` from `state`, cut into one result per period of `periods` (each
+    as if replayed alone from the period before's state), or one result when `periods` is None.
+
+    Ids, periods and rules are coded once and the games replayed in one kernel pass, which
+    takes a snapshot of the state at the end of each period (`_site_kernel`).
+    """
     state = state if state is not None else empty_site_state()
     c = _classify(
         games,
@@ -810,15 +982,20 @@ def site_replay(
     )
     rows = c.rated
     n = rows.shape[0]
-    n_players, periods = c.ids.len(), c.periods
-    if periods.len() > _MAX_PERIODS:
+    n_players, labels = c.ids.len(), c.periods
+    if labels.len() > _MAX_PERIODS:
         raise ValueError(f"a site replay spans at most {_MAX_PERIODS} periods")
+    if periods is None:
+        ends = np.array([n], dtype=np.int64)
+    else:
+        check_within(c.frame["period"], periods, "a game")
+        ends = segment_ends(c.period[rows], labels, periods)
 
-    template = np.zeros(_RECORD, dtype=np.float64)
-    template[:N_NUMBERS] = rules.start
-    template.view(np.int16)[_LAST : _LAST + N_NUMBERS] = -1
+    template = np.zeros(1, dtype=SITE_RECORD)
+    template["rating"] = rules.start
+    template["last"] = -1  # no game yet
     ratings = aligned_empty((n_players, _RECORD), np.float64)
-    ratings[:] = template
+    ratings[:] = template.view(np.float64)
     counts, last = ratings.view(np.int32), ratings.view(np.int16)
     present = np.zeros((n_players, N_NUMBERS), dtype=np.bool_)
     if state.height:
@@ -832,8 +1009,19 @@ def site_replay(
     weight_of = np.array([rules.weight(cat) for cat in CATEGORIES], dtype=np.float64)
     out = np.full((n if history else 0, 2, 2, 7), np.nan, dtype=np.float64)
     out_games = np.zeros((n if history else 0, 2, 2), dtype=np.int64)
-    _site_kernel(
+    snap_ends = ends[:-1]  # the last period's state is the records after the kernel
+    held = _held_counts(rows, snap_ends, c.w_code, c.b_code, c.cat, c.w_bot, c.b_bot, present)
+    n_snap = int(held.sum())
+    snaps = (
+        np.empty(n_snap, dtype=np.int32),
+        np.empty(n_snap, dtype=np.int32),
+        np.empty(n_snap, dtype=np.float64),
+        np.empty(n_snap, dtype=np.int64),
+        np.empty(n_snap, dtype=np.int32),
+    )
+    written = _site_kernel(
         rows,
+        snap_ends,
         c.w_code,
         c.b_code,
         c.score,
@@ -846,6 +1034,7 @@ def site_replay(
         ratings,
         counts,
         last,
+        present,
         rules.k_new,
         rules.k_established,
         rules.k_threshold,
@@ -853,23 +1042,30 @@ def site_replay(
         history,
         out,
         out_games,
+        *snaps,
     )
-
-    p_idx, n_idx, rating, count, last_of = _state_rows(ratings, counts, last, present)
-    new_state = pl.DataFrame(
+    if written != n_snap:
+        raise AssertionError(f"site snapshots: {written} rows written, {n_snap} counted")
+    final = _state_rows(ratings, counts, last, present)
+    p_idx, n_idx, rating, count, last_of = (
+        np.concatenate([a, b]) for a, b in zip(snaps, final, strict=True)
+    )
+    offsets = np.concatenate([[0], np.cumsum(held), [n_snap + final[0].shape[0]]])
+    states = pl.DataFrame(
         {
             "player_id": c.ids.gather(p_idx),
             "number": pl.Series(SITE_NUMBERS).gather(n_idx),
             "rating": rating,
             "games": count,
-            "last_period": periods.append(pl.Series([None], dtype=pl.String))
+            "last_period": labels.append(pl.Series([None], dtype=pl.String))
             .rechunk()
-            .gather(np.where(last_of < 0, periods.len(), last_of)),
+            .gather(np.where(last_of < 0, labels.len(), last_of)),
         },
         schema=SITE_STATE_SCHEMA,
-    )  # ordered by player_id, then number in SITE_NUMBERS order (ids are sorted)
+    )  # each snapshot ordered by player_id, then number in SITE_NUMBERS order (ids are sorted)
 
-    if history:
+    hist = empty(SITE_HISTORY_SCHEMA)
+    if history and n:
         rated = c.rated_frame().with_columns(
             pl.col("category")
             .cast(pl.String)
@@ -877,11 +1073,34 @@ def site_replay(
             .alias("weight")
         )
         hist = _history_frame(rated, out, out_games, rules)
+    bounds = np.concatenate([[0], ends])  # period k's games are rows[bounds[k]:bounds[k + 1]]
+    if periods is None:
+        hist_bounds = np.array([0, hist.height])
+    else:  # two history rows per human side of each game
+        per_game = 2 * (2 - c.w_bot[rows].astype(np.int64) - c.b_bot[rows].astype(np.int64))
+        hist_bounds = np.concatenate([[0], np.cumsum(per_game)])[bounds]
+    excluded, rejected = _excluded(c, rules), _rejected(c)
+    if periods is None:
+        excluded_of, rejected_of = [excluded], [rejected]
     else:
-        hist = empty(SITE_HISTORY_SCHEMA)
-    return SiteReplayResult(
-        history=hist, state=new_state, excluded=_excluded(c), rejected=_rejected(c), rated_games=n
-    )
+        excluded_of = split_by_period(excluded, periods)
+        rejected_of = split_by_period(rejected, periods)
+    results = []
+    for seg in range(ends.shape[0]):
+        rated_games = int(bounds[seg + 1] - bounds[seg])
+        h_lo, h_hi = hist_bounds[seg], hist_bounds[seg + 1]
+        results.append(
+            SiteReplayResult(
+                history=hist.slice(h_lo, h_hi - h_lo)
+                if rated_games and history
+                else empty(SITE_HISTORY_SCHEMA),
+                state=states.slice(offsets[seg], offsets[seg + 1] - offsets[seg]),
+                excluded=excluded_of[seg],
+                rejected=rejected_of[seg],
+                rated_games=rated_games,
+            )
+        )
+    return results
 
 
 def _history_frame(
