@@ -25,7 +25,7 @@ from rating_core.kernels.codes import (
     rows_where_both_zero,
 )
 from rating_core.rounding import round_half_away, round_half_away_expr
-from rating_core.schemas import PLAYERS_SCHEMA, UTC_TIME, empty
+from rating_core.schemas import PLAYERS_SCHEMA, UTC_TIME, TableSchema, empty
 from rating_core.systems.period_range import check_within, segment_ends, split_by_period
 
 _SENTINEL = np.iinfo(np.int64).min // 2  # "no rating-changing match yet" in a pair slot
@@ -61,20 +61,20 @@ class FibsRules:
 
 FIBS_RULES = FibsRules()
 
-FIBS_STATE_SCHEMA: dict[str, pl.DataType] = {
+FIBS_STATE_SCHEMA: TableSchema = {
     "player_id": pl.String,
     "rating": pl.Float64,  # unrounded
     "experience": pl.Int64,  # sum of the lengths of all ranked matches
     "matches": pl.Int64,  # ranked matches so far (rating-changing or not)
 }
 
-FIBS_PAIR_STATE_SCHEMA: dict[str, pl.DataType] = {
+FIBS_PAIR_STATE_SCHEMA: TableSchema = {
     "player_a": pl.String,  # the smaller id of the pair
     "player_b": pl.String,
     "ended_at": UTC_TIME,  # a recent rating-changing match of the pair
 }
 
-FIBS_HISTORY_SCHEMA: dict[str, pl.DataType] = {
+FIBS_HISTORY_SCHEMA: TableSchema = {
     "match_id": pl.String,
     "ended_at": UTC_TIME,
     "period": pl.String,
@@ -94,13 +94,13 @@ FIBS_HISTORY_SCHEMA: dict[str, pl.DataType] = {
     "rating_after": pl.Float64,
 }
 
-FIBS_EXCLUDED_SCHEMA: dict[str, pl.DataType] = {
+FIBS_EXCLUDED_SCHEMA: TableSchema = {
     "match_id": pl.String,
     "period": pl.String,
     "reason": pl.String,
 }
 
-FIBS_LIST_SCHEMA: dict[str, pl.DataType] = {
+FIBS_LIST_SCHEMA: TableSchema = {
     "list": pl.String,
     "period": pl.String,
     "player_id": pl.String,
@@ -201,7 +201,8 @@ _AHEAD = 8  # matches between prefetching a match's records and replaying it
 @njit(cache=True, inline="always")
 def _home(key: int, bits: int) -> int:
     """Home slot of a pair key in a table of 2**bits slots (Fibonacci hashing)."""
-    return np.int64((np.uint64(key) * _GOLDEN) >> np.uint64(64 - bits))
+    home = (np.uint64(key) * _GOLDEN) >> np.uint64(64 - bits)
+    return np.int64(home)  # type: ignore[return-value]  # an int64 slot index inside the kernel
 
 
 @njit(cache=True)
@@ -786,7 +787,7 @@ def replay_range(
             "player_b": ids.gather(keys % n_players),
             "ended_at": recent["t"].cast(pl.Datetime("us")).dt.replace_time_zone("UTC"),
         }
-    ).cast(FIBS_PAIR_STATE_SCHEMA)  # type: ignore[arg-type]  # ids are sorted: so are the pairs
+    ).cast(FIBS_PAIR_STATE_SCHEMA)  # ids are sorted: so are the pairs
     pair_ends = np.cumsum([0] + [k.shape[0] for k, _ in pair_rows])
 
     hist = (
@@ -930,7 +931,7 @@ def fibs_list(
             (pl.col("rating") - pl.col("_prev_rating").fill_null(rules.start)).alias("change"),
         )
         .sort(["rating_exact", "player_id"], descending=[True, False])
-        .cast(FIBS_LIST_SCHEMA)  # type: ignore[arg-type]
+        .cast(FIBS_LIST_SCHEMA)
     )
 
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import polars as pl
 
-CAUSES_SCHEMA: dict[str, pl.DataType] = {"player_id": pl.String, "cause": pl.String}
+from rating_core.schemas import TableSchema
 
-APPLIED_SCHEMA: dict[str, pl.DataType] = {
+CAUSES_SCHEMA: TableSchema = {"player_id": pl.String, "cause": pl.String}
+
+APPLIED_SCHEMA: TableSchema = {
     "game_id": pl.String,
     "white_id": pl.String,
     "black_id": pl.String,

@@ -33,6 +33,7 @@ from rating_core.schemas import (
     PLAYERS_SCHEMA,
     STATUSES,
     TERMINATIONS,
+    TableSchema,
     empty,
 )
 from rating_core.systems.period_range import check_within, segment_ends, split_by_period
@@ -74,7 +75,7 @@ class SiteRules:
 
 SITE_RULES = SiteRules()
 
-SITE_STATE_SCHEMA: dict[str, pl.DataType] = {
+SITE_STATE_SCHEMA: TableSchema = {
     "player_id": pl.String,
     "number": pl.String,  # one of SITE_NUMBERS
     "rating": pl.Float64,  # unrounded
@@ -82,7 +83,7 @@ SITE_STATE_SCHEMA: dict[str, pl.DataType] = {
     "last_period": pl.String,  # period of the last rated game in this number
 }
 
-SITE_HISTORY_SCHEMA: dict[str, pl.DataType] = {
+SITE_HISTORY_SCHEMA: TableSchema = {
     "game_id": pl.String,
     "played_at": pl.Datetime("us", "UTC"),
     "period": pl.String,
@@ -102,13 +103,13 @@ SITE_HISTORY_SCHEMA: dict[str, pl.DataType] = {
     "games_before": pl.Int64,
 }
 
-SITE_EXCLUDED_SCHEMA: dict[str, pl.DataType] = {
+SITE_EXCLUDED_SCHEMA: TableSchema = {
     "game_id": pl.String,
     "period": pl.String,
     "reason": pl.String,
 }
 
-SITE_REJECTED_SCHEMA: dict[str, pl.DataType] = {
+SITE_REJECTED_SCHEMA: TableSchema = {
     "game_id": pl.String,
     "period": pl.String,
     "source_file": pl.String,
@@ -117,7 +118,7 @@ SITE_REJECTED_SCHEMA: dict[str, pl.DataType] = {
     "reason": pl.String,
 }
 
-SITE_LIST_SCHEMA: dict[str, pl.DataType] = {
+SITE_LIST_SCHEMA: TableSchema = {
     "list": pl.String,
     "period": pl.String,
     "player_id": pl.String,
@@ -247,7 +248,7 @@ C_OTB, C_BOTS = CATEGORIES.index("otb"), CATEGORIES.index("bots")
 _EMPTY_BOOL = np.zeros(0, dtype=np.bool_)
 
 
-def _col_or(frame: pl.DataFrame, name: str, dtype: pl.DataType) -> pl.Expr:
+def _col_or(frame: pl.DataFrame, name: str, dtype: pl.DataType | type[pl.DataType]) -> pl.Expr:
     """A column of `frame`, or a null column of `dtype` when the frame lacks it."""
     return pl.col(name) if name in frame.columns else pl.lit(None, dtype=dtype).alias(name)
 
@@ -1200,7 +1201,7 @@ def site_lists(
             (pl.col("rating") - pl.col("_prev_rating").fill_null(rules.start)).alias("change"),
         )
         .sort(["list", "rating_exact", "player_id"], descending=[False, True, False])
-        .cast(SITE_LIST_SCHEMA)  # type: ignore[arg-type]
+        .cast(SITE_LIST_SCHEMA)
     )
 
 
