@@ -64,8 +64,8 @@ print(games)
 """The baseline: a script that only reads the headers of every game, as the issue timed it."""
 
 PROBE = """
-import numba.core.config as config
 import assets, pipelines, rating_core
+import numba.core.config as config  # after the project, which may choose numba's cache folder
 print(rating_core.__file__)
 print(pipelines.__file__)
 print(assets.__file__)
@@ -344,9 +344,14 @@ def compile_args() -> list[str]:
     return COMPILE
 
 
-def probe_clone(bench: Bench, clone: Path, env: dict[str, str]) -> None:
+def numba_indexes(*folders: Path) -> list[Path]:
+    """numba's cache index files (one per cached kernel) under `folders`."""
+    return [index for folder in folders for index in folder.rglob("*.nbi")]
+
+
+def probe_clone(bench: Bench, clone: Path, env: dict[str, str]) -> list[Path]:
     """Check that a run in `clone` imports the clone's modules and that numba's cache starts empty
-    (beside the clone's sources, or in an empty folder)."""
+    (beside the clone's sources, or in an empty folder); return the folders it would be in."""
     out = subprocess.run(
         [str(bench.python), "-c", PROBE], cwd=clone, env=env, check=True, capture_output=True
     ).stdout.decode()
@@ -355,12 +360,12 @@ def probe_clone(bench: Bench, clone: Path, env: dict[str, str]) -> None:
         if not Path(module).resolve().is_relative_to(clone.resolve()):
             raise BenchError(f"the clone's run imports {module}, not the clone's copy")
     print(f"probe: rating_core imported from {modules[0]}")
-    cached = list(clone.rglob("*.nbi")) + (
-        list(Path(cache_dir).rglob("*.nbi")) if cache_dir else []
-    )
+    folders = [clone, *([Path(cache_dir)] if cache_dir else [])]
+    cached = numba_indexes(*folders)
     if cached:
-        raise BenchError(f"numba's cache is not empty in the clone: {cached[0]}")
+        raise BenchError(f"numba's cache is not empty for the clone: {cached[0]}")
     print(f"probe: numba cache {cache_dir or 'beside the sources'}, empty")
+    return folders
 
 
 def bench_cold(bench: Bench) -> list[Row]:
@@ -369,12 +374,16 @@ def bench_cold(bench: Bench) -> list[Row]:
     for number in range(1, bench.repeat + 1):
         clone, home = fresh_clone(bench, number)
         env = run_env(PYTHONPATH=str(clone), HOME=str(home), XDG_CACHE_HOME=str(home / ".cache"))
-        probe_clone(bench, clone, env)
+        cache_folders = [*probe_clone(bench, clone, env), home]
         inbox = clone / "data_samples"
         first = bench.ratings_run("first run, fresh clone", inbox, env=env, cwd=clone)
         warm = bench.ratings_run("warm run, same clone", inbox, env=env, cwd=clone)
-        compiled = len(list(clone.rglob("*.nbi"))) + len(list(home.rglob("*.nbi")))
-        print(f"  numba cache index files written by the first run: {compiled}")
+        compiled = len(numba_indexes(*cache_folders))
+        print(f"  numba cache index files after the runs: {compiled} (none before)")
+        if not compiled:
+            print(
+                "  warning: no numba cache in the clone, its home or NUMBA_CACHE_DIR: was it cold?"
+            )
         preparing = [line for line in first.output.splitlines() if line.startswith("preparing")]
         for line in preparing:
             print(f"  first run said: {line}")
