@@ -11,7 +11,7 @@ export UV_PYTHON := $(shell command -v $(PYTHON))
 # uv compiles the dependencies; the project itself is installed editable, so compileall does it.
 export UV_COMPILE_BYTECODE := 1
 
-.PHONY: setup run test lint bench clean
+.PHONY: setup run test lint bench bench-e2e clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -41,6 +41,11 @@ bench: setup
 	.venv/bin/python benchmarks/ingest.py --repeat 3
 	.venv/bin/python benchmarks/replay.py --repeat 3
 	.venv/bin/python benchmarks/federation.py --repeat 3
+
+# `ratings run` end to end in subprocesses (minutes; about 1 GB of generated PGN in a temporary folder);
+# BENCH_E2E="--scale 0.05" for a quick check, "--only cold" for one figure.
+bench-e2e: setup
+	.venv/bin/python benchmarks/end_to_end.py $(BENCH_E2E)
 
 clean:
 	rm -rf .venv $(TOOLS) lake

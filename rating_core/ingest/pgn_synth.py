@@ -108,10 +108,14 @@ def make_body(
     return Body(tuple(tokens), len(board.move_stack))
 
 
-def make_bodies(n: int, seed: int = 0, *, extras: bool = False) -> list[Body]:
+def make_bodies(
+    n: int, seed: int = 0, *, extras: bool = False, min_plies: int = 60, max_plies: int = 100
+) -> list[Body]:
     """`n` distinct game bodies, reproducible from `seed`."""
     rng = random.Random(seed)
-    return [make_body(rng, extras=extras) for _ in range(n)]
+    return [
+        make_body(rng, extras=extras, min_plies=min_plies, max_plies=max_plies) for _ in range(n)
+    ]
 
 
 def _wrap(tokens: list[str], rng: random.Random, extras: bool) -> str:
@@ -141,38 +145,132 @@ def generate_pgn(
     seed: int = 0,
     extras: bool = False,
     n_bodies: int = 300,
+    n_players: int | None = None,
+    n_months: int | None = None,
+    first_month: str = "2024-01",
+    min_plies: int = 60,
+    max_plies: int = 100,
 ) -> Path:
     """Write `n_games` Lichess-style games to `path` (`.gz` compresses) and return the path.
 
     `extras` mixes in what the reader must survive: comments with parentheses, nested variations,
     NAGs, BOT titles, casual games, `-` time controls, FIDE ids, wrapped movetext.
+    `n_players` draws the players from that many names (the 16 sample names, then `player17`...)
+    instead of the 16 sample names; `n_months` spreads the games evenly over that many calendar
+    months from `first_month` (`YYYY-MM`) instead of two years of seconds. With either, the Site
+    ids come from the game's number, so they are unique, and the random stream does not depend
+    on `n_months`: the same seed writes the same games whatever months they are spread over.
+    `min_plies` and `max_plies` bound the length of the game bodies.
     """
     rng = random.Random(seed)
-    bodies = make_bodies(min(n_bodies, max(n_games, 1)), seed, extras=extras)
-    start = datetime(2024, 1, 1)
-    alphabet = string.ascii_letters + string.digits
+    bodies = make_bodies(
+        min(n_bodies, max(n_games, 1)),
+        seed,
+        extras=extras,
+        min_plies=min_plies,
+        max_plies=max_plies,
+    )
+    year, month = (int(part) for part in first_month.split("-"))
+    start = datetime(year, month, 1)
+    people = _players(n_players)
+    draw = _Draw(
+        rng, start, people, n_months, unique_ids=people is not None or n_months is not None
+    )
     opener = gzip.open if path.suffix.lower() == ".gz" else open  # as the reader: any case
     with opener(path, "wb") as out:  # written a block of games at a time: memory stays small
         for first in range(0, n_games, _BLOCK):
             games = range(first, min(first + _BLOCK, n_games))
-            text = "".join(_game(i, bodies, rng, start, alphabet, extras) for i in games)
+            text = "".join(_game(i, bodies, draw, extras) for i in games)
             out.write(text.encode("utf-8"))
     return path
 
 
-def _game(
-    i: int, bodies: list[Body], rng: random.Random, start: datetime, alphabet: str, extras: bool
-) -> str:
+def _players(n_players: int | None) -> list[str] | None:
+    """`n_players` distinct player names, the sample names first (bots included); None keeps the
+    sample names drawn as they always were."""
+    if n_players is None:
+        return None
+    if n_players < 2:
+        raise ValueError(f"a game needs two players, not n_players={n_players}")
+    return _NAMES[:n_players] + [f"player{k + 1}" for k in range(len(_NAMES), n_players)]
+
+
+_ALPHABET = string.ascii_letters + string.digits
+_ID_SPACE = len(_ALPHABET) ** 8  # Lichess game ids: 8 letters or digits
+_ID_STEP = 48_271 * 1_000_003  # odd and not a multiple of 31: coprime to 62**8, so a bijection
+
+
+def _month_starts(start: datetime, n_months: int) -> list[datetime]:
+    """The first instant of each of `n_months` calendar months from `start`, and of the next."""
+    out = []
+    for k in range(n_months + 1):
+        months = start.month - 1 + k
+        out.append(datetime(start.year + months // 12, months % 12 + 1, 1))
+    return out
+
+
+class _Draw:
+    """The per-game random draws of one file: players, date and Site id."""
+
+    def __init__(
+        self,
+        rng: random.Random,
+        start: datetime,
+        people: list[str] | None,
+        n_months: int | None,
+        *,
+        unique_ids: bool,
+    ) -> None:
+        self.rng = rng
+        self.start = start
+        self.people = people
+        self.months = _month_starts(start, n_months) if n_months is not None else None
+        self.unique_ids = unique_ids
+
+    def players(self) -> tuple[str, str]:
+        """White and Black, two different players."""
+        if self.people is None:
+            white, black = self.rng.sample(_NAMES, 2)
+            return white, black
+        n = len(self.people)
+        w = self.rng.randrange(n)
+        b = self.rng.randrange(n - 1)
+        return self.people[w], self.people[b + (b >= w)]
+
+    def when(self) -> datetime:
+        """When the game started: two years of seconds from the start, or an even spread over
+        the months (two uniform draws whatever the number of months)."""
+        if self.months is None:
+            return self.start + timedelta(seconds=self.rng.randrange(0, 2 * 365 * 86400))
+        month = min(int(self.rng.random() * (len(self.months) - 1)), len(self.months) - 2)
+        first, end = self.months[month], self.months[month + 1]
+        seconds = int(self.rng.random() * (end - first).total_seconds())
+        return first + timedelta(seconds=seconds)
+
+    def game_id(self, i: int) -> str:
+        """Game `i`'s Lichess id: random, or unique (a bijection of `i` written in base 62)."""
+        if not self.unique_ids:
+            return "".join(self.rng.choices(_ALPHABET, k=8))
+        code = (i * _ID_STEP + 12_345_678_901) % _ID_SPACE
+        chars = []
+        for _ in range(8):
+            code, digit = divmod(code, len(_ALPHABET))
+            chars.append(_ALPHABET[digit])
+        return "".join(chars)
+
+
+def _game(i: int, bodies: list[Body], draw: _Draw, extras: bool) -> str:
     """Game number `i` (from 0) of the file, drawing from the file's random stream."""
+    rng = draw.rng
     body = bodies[i % len(bodies)]
-    white, black = rng.sample(_NAMES, 2)
+    white, black = draw.players()
     result = rng.choice(_RESULTS)
-    when = start + timedelta(seconds=rng.randrange(0, 2 * 365 * 86400))
+    when = draw.when()
     event, tc = "Rated Blitz game", rng.choice(_TIME_CONTROLS)
     termination = rng.choice(_TERMINATIONS)
     tags = [
         ("Event", event),
-        ("Site", "https://lichess.org/" + "".join(rng.choices(alphabet, k=8))),
+        ("Site", "https://lichess.org/" + draw.game_id(i)),
         ("Date", when.strftime("%Y.%m.%d")),
         ("Round", "-"),
         ("White", white),
