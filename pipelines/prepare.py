@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rating_core.ingest import pgn
+from rating_core.ingest import pgn_scan
 from rating_core.ingest.inbox import PGN_SUFFIXES
 from rating_core.kernels import codes
 from rating_core.systems.fibs import replay as fibs
@@ -39,7 +39,7 @@ def _has_pgn(inbox: Path) -> bool:
 
 
 GROUPS = (
-    KernelGroup("the PGN scanner", (pgn._scan,), 10, _has_pgn),
+    KernelGroup("the PGN scanner", (pgn_scan._scan,), 10, _has_pgn),
     KernelGroup(
         "the rating kernels",
         (codes._find_views, site._site_kernel, fibs._fibs_kernel, fide._counted_sums_kernel),

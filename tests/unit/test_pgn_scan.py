@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rating_core.ingest import pgn
+from rating_core.ingest import pgn_frames, pgn_scan
 from rating_core.ingest.pgn import read_pgn, read_pgn_reference
 from rating_core.ingest.pgn_synth import generate_pgn
 
@@ -78,7 +78,7 @@ def assert_chunks_agree(path: Path, counts: tuple[int, ...] = (2, 3, 7)) -> None
 def cut_count(path: Path, chunks: int) -> int:
     """How many chunks the scanner really uses for the file."""
     buf = np.fromfile(path, dtype=np.uint8)
-    return len(pgn._cuts(buf, 0, chunks)) - 1
+    return len(pgn_scan._cuts(buf, 0, chunks)) - 1
 
 
 def test_chunks_on_external_files(external: Path) -> None:
@@ -121,7 +121,7 @@ def test_chunks_never_cut_at_a_blank_line_inside_the_tags(tmp_path: Path) -> Non
     path = tmp_path / "chessbase.pgn"
     path.write_text(text)
     buf = np.fromfile(path, dtype=np.uint8)
-    cuts = pgn._cuts(buf, 0, 7)
+    cuts = pgn_scan._cuts(buf, 0, 7)
     assert len(cuts) - 1 == 7
     assert all(buf[c : c + 7].tobytes() == b"[Event " for c in cuts[1:-1])
     one = read_pgn(path, chunks=1)
@@ -133,7 +133,7 @@ def test_chunk_size_limit_cuts_more_pieces(tmp_path: Path, monkeypatch: pytest.M
     # a file over CHUNK_MAX is cut into more pieces than asked (each keeps its strings < 2 GiB)
     path = generate_pgn(tmp_path / "gen.pgn", 200, seed=2, extras=True, n_bodies=20)
     one = read_pgn(path, chunks=1)
-    monkeypatch.setattr(pgn, "CHUNK_MAX", 20_000)
+    monkeypatch.setattr(pgn_scan, "CHUNK_MAX", 20_000)
     assert cut_count(path, 1) >= path.stat().st_size // 20_000
     many = read_pgn(path, chunks=1)
     assert many.rows.equals(one.rows) and many.quarantine.equals(one.quarantine)
@@ -182,8 +182,8 @@ def test_find_stop_matches_bytewise_search(data: bytes, start: int) -> None:
     buf = np.frombuffer(data, dtype=np.uint8)
     start = min(start, len(data))
     for a, b in ((125, 10), (10, 13), (32, 10)):
-        a8, b8 = pgn._ONES * np.uint64(a), pgn._ONES * np.uint64(b)
-        got = pgn._find_stop(buf, start, len(data), a8, b8)
+        a8, b8 = pgn_scan._ONES * np.uint64(a), pgn_scan._ONES * np.uint64(b)
+        got = pgn_scan._find_stop(buf, start, len(data), a8, b8)
         assert got == find_stop_reference(data, start, a, b), (a, b)
 
 
@@ -198,9 +198,9 @@ URL_CHARS = st.sampled_from(["h", "t", "p", "s", ":", "/", "?", "#", "a", "b", "
 def test_url_id_matches_the_regex(prefix: str, rest: str) -> None:
     text = prefix + rest
     raw = text.encode()
-    is_url, s, e = pgn._url_id(np.frombuffer(raw, dtype=np.uint8), 0, len(raw))
-    assert is_url == (re.match(pgn.URL_PATTERN, text) is not None)
-    m = re.match(pgn.URL_ID_PATTERN, text)
+    is_url, s, e = pgn_scan._url_id(np.frombuffer(raw, dtype=np.uint8), 0, len(raw))
+    assert is_url == (re.match(pgn_scan.URL_PATTERN, text) is not None)
+    m = re.match(pgn_scan.URL_ID_PATTERN, text)
     assert (raw[s:e].decode() if s >= 0 else None) == (m.group(1) if m else None)
 
 
@@ -259,15 +259,15 @@ DATE_TEXT = st.one_of(
 @given(text=DATE_TEXT)
 def test_date_code_agrees_with_polars(text: str) -> None:
     raw = np.frombuffer(text.encode(), dtype=np.uint8)
-    code = pgn._date_code(raw, 0, len(raw))
+    code = pgn_scan._date_code(raw, 0, len(raw))
     parsed = pl.Series([text]).str.strptime(pl.Date, "%Y.%m.%d", strict=False)
     days = parsed.cast(pl.Int32)[0]  # days since 1970-01-01, null when Polars rejects it
     if code >= 0:  # the scanner vouches for the date: it is Polars' date
-        assert days == code - pgn.DAY_BASE
-    elif code == pgn.HAS_QUESTION_MARK:
+        assert days == code - pgn_scan.DAY_BASE
+    elif code == pgn_scan.HAS_QUESTION_MARK:
         assert "?" in text
     else:
-        assert code == pgn.OTHER_FORM and "?" not in text
+        assert code == pgn_scan.OTHER_FORM and "?" not in text
     if len(text) == 10 and text[4] == text[7] == "." and days is not None and days >= THOUSAND:
         assert code >= 0  # and it vouches for every real date written the usual way
 
@@ -281,7 +281,7 @@ def test_date_code_agrees_with_polars(text: str) -> None:
 )
 def test_time_code_agrees_with_polars(text: str) -> None:
     raw = np.frombuffer(text.encode(), dtype=np.uint8)
-    code = pgn._time_code(raw, 0, len(raw))
+    code = pgn_scan._time_code(raw, 0, len(raw))
     parsed = pl.Series(["2025.01.01 " + text]).str.strptime(
         pl.Datetime("us"), "%Y.%m.%d %H:%M:%S", strict=False
     )[0]
@@ -289,7 +289,7 @@ def test_time_code_agrees_with_polars(text: str) -> None:
         assert parsed is not None
         assert parsed.hour * 3600 + parsed.minute * 60 + parsed.second == code
     else:
-        assert code == pgn.OTHER_FORM
+        assert code == pgn_scan.OTHER_FORM
 
 
 def test_scanner_dates_equal_polars_dates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -305,14 +305,14 @@ def test_scanner_dates_equal_polars_dates(tmp_path: Path, monkeypatch: pytest.Mo
     path = tmp_path / "dates.pgn"
     path.write_text("".join(games))
     generated = generate_pgn(tmp_path / "gen.pgn", 200, seed=4, extras=True, n_bodies=20)
-    in_polars = functools.partial(pgn._played, in_polars=True)
+    in_polars = functools.partial(pgn_frames._played, in_polars=True)
     for p in (path, generated):
         buf = np.fromfile(p, dtype=np.uint8)
-        frame, _ = pgn._games_frame(buf, 0, False, 1)
+        frame, _ = pgn_frames.games_frame(buf, 0, False, 1)
         codes = frame.select(pl.col("^code_.*$")).to_numpy()
-        assert (codes != pgn.OTHER_FORM).all()  # the scanner's numbers are used
+        assert (codes != pgn_scan.OTHER_FORM).all()  # the scanner's numbers are used
         fast = read_pgn(p)
-        monkeypatch.setattr(pgn, "_played", in_polars)
+        monkeypatch.setattr(pgn_frames, "_played", in_polars)
         slow = read_pgn(p)
         monkeypatch.undo()
         assert fast.rows.equals(slow.rows) and fast.quarantine.equals(slow.quarantine)
