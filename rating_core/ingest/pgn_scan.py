@@ -18,7 +18,7 @@ from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from rating_core.kernels.codes import available_cpus
+from rating_core.kernels.intrinsics import available_cpus
 
 # python-chess's own tag and move patterns (chess.pgn.TAG_REGEX, MOVETEXT_REGEX), so that both
 # paths agree on what a tag line and a move token are.

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rating_core.kernels import codes as coding
+from rating_core.kernels import intrinsics
 
 
 def _reference_codes(values: pl.Series) -> tuple[list[int], list[str]]:
@@ -276,6 +277,6 @@ def test_rows_where_both_zero() -> None:
 
 def test_aligned_empty_starts_on_the_boundary() -> None:
     for align in (64, 128):
-        arr = coding.aligned_empty((1000, 16), np.float64, align=align)
+        arr = intrinsics.aligned_empty((1000, 16), np.float64, align=align)
         assert arr.ctypes.data % align == 0
         assert arr.shape == (1000, 16) and arr.flags.c_contiguous

@@ -39,7 +39,8 @@ import numpy as np
 import polars as pl
 from numba import njit
 
-from rating_core.kernels.codes import aligned_empty, positions_in, prefetch
+from rating_core.kernels.codes import positions_in
+from rating_core.kernels.intrinsics import aligned_empty, prefetch
 from rating_core.rounding import (
     round_half_away,
     round_half_away_expr,

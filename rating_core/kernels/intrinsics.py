@@ -1,0 +1,54 @@
+"""numba plumbing shared by the kernels: a software prefetch intrinsic, cache-line aligned arrays
+and the number of CPUs this process may use. Nothing here depends on what the kernels compute.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+
+@intrinsic
+def prefetch(typingctx, arr, idx):  # type: ignore[no-untyped-def]
+    """Ask the CPU to start loading the cache line of 1-D `arr[idx]` for writing (no effect on
+    results; the replays use it to overlap the cache misses of the next few games)."""
+    sig = types.void(arr, idx)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        aryty, idxty = signature.args
+        ary = context.make_array(aryty)(context, builder, args[0])
+        i = context.cast(builder, args[1], idxty, types.intp)
+        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [i], wraparound=False)
+        ptr = builder.bitcast(ptr, ir.IntType(8).as_pointer())
+        i32 = ir.IntType(32)
+        fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
+        # rw 1 (the line is about to be written), locality 3 (keep in all levels), data cache.
+        builder.call(fn, [ptr, ir.Constant(i32, 1), ir.Constant(i32, 3), ir.Constant(i32, 1)])
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+def aligned_empty(shape: tuple[int, ...], dtype: type, align: int = 128) -> np.ndarray:
+    """An uninitialised C-contiguous array whose data starts on an `align`-byte boundary, so
+    that fixed-size records never straddle more cache lines than they must."""
+    itemsize = np.dtype(dtype).itemsize
+    nbytes = int(np.prod(shape)) * itemsize
+    raw = np.empty(nbytes + align, dtype=np.uint8)
+    start = (-raw.ctypes.data) % align
+    return raw[start : start + nbytes].view(dtype).reshape(shape)
+
+
+def available_cpus() -> int:
+    """CPUs this process may run on (its affinity mask, which a container or `taskset` may
+    narrow below the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
