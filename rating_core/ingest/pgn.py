@@ -38,12 +38,12 @@ def read_pgn(
     pieces = default_chunks(buf.shape[0]) if chunks is None else chunks
     notes: list[str] = []
     try:
-        games, stray = games_frame(buf, start, False, pieces)
+        games, stray = games_frame(buf, start, pieces)
         if stray < 0:  # not UTF-8: the whole file is Windows-1252 (older Windows programs)
             text = str(memoryview(buf)[start:], "cp1252", errors="ratings_latin1")
             buf = np.frombuffer(text.encode("utf-8"), dtype=np.uint8)
             start = 0
-            games, stray = games_frame(buf, start, True, pieces)
+            games, stray = games_frame(buf, start, pieces)
             notes.append(f"{source}: not UTF-8, read as Windows-1252")
     except UnreadableFileError as exc:
         raise UnreadableFileError(f"{source}: {exc}") from exc

@@ -14,7 +14,6 @@ from rating_core.ingest.pgn_scan import (
     BADTAG_LINE,
     DATE_ROWS,
     DAY_BASE,
-    ENC_LINE,
     FIRST_LINE,
     HAS_MT,
     HAS_RESULT,
@@ -75,7 +74,6 @@ def _batch(part: Part, first_game: int, line_base: int) -> pa.RecordBatch:
         "has_mt": pa.array(info[HAS_MT] == 1),
         "site_url": pa.array(info[SITE_URL] == 1),
         "bad_tag_line": line(BADTAG_LINE),
-        "bad_enc_line": line(ENC_LINE),
         **{f"code_{tag}": pa.array(info[row]) for tag, row in DATE_ROWS.items()},
     }
     chars = pa.py_buffer(data)
@@ -85,15 +83,13 @@ def _batch(part: Part, first_game: int, line_base: int) -> pa.RecordBatch:
     return pa.RecordBatch.from_pydict(columns)
 
 
-def games_frame(
-    buf: np.ndarray, start: int, mark_replacement: bool, chunks: int
-) -> tuple[pl.DataFrame, int]:
+def games_frame(buf: np.ndarray, start: int, chunks: int) -> tuple[pl.DataFrame, int]:
     """One row per game from the byte scan: first line, needed tags, plies and defects found.
 
     Also returns the line of the first stray text before the first game (0 when none), or -1
-    when the buffer is not UTF-8 (without `mark_replacement`). One Polars chunk per scan chunk.
+    when the buffer is not UTF-8. One Polars chunk per scan chunk.
     """
-    parts = scan_chunks(buf, start, mark_replacement, chunks)
+    parts = scan_chunks(buf, start, chunks)
     if not parts:
         return pl.DataFrame(), -1
     batches = []
@@ -280,12 +276,6 @@ def _defect(games: pl.DataFrame) -> list[pl.Expr]:
             pl.format(
                 "a NUL byte is in tag {} (shown as \\0): the file is damaged there", c("nul_tag")
             ),
-        ),
-        (
-            c("bad_enc_line").is_not_null(),
-            c("bad_enc_line"),
-            _cut(c("bad_enc")),
-            pl.lit("line has bytes that are not UTF-8 (shown as \ufffd)"),
         ),
         (
             c("bad_tag_line").is_not_null(),

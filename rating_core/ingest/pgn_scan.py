@@ -13,10 +13,7 @@ from typing import Any
 
 import numba as nb
 import numpy as np
-from llvmlite import ir
 from numba import types
-from numba.core import cgutils
-from numba.extending import intrinsic
 
 from rating_core.kernels.intrinsics import available_cpus
 
@@ -57,23 +54,22 @@ TAGS = (
     "SetUp",
 )
 VALUE_MAX = 200  # quarantine values are cut to this many characters
-BAD_BYTES_MARK = "\ufffd"
 PARALLEL_MIN_BYTES = 1 << 24  # below 16 MB one thread is faster than starting several
 
 # --- the byte scanner (numba): one pass over the file, no Python per game or line -----------------
 
 # rows of the per-game `info` array returned by _scan (one row per field, one column per game)
-FIRST_LINE, PLIES, HAS_RESULT, HAS_MT, BADTAG_LINE, ENC_LINE, SITE_URL = range(7)
+FIRST_LINE, PLIES, HAS_RESULT, HAS_MT, BADTAG_LINE, SITE_URL = range(6)
 # the date and time tags read by the scanner (see `_date_code`, `_time_code`)
-UTC_DATE, DATE, EVENT_DATE, UTC_TIME = range(7, 11)
-N_INFO = 11
+UTC_DATE, DATE, EVENT_DATE, UTC_TIME = range(6, 10)
+N_INFO = 10
 DATE_ROWS = {"UTCDate": UTC_DATE, "Date": DATE, "EventDate": EVENT_DATE, "UTCTime": UTC_TIME}
 ABSENT, HAS_QUESTION_MARK, OTHER_FORM = -1, -2, -3  # codes of a date or time tag's value
 DAY_BASE = 1 << 32  # a real date YYYY.MM.DD is coded as DAY_BASE + days since 1970-01-01
 N_TAGS = len(TAGS)
 # string columns written by _scan as Arrow string views: TAGS, then these four
-COL_MT, COL_BADTAG, COL_BADENC, COL_URL_ID, COL_MT_LAST = range(N_TAGS, N_TAGS + 5)
-STRING_COLUMNS = (*TAGS, "mt", "bad_tag", "bad_enc", "url_id", "mt_last")
+COL_MT, COL_BADTAG, COL_URL_ID, COL_MT_LAST = range(N_TAGS, N_TAGS + 4)
+STRING_COLUMNS = (*TAGS, "mt", "bad_tag", "url_id", "mt_last")
 LAST_TOKEN_MAX = 40  # bytes of the last movetext token kept for the quarantine
 N_COLS = len(STRING_COLUMNS)
 SITE = TAGS.index("Site")
@@ -83,10 +79,6 @@ TAG_NAMES = np.zeros((N_TAGS, max(len(t) for t in TAGS)), dtype=np.uint8)
 for _k, _t in enumerate(TAGS):
     TAG_NAMES[_k, : len(_t)] = np.frombuffer(_t.encode(), dtype=np.uint8)
 TAG_LENS = np.array([len(t) for t in TAGS], dtype=np.int64)
-# tag names as two little-endian words (bytes 0-7, 8-15), zero padded
-TAG_WORDS = np.zeros((N_TAGS, 2), dtype=np.uint64)
-for _k, _t in enumerate(TAGS):
-    TAG_WORDS[_k] = np.frombuffer(_t.encode().ljust(16, b"\0"), dtype="<u8")
 CHUNK_MAX = (1 << 30) - 1  # a chunk copies at most twice its size into its string data (< 2 GiB)
 # letters that start most SAN moves (files and pieces): a fast path of the scanner
 _SAN_LETTER = np.zeros(256, dtype=np.bool_)
@@ -97,13 +89,6 @@ _LINE_FLAGS = np.zeros(256, dtype=np.uint8)
 _LINE_FLAGS[10] = 1
 _LINE_FLAGS[0x80:] = 2
 _LINE_FLAGS[13] = 4
-# bytes of a tag name per TAG_REGEX: 1 may start it (alphanumeric), 2 may continue it
-_NAME_CHAR = np.zeros(256, dtype=np.uint8)
-for _ch in range(256):
-    if chr(_ch).isascii() and chr(_ch).isalnum():
-        _NAME_CHAR[_ch] = 3
-for _ch in "_+#=:-":
-    _NAME_CHAR[ord(_ch)] = 2
 # tag name -> index in TAGS through a small collision-free hash table (-1: not a needed tag)
 _HASH_SIZE = 512
 
@@ -119,17 +104,6 @@ for _k, _t in enumerate(TAGS):
     _h = _tag_hash(_t.encode())
     assert TAG_TABLE[_h] < 0, f"tag hash collision for {_t}"
     TAG_TABLE[_h] = _k
-
-# eight-bytes-at-a-time search (SWAR): a byte repeated in every lane, and the lane masks
-_ONES = np.uint64(0x0101010101010101)
-_HIGH = np.uint64(0x8080808080808080)
-_NL8 = _ONES * np.uint64(10)
-_CR8 = _ONES * np.uint64(13)
-_SPACE8 = _ONES * np.uint64(32)
-_BRACE8 = _ONES * np.uint64(125)
-_CLOCK_HEAD = np.frombuffer(b"{ [%clk ", dtype="<u8")[0]  # Lichess: { [%clk 0:05:00] }
-_CLOCK_TAIL = np.uint64(int.from_bytes(b" }", "little"))
-_LOW_BYTES = np.array([(1 << (8 * k)) - 1 for k in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 
 
 def _one_copy(**options: Any) -> Any:
@@ -163,70 +137,6 @@ _helper = _one_copy(cache=True)
 # an option numba's own library uses): otherwise every call increments and decrements each array
 # argument's count atomically, which cost about as much as the scanning itself.
 _no_refcount = _one_copy(cache=True, _nrt=False)
-
-
-@intrinsic
-def _load8(typingctx: Any, arr: Any, idx: Any) -> Any:
-    """The 8 bytes arr[idx:idx + 8] as a little-endian uint64 (unaligned load, no bounds check)."""
-    sig = types.uint64(arr, idx)
-
-    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-        ary = context.make_array(sig.args[0])(context, builder, args[0])
-        ptr = cgutils.get_item_pointer(context, builder, sig.args[0], ary, [args[1]])
-        return builder.load(builder.bitcast(ptr, ir.IntType(64).as_pointer()), align=1)
-
-    return sig, codegen
-
-
-@intrinsic
-def _at(typingctx: Any, arr: Any, idx: Any) -> Any:
-    """arr[idx] for a non-negative `idx`, without the code numba adds for negative indices."""
-    sig = types.uint8(arr, idx)
-
-    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-        ary = context.make_array(sig.args[0])(context, builder, args[0])
-        return builder.load(cgutils.get_item_pointer(context, builder, sig.args[0], ary, [args[1]]))
-
-    return sig, codegen
-
-
-@intrinsic
-def _trailing_zeros(typingctx: Any, x: Any) -> Any:
-    """Number of trailing zero bits of a uint64 (x must not be 0)."""
-    sig = types.int64(types.uint64)
-
-    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
-        return builder.cttz(args[0], ir.Constant(ir.IntType(1), 1))
-
-    return sig, codegen
-
-
-@_helper
-def _stops(w: np.uint64, a8: np.uint64, b8: np.uint64) -> np.uint64:
-    """The high bit of each byte of `w` that is byte `a`, byte `b` or non-ASCII (exact for the
-    lowest such byte; a byte above it may be flagged wrongly)."""
-    xa = w ^ a8
-    xb = w ^ b8
-    return (((xa - _ONES) & ~xa) | ((xb - _ONES) & ~xb) | w) & _HIGH
-
-
-@_helper
-def _find_stop(buf: np.ndarray, i: int, n: int, a8: np.uint64, b8: np.uint64) -> int:
-    """Index of the first byte at or after `i` that is byte `a` or `b` (`a8`, `b8`: the byte in
-    every lane) or non-ASCII; `n` when there is none. Eight bytes per step."""
-    while i + 8 <= n:
-        m = _stops(_load8(buf, i), a8, b8)
-        if m != 0:  # the lowest flagged lane is a real match (borrows only move up)
-            return i + (_trailing_zeros(m) >> 3)
-        i += 8
-    a = np.uint8(a8 & np.uint64(255))
-    b = np.uint8(b8 & np.uint64(255))
-    while i < n:
-        c = _at(buf, i)
-        if c in (a, b) or c >= 0x80:
-            return i
-        i += 1
-    return n
 
 
 @_helper
@@ -268,28 +178,19 @@ def _utf8_len(buf: np.ndarray, i: int, n: int) -> int:
     return need + 1
 
 
-@_helper
-def _is_fffd(buf: np.ndarray, i: int, n: int) -> bool:
-    """True when U+FFFD (the mark of a replaced bad byte) starts at `i`."""
-    return i + 2 < n and buf[i] == 0xEF and buf[i + 1] == 0xBF and buf[i + 2] == 0xBD
-
-
 @_no_refcount
-def _check_utf8(buf: np.ndarray, s: int, e: int, n: int) -> int:
-    """0 when buf[s:e] is valid UTF-8 without U+FFFD, -3 when it holds U+FFFD, -2 when invalid."""
+def _is_utf8(buf: np.ndarray, s: int, e: int, n: int) -> bool:
+    """True when buf[s:e] is valid UTF-8."""
     k = s
-    out = 0
     while k < e:
         if buf[k] < 0x80:
             k += 1
             continue
         ln = _utf8_len(buf, k, n)
         if ln == 0:
-            return -2
-        if _is_fffd(buf, k, n):
-            out = -3
+            return False
         k += ln
-    return out
+    return True
 
 
 @_helper
@@ -443,11 +344,11 @@ def _common_move(buf: np.ndarray, i: int, end: int, cls: np.ndarray) -> int:
     if i + 5 > end:
         return 0
     k = (
-        np.int64(cls[_at(buf, i)])
-        | (np.int64(cls[_at(buf, i + 1)]) << 8)
-        | (np.int64(cls[_at(buf, i + 2)]) << 16)
-        | (np.int64(cls[_at(buf, i + 3)]) << 24)
-        | (np.int64(cls[_at(buf, i + 4)]) << 32)
+        np.int64(cls[buf[i]])
+        | (np.int64(cls[buf[i + 1]]) << 8)
+        | (np.int64(cls[buf[i + 2]]) << 16)
+        | (np.int64(cls[buf[i + 3]]) << 24)
+        | (np.int64(cls[buf[i + 4]]) << 32)
     )
     two = (k & _TWO[0]) == _TWO[1]
     three = (k & _THREE[0]) == _THREE[1]
@@ -460,76 +361,6 @@ def _match_move_fast(buf: np.ndarray, i: int, end: int, cls: np.ndarray) -> int:
     """`_match_move`, through `_common_move` for the usual shapes."""
     ln = _common_move(buf, i, end, cls)
     return ln if ln > 0 else _match_move(buf, i, end)
-
-
-@_helper
-def _clock_at(buf: np.ndarray, i: int, n: int) -> bool:
-    """True when a Lichess clock comment `{ [%clk H:MM:SS] }` (18 bytes) starts at `i`: `{ [%clk `,
-    then 8 bytes none of which ends a comment (`}`, newline, non-ASCII), then ` }`."""
-    return (
-        i + 24 <= n
-        and _load8(buf, i) == _CLOCK_HEAD
-        and _stops(_load8(buf, i + 8), _BRACE8, _NL8) == 0
-        and (_load8(buf, i + 16) & _LOW_BYTES[2]) == _CLOCK_TAIL
-    )
-
-
-@_no_refcount
-def _main_line(
-    buf: np.ndarray, i: int, n: int, plies: int, last_end: int, mt_s: int
-) -> tuple[int, int, int, int, bool]:
-    """Scan main-line movetext (outside comments and variations) from `i` while it holds only
-    the common tokens: spaces, move numbers, moves, `+#!?` and one-line `{...}` comments.
-
-    Returns at the first byte it leaves to the scanner's general loop (newline, variation,
-    NAG, result, non-ASCII, a move of an uncommon shape...), with the updated plies, end of
-    the last token, movetext start and whether it stopped inside a comment. A small function
-    with few live values, so that the compiler keeps them in registers: this loop is where most
-    of the time goes.
-    """
-    while i < n:
-        b = _at(buf, i)
-        if b == 32:
-            i += 1
-        elif b == 123:  # {: skip the comment eight bytes at a time
-            if mt_s < 0:
-                mt_s = i
-            if _clock_at(buf, i, n):
-                i += 18
-                continue
-            j = _find_stop(buf, i + 1, n, _BRACE8, _NL8)
-            if j >= n or _at(buf, j) != 125:
-                return j, plies, last_end, mt_s, True
-            i = j + 1
-        elif _SAN_LETTER[b]:
-            ln = _common_move(buf, i, n, _SAN_CLASS)
-            if ln == 0:  # castling, a promotion, a capture with a disambiguation...
-                return i, plies, last_end, mt_s, False
-            if mt_s < 0:
-                mt_s = i
-            plies += 1
-            i += ln
-            last_end = i
-        elif 48 <= b <= 57:  # a move number: digits then dots
-            j = i + 1
-            while j < n and 48 <= _at(buf, j) <= 57:
-                j += 1
-            if j >= n or _at(buf, j) != 46:
-                return i, plies, last_end, mt_s, False
-            if mt_s < 0:
-                mt_s = i
-            i = j + 1
-            while i < n and _at(buf, i) == 46:
-                i += 1
-            last_end = i
-        elif b == 43 or b == 35 or b == 33 or b == 63:  # + # ! ? (never part of a move)
-            if mt_s < 0:
-                mt_s = i
-            i += 1
-            last_end = i
-        else:
-            return i, plies, last_end, mt_s, False
-    return i, plies, last_end, mt_s, False
 
 
 @_helper
@@ -605,36 +436,6 @@ def _tag_index(
 
 
 @_helper
-def _known_tag(
-    buf: np.ndarray, ns: int, ne: int, names: np.ndarray, lens: np.ndarray, table: np.ndarray
-) -> int:
-    """`_tag_index` comparing the name eight bytes at a time (names up to 16 bytes)."""
-    ln = ne - ns
-    if ln > 16 or ns + 16 > buf.shape[0]:
-        return _tag_index(buf, ns, ne, names, lens, table)
-    h = (ln * 61 + buf[ns] * 7 + buf[ne - 1] * 13 + buf[ns + ln // 2] * 3) & (table.shape[0] - 1)
-    k = table[h]
-    if k < 0 or lens[k] != ln:
-        return -1
-    w0 = _load8(buf, ns) & _LOW_BYTES[min(ln, 8)]
-    w1 = _load8(buf, ns + 8) & _LOW_BYTES[max(ln - 8, 0)]
-    if w0 != TAG_WORDS[k, 0] or w1 != TAG_WORDS[k, 1]:
-        return -1
-    return k
-
-
-@_helper
-def _is_name(buf: np.ndarray, s: int, e: int) -> bool:
-    """True when buf[s:e] is a tag name per TAG_REGEX (alphanumeric, then also `_+#=:-`)."""
-    if _NAME_CHAR[buf[s]] != 3:
-        return False
-    j = s + 1
-    while j < e and _NAME_CHAR[buf[j]] != 0:
-        j += 1
-    return j == e
-
-
-@_helper
 def _line_scan(buf: np.ndarray, i: int, n: int, flags: np.ndarray) -> tuple[int, int]:
     """Index of the newline ending the line at `i` (or `n`) and the OR of `_LINE_FLAGS` of its bytes."""
     acc = 0
@@ -673,18 +474,13 @@ def _url_id(buf: np.ndarray, s: int, e: int) -> tuple[bool, int, int]:
 
 
 @_helper
-def _inline_view(buf: np.ndarray, s: int, ln: int) -> tuple[np.uint64, np.uint64]:
-    """The two words of the Arrow string view of buf[s:s + ln], ln <= 12: the length and the
-    bytes, zero padded."""
-    if s + 16 <= buf.shape[0]:
-        x = _load8(buf, s)
-        y = _load8(buf, s + 8)
-        w0 = np.uint64(ln) | ((x & _LOW_BYTES[min(ln, 4)]) << np.uint64(32))
-        w1 = ((x >> np.uint64(32)) | (y << np.uint64(32))) & _LOW_BYTES[max(ln - 4, 0)]
-        return w0, w1
-    w0 = np.uint64(ln)  # near the end of the buffer: byte by byte
+def _view_words(buf: np.ndarray, s: int, ln: int) -> tuple[np.uint64, np.uint64]:
+    """The two words of the Arrow string view of buf[s:s + ln] as if inline: the length, then
+    its first 12 bytes (fewer when shorter) zero padded. A view of a longer string keeps the
+    first word (length and 4-byte prefix) and replaces the second by the data offset."""
+    w0 = np.uint64(ln)
     w1 = np.uint64(0)
-    for j in range(ln):
+    for j in range(min(ln, 12)):
         b = np.uint64(buf[s + j])
         if j < 4:
             w0 |= b << np.uint64(32 + 8 * j)
@@ -709,11 +505,12 @@ def _write_view(
     12 bytes, else copied to `data` at `off`, which has room for it. Returns the new offset."""
     ln = e - s
     valid[c, g >> 3] |= np.uint8(1 << (g & 7))
+    w0, w1 = _view_words(buf, s, ln)
+    views[c, g, 0] = w0
     if ln <= 12:
-        views[c, g, 0], views[c, g, 1] = _inline_view(buf, s, ln)
+        views[c, g, 1] = w1
         return off
-    views[c, g, 0] = np.uint64(ln) | ((_load8(buf, s) & _LOW_BYTES[4]) << np.uint64(32))
-    views[c, g, 1] = (np.uint64(off) & _LOW_BYTES[4]) << np.uint64(32)  # data buffer 0
+    views[c, g, 1] = np.uint64(off) << np.uint64(32)  # data buffer 0, at `off`
     for j in range(ln):  # a slice assignment could make a temporary copy
         data[off + j] = buf[s + j]
     return off + ln
@@ -758,14 +555,13 @@ def _put_url_id(
     views[COL_URL_ID, g, 1] = 0
     if us < 0:
         valid[COL_URL_ID, g >> 3] &= np.uint8(255 - (1 << (g & 7)))
-    elif ue - us <= 12:
-        valid[COL_URL_ID, g >> 3] |= np.uint8(1 << (g & 7))
-        views[COL_URL_ID, g, 0], views[COL_URL_ID, g, 1] = _inline_view(buf, us, ue - us)
     else:
         valid[COL_URL_ID, g >> 3] |= np.uint8(1 << (g & 7))
-        head = (_load8(buf, us) & _LOW_BYTES[4]) << np.uint64(32)
-        views[COL_URL_ID, g, 0] = np.uint64(ue - us) | head
-        views[COL_URL_ID, g, 1] = (np.uint64(voff + us - vs) & _LOW_BYTES[4]) << np.uint64(32)
+        w0, w1 = _view_words(buf, us, ue - us)
+        views[COL_URL_ID, g, 0] = w0
+        views[COL_URL_ID, g, 1] = (
+            w1 if ue - us <= 12 else np.uint64(voff + us - vs) << np.uint64(32)
+        )
     return 1 if is_url else 0
 
 
@@ -899,63 +695,19 @@ def _ends_with_result(buf: np.ndarray, s: int, e: int) -> bool:
     return False
 
 
-@_no_refcount
-def _tag_lines(
-    buf: np.ndarray,
-    i: int,
-    n: int,
-    g: int,
-    line_no: int,
-    info: np.ndarray,
-    views: np.ndarray,
-    valid: np.ndarray,
-    data: np.ndarray,
-    off: int,
-) -> tuple[int, int, int]:
-    """Read the run of usual tag lines of game `g` from `i`: `[Name "value"]` then LF or CRLF,
-    ASCII without CR in between (what TAG_REGEX matches, whatever the value holds), and write
-    the needed values as string views.
-
-    Returns where it stopped (the start of a line it leaves to the general path, which may be
-    `i` itself), the line number there, `data` and its offset. A small function of its own, so
-    that its values stay in registers (see `_main_line`).
-    """
-    while i < n and _at(buf, i) == 91:
-        ns = i + 1
-        ne = _find_stop(buf, ns, n, _SPACE8, _NL8)  # the space after the name
-        if ne <= ns or ne + 1 >= n or _at(buf, ne) != 32 or _at(buf, ne + 1) != 34:
-            break
-        k = _known_tag(buf, ns, ne, TAG_NAMES, TAG_LENS, TAG_TABLE)
-        if k < 0 and not _is_name(buf, ns, ne):
-            break
-        vs = ne + 2
-        e = _find_stop(buf, vs, n, _NL8, _CR8)
-        nl = e
-        if e < n and _at(buf, e) == 13:
-            if e + 1 >= n or _at(buf, e + 1) != 10:
-                break
-            nl = e + 1
-        elif e < n and _at(buf, e) != 10:  # non-ASCII: the general path checks it is UTF-8
-            break
-        if e - 2 < vs or _at(buf, e - 1) != 93 or _at(buf, e - 2) != 34:
-            break
-        if k >= 0:
-            if e - 2 - vs > 12 and off + e - 2 - vs > data.shape[0]:
-                break  # `data` is full: the general path grows it
-            off = _put_tag(buf, vs, e - 2, k, g, info, views, valid, data, off)
-        i = nl + 1
-        line_no += 1
-    return i, line_no, off
-
-
 @_helper
 def _tag_seen(buf: np.ndarray, i: int, n: int, g: int, valid: np.ndarray) -> bool:
     """True when the tag line at `i` names a needed tag that game `g` already has."""
-    ne = _find_stop(buf, i + 1, n, _SPACE8, _NL8)
+    ne = i + 1  # the end of the name: a space, a newline or a non-ASCII byte
+    while ne < n and buf[ne] != 32 and buf[ne] != 10 and buf[ne] < 0x80:
+        ne += 1
     if ne <= i + 1 or ne >= n:
         return False
-    k = _known_tag(buf, i + 1, ne, TAG_NAMES, TAG_LENS, TAG_TABLE)
+    k = _tag_index(buf, i + 1, ne, TAG_NAMES, TAG_LENS, TAG_TABLE)
     return k >= 0 and (valid[k, g >> 3] >> (g & 7)) & 1 == 1
+
+
+NOT_UTF8 = -1  # the `stray` _scan returns when its bytes are not UTF-8
 
 
 @nb.njit(cache=True, nogil=True)
@@ -963,7 +715,6 @@ def _scan(
     buf: np.ndarray,
     start: int,
     stop: int,
-    mark_replacement: bool,
     names: np.ndarray,
     lens: np.ndarray,
     table: np.ndarray,
@@ -973,8 +724,8 @@ def _scan(
     Returns per game (column g) its `info` (first line, plies, defects found), the Arrow string
     views of its STRING_COLUMNS (`views[c, g]`, bytes over 12 in `data`) and their validity
     bitmaps; also the line of text before the first game (`stray`, 0: none) and the number of the
-    line after the last one. With `mark_replacement` False, stops with stray -1 at the first byte
-    sequence that is not UTF-8; with it True, lines holding U+FFFD are flagged instead.
+    line after the last one. Stops with stray NOT_UTF8 at the first byte sequence that is not
+    UTF-8 (the caller then reads the file as Windows-1252, which is always valid UTF-8 again).
     """
     n = stop
     cap = max((stop - start) // 512, 64)
@@ -1021,7 +772,6 @@ def _scan(
                     info, views, valid = _grow(info, views, valid)
                 info[FIRST_LINE, g] = line_no
                 info[BADTAG_LINE, g] = 0
-                info[ENC_LINE, g] = 0
                 info[SITE_URL, g] = 0
                 for r in range(UTC_DATE, UTC_TIME + 1):
                     info[r, g] = ABSENT
@@ -1033,23 +783,12 @@ def _scan(
                 last_end = 0
                 mt_s = -1
                 plies = 0
-            # the usual tag lines in one go, then the general path for a line they leave
-            j, line_no, off = _tag_lines(buf, i, n, g, line_no, info, views, valid, data, off)
-            if j > i:
-                prev_kind = 1
-                i = j
-                continue
             nl, fl = _line_scan(buf, i, n, _LINE_FLAGS)
             e = nl
             if buf[e - 1] == 13:
                 e -= 1
-            if fl & 2:
-                bad = _check_utf8(buf, i, e, n)
-                if bad == -2 and not mark_replacement:
-                    return info[:, :0], views[:, :0], valid[:, :0], data[:0], -1, line_no
-                if bad == -3 and mark_replacement and info[ENC_LINE, g] == 0:
-                    info[ENC_LINE, g] = line_no
-                    data, off = _put_view(buf, ls, e, views, valid, COL_BADENC, g, data, off)
+            if fl & 2 and not _is_utf8(buf, i, e, n):
+                return info[:, :0], views[:, :0], valid[:, :0], data[:0], NOT_UTF8, line_no
             ns, ne, vs, ve = _tag(buf, i, e, (fl & 4) != 0)
             k = -1
             if ns < 0:
@@ -1067,33 +806,22 @@ def _scan(
             line_no += 1
             continue
         prev_kind = 2
-        if not in_comment and c == 37:  # a `%` escape line
-            e = _line_end(buf, i, n)
-            if _check_utf8(buf, i, e, n) == -2 and not mark_replacement:
-                return info[:, :0], views[:, :0], valid[:, :0], data[:0], -1, line_no
-            while i < n and buf[i] != 10:
-                i += 1
-            i += 1
-            line_no += 1
-            continue
-        if g < 0:  # text before the first game
-            if stray == 0:
+        escape = not in_comment and c == 37  # a `%` escape line
+        if escape or g < 0:  # skipped, as text before the first game is (noted as stray)
+            if not escape and stray == 0:
                 stray = line_no
             e = _line_end(buf, i, n)
-            if _check_utf8(buf, i, e, n) == -2 and not mark_replacement:
-                return info[:, :0], views[:, :0], valid[:, :0], data[:0], -1, line_no
+            if not _is_utf8(buf, i, e, n):
+                return info[:, :0], views[:, :0], valid[:, :0], data[:0], NOT_UTF8, line_no
             while i < n and buf[i] != 10:
                 i += 1
             i += 1
             line_no += 1
             continue
         while i < n:
-            if not in_comment and depth == 0:
-                i, plies, last_end, mt_s, in_comment = _main_line(buf, i, n, plies, last_end, mt_s)
-                if i >= n:
-                    break
             if in_comment:  # skip the comment body up to `}`, the newline or a non-ASCII byte
-                i = _find_stop(buf, i, n, _BRACE8, _NL8)
+                while i < n and buf[i] != 125 and buf[i] != 10 and buf[i] < 0x80:
+                    i += 1
                 if i >= n:
                     break
                 b = buf[i]
@@ -1144,13 +872,7 @@ def _scan(
             if b >= 0x80:
                 ln = _utf8_len(buf, i, n)
                 if ln == 0:
-                    if not mark_replacement:
-                        return info[:, :0], views[:, :0], valid[:, :0], data[:0], -1, line_no
-                    ln = 1
-                elif mark_replacement and info[ENC_LINE, g] == 0 and _is_fffd(buf, i, n):
-                    info[ENC_LINE, g] = line_no
-                    e = _line_end(buf, ls, n)
-                    data, off = _put_view(buf, ls, e, views, valid, COL_BADENC, g, data, off)
+                    return info[:, :0], views[:, :0], valid[:, :0], data[:0], NOT_UTF8, line_no
                 if not in_comment:
                     if mt_s < 0:
                         mt_s = i
@@ -1162,18 +884,10 @@ def _scan(
                 continue
             if mt_s < 0:
                 mt_s = i
-            if b == 123:  # {
-                in_comment = True
-                i += 1
-                continue
             if b == 59:  # ; comment to the end of the line
                 e = _line_end(buf, i, n)
-                bad = _check_utf8(buf, i, e, n)
-                if bad == -2 and not mark_replacement:
-                    return info[:, :0], views[:, :0], valid[:, :0], data[:0], -1, line_no
-                if bad == -3 and mark_replacement and info[ENC_LINE, g] == 0:
-                    info[ENC_LINE, g] = line_no
-                    data, off = _put_view(buf, ls, e, views, valid, COL_BADENC, g, data, off)
+                if not _is_utf8(buf, i, e, n):
+                    return info[:, :0], views[:, :0], valid[:, :0], data[:0], NOT_UTF8, line_no
                 while i < n and buf[i] != 10:
                     i += 1
                 continue
@@ -1185,14 +899,6 @@ def _scan(
             elif b == 46:  # dots of move numbers
                 pass
             elif depth == 0:
-                if 48 <= b <= 57:  # a move number (digits then a dot) never starts a move
-                    j = i
-                    while j < n and 48 <= buf[j] <= 57:
-                        j += 1
-                    if j < n and buf[j] == 46:
-                        i = j + 1
-                        last_end = i
-                        continue
                 ln = _match_move(buf, i, n)
                 if ln > 0:
                     plies += 1
@@ -1298,13 +1004,13 @@ def _cuts(buf: np.ndarray, start: int, chunks: int) -> list[int]:
 Part = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int, int]
 
 
-def scan_chunks(buf: np.ndarray, start: int, mark_replacement: bool, chunks: int) -> list[Part]:
+def scan_chunks(buf: np.ndarray, start: int, chunks: int) -> list[Part]:
     """`_scan` of each chunk, in file order, the chunks spread over a thread pool (the scanner
-    releases the GIL). Empty when a chunk is not UTF-8 (without `mark_replacement`)."""
+    releases the GIL). Empty when a chunk is not UTF-8."""
     cuts = _cuts(buf, start, chunks)
 
     def scan(k: int) -> Part:
-        return _scan(buf, cuts[k], cuts[k + 1], mark_replacement, TAG_NAMES, TAG_LENS, TAG_TABLE)
+        return _scan(buf, cuts[k], cuts[k + 1], TAG_NAMES, TAG_LENS, TAG_TABLE)
 
     if len(cuts) == 2:
         parts = [scan(0)]

@@ -1,4 +1,4 @@
-"""Tests of the PGN byte scanner's pieces: chunked scans, the 8-byte search, URL ids, views."""
+"""Tests of the PGN byte scanner's pieces: chunked scans, string views, URL ids, dates."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -162,29 +163,20 @@ def test_comment_only_movetext_is_quarantined(tmp_path: Path) -> None:
     assert "movetext is missing or has no result" in res.quarantine["reason"][0]
 
 
-def find_stop_reference(data: bytes, i: int, a: int, b: int) -> int:
-    """Index of the first byte at or after `i` that is `a`, `b` or non-ASCII (else len)."""
-    for k in range(i, len(data)):
-        if data[k] in (a, b) or data[k] >= 0x80:
-            return k
-    return len(data)
-
-
 @settings(max_examples=300, deadline=None)
-@given(
-    data=st.binary(max_size=40).map(lambda b: b.replace(b"}", b"x"))
-    | st.lists(
-        st.sampled_from([b"}", b"\n", b"a", b" ", b"\xc3", b"\x7f", b"\x0a"]), max_size=30
-    ).map(b"".join),
-    start=st.integers(0, 40),
-)
-def test_find_stop_matches_bytewise_search(data: bytes, start: int) -> None:
-    buf = np.frombuffer(data, dtype=np.uint8)
+@given(data=st.binary(max_size=30), start=st.integers(0, 30), length=st.integers(0, 30))
+def test_view_words_are_the_arrow_view_of_the_bytes(data: bytes, start: int, length: int) -> None:
+    # the scanner writes Arrow string views itself: the first word (length, 4-byte prefix) of
+    # any string and the whole inline view of a string of up to 12 bytes are Arrow's own
     start = min(start, len(data))
-    for a, b in ((125, 10), (10, 13), (32, 10)):
-        a8, b8 = pgn_scan._ONES * np.uint64(a), pgn_scan._ONES * np.uint64(b)
-        got = pgn_scan._find_stop(buf, start, len(data), a8, b8)
-        assert got == find_stop_reference(data, start, a, b), (a, b)
+    piece = data[start : start + length]
+    buf = np.frombuffer(data, dtype=np.uint8)
+    w0, w1 = pgn_scan._view_words(buf, start, len(piece))
+    arrow = pa.array([piece], pa.binary_view()).buffers()[1]
+    want = np.frombuffer(arrow, dtype=np.uint64)[:2]
+    assert w0 == want[0]
+    if len(piece) <= 12:
+        assert w1 == want[1]
 
 
 URL_CHARS = st.sampled_from(["h", "t", "p", "s", ":", "/", "?", "#", "a", "b", ".", "é", "//"])
@@ -308,7 +300,7 @@ def test_scanner_dates_equal_polars_dates(tmp_path: Path, monkeypatch: pytest.Mo
     in_polars = functools.partial(pgn_frames._played, in_polars=True)
     for p in (path, generated):
         buf = np.fromfile(p, dtype=np.uint8)
-        frame, _ = pgn_frames.games_frame(buf, 0, False, 1)
+        frame, _ = pgn_frames.games_frame(buf, 0, 1)
         codes = frame.select(pl.col("^code_.*$")).to_numpy()
         assert (codes != pgn_scan.OTHER_FORM).all()  # the scanner's numbers are used
         fast = read_pgn(p)
