@@ -504,9 +504,22 @@ def _exact_positions(keys: pl.Series, values: pl.Series, name: str) -> np.ndarra
 # --- replay order -------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+def _as_bytes(flags: np.ndarray) -> np.ndarray:
+    """A bool array seen as uint8 (no copy), so that one compiled kernel serves both dtypes."""
+    return flags.view(np.uint8) if flags.dtype == np.bool_ else flags
+
+
 def rows_where_both_zero(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The positions i (int64, increasing) where a[i] == 0 and b[i] == 0, in two passes."""
+    """The positions i (int64, increasing) where a[i] == 0 and b[i] == 0, in two passes.
+
+    Bool flags are read as bytes: one compilation for the site and FIBS callers, whichever
+    of bool or uint8 each passes (each dtype would otherwise be a compile on a first run)."""
+    return _rows_where_both_zero(_as_bytes(a), _as_bytes(b))
+
+
+@njit(cache=True)
+def _rows_where_both_zero(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`rows_where_both_zero` (the kernel)."""
     k = 0
     for i in range(a.shape[0]):
         if a[i] == 0 and b[i] == 0:
@@ -566,6 +579,10 @@ def replay_order(rows: np.ndarray, period: np.ndarray, t: np.ndarray, ids: pl.Se
     """
     if rows.shape[0] < 2:
         return rows
+    # one dtype for every caller (int32 period codes, int64 times...): one compile of each kernel
+    period = np.ascontiguousarray(period, dtype=np.int64)
+    t = np.ascontiguousarray(t, dtype=np.int64)
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
     ordered, ties = _order_scan(rows, period, t)
     if not ordered:
         keys = pl.DataFrame({"p": period[rows], "t": t[rows]})
