@@ -1,5 +1,5 @@
-"""numba plumbing shared by the kernels: a software prefetch intrinsic, cache-line aligned arrays
-and the number of CPUs this process may use. Nothing here depends on what the kernels compute.
+"""numba plumbing shared by the kernels: a software prefetch and an unaligned 8-byte load
+(intrinsics), cache-line aligned arrays and the number of CPUs this process may use. Nothing here depends on what the kernels compute.
 """
 
 from __future__ import annotations
@@ -31,6 +31,21 @@ def prefetch(typingctx, arr, idx):  # type: ignore[no-untyped-def]
         # rw 1 (the line is about to be written), locality 3 (keep in all levels), data cache.
         builder.call(fn, [ptr, ir.Constant(i32, 1), ir.Constant(i32, 3), ir.Constant(i32, 1)])
         return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@intrinsic
+def load8(typingctx, arr, idx):  # type: ignore[no-untyped-def]
+    """The 8 bytes arr[idx:idx + 8] of a uint8 array as a little-endian uint64 (an unaligned
+    load, no bounds check: the caller knows idx + 8 <= len(arr)). The PGN scanner compares
+    8-byte patterns with it."""
+    sig = types.uint64(arr, idx)
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        ary = context.make_array(signature.args[0])(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, signature.args[0], ary, [args[1]])
+        return builder.load(builder.bitcast(ptr, ir.IntType(64).as_pointer()), align=1)
 
     return sig, codegen
 

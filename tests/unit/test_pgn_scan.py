@@ -179,6 +179,24 @@ def test_view_words_are_the_arrow_view_of_the_bytes(data: bytes, start: int, len
         assert w1 == want[1]
 
 
+CLOCK = re.compile(rb"\{ \[%clk [^}\n\x80-\xff]{8} \}")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    middle=st.lists(
+        st.sampled_from([b"0", b":", b"}", b"\n", b"\xc3", b" ", b"]"]), min_size=8, max_size=8
+    ).map(b"".join),
+    tail=st.sampled_from([b" }", b"}", b" ]", b"  "]),
+    pad=st.integers(0, 8),
+)
+def test_clock_at_matches_the_clock_comment_pattern(middle: bytes, tail: bytes, pad: int) -> None:
+    data = b"{ [%clk " + middle + tail + b" " * pad
+    buf = np.frombuffer(data, dtype=np.uint8)
+    want = CLOCK.match(data) is not None and len(data) >= 24  # 8-byte reads need 24 bytes
+    assert pgn_scan._clock_at(buf, 0, len(data)) == want
+
+
 URL_CHARS = st.sampled_from(["h", "t", "p", "s", ":", "/", "?", "#", "a", "b", ".", "é", "//"])
 
 
