@@ -504,9 +504,16 @@ def _exact_positions(keys: pl.Series, values: pl.Series, name: str) -> np.ndarra
 # --- replay order -------------------------------------------------------------------------------
 
 
-def _as_bytes(flags: np.ndarray) -> np.ndarray:
-    """A bool array seen as uint8 (no copy), so that one compiled kernel serves both dtypes."""
-    return flags.view(np.uint8) if flags.dtype == np.bool_ else flags
+def _read_only(values: np.ndarray, dtype: type) -> np.ndarray:
+    """`values` as a C-contiguous read-only array of `dtype` (a view when it already is one; a
+    bool array is read as uint8 without a copy). numba compiles a kernel once per argument type,
+    and a writable and a read-only array (Polars' zero-copy exports) are two types: kernels that
+    only read get every argument through this, so one compilation serves every caller."""
+    if values.dtype == np.bool_ and np.dtype(dtype) == np.uint8:
+        values = values.view(np.uint8)
+    view = np.ascontiguousarray(values, dtype=dtype).view()
+    view.flags.writeable = False
+    return view
 
 
 def rows_where_both_zero(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -514,7 +521,7 @@ def rows_where_both_zero(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
     Bool flags are read as bytes: one compilation for the site and FIBS callers, whichever
     of bool or uint8 each passes (each dtype would otherwise be a compile on a first run)."""
-    return _rows_where_both_zero(_as_bytes(a), _as_bytes(b))
+    return _rows_where_both_zero(_read_only(a, np.uint8), _read_only(b, np.uint8))
 
 
 @njit(cache=True)
@@ -579,18 +586,18 @@ def replay_order(rows: np.ndarray, period: np.ndarray, t: np.ndarray, ids: pl.Se
     """
     if rows.shape[0] < 2:
         return rows
-    # one dtype for every caller (int32 period codes, int64 times...): one compile of each kernel
-    period = np.ascontiguousarray(period, dtype=np.int64)
-    t = np.ascontiguousarray(t, dtype=np.int64)
+    # one type for every caller (int32 period codes, int64 times, read-only or not): one compile
+    period = _read_only(period, np.int64)
+    t = _read_only(t, np.int64)
     rows = np.ascontiguousarray(rows, dtype=np.int64)
-    ordered, ties = _order_scan(rows, period, t)
+    ordered, ties = _order_scan(_read_only(rows, np.int64), period, t)
     if not ordered:
         keys = pl.DataFrame({"p": period[rows], "t": t[rows]})
         perm = keys.select(pl.arg_sort_by("p", "t", maintain_order=True)).to_series().to_numpy()
         rows = rows[perm]
-        _, ties = _order_scan(rows, period, t)
+        _, ties = _order_scan(_read_only(rows, np.int64), period, t)
     if ties:
-        pos, grp = _tie_groups(rows, period, t, ties)
+        pos, grp = _tie_groups(_read_only(rows, np.int64), period, t, ties)
         sub = pl.DataFrame({"g": grp, "id": ids.gather(rows[pos])})
         within = sub.select(pl.arg_sort_by("g", "id", maintain_order=True)).to_series().to_numpy()
         rows[pos] = rows[pos[within]]

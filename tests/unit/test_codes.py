@@ -282,13 +282,17 @@ def test_one_compiled_kernel_serves_every_dtype_the_callers_pass() -> None:
     flags = np.array([False, False, True, False, False])
     assert coding.rows_where_both_zero(a, flags).tolist() == [0, 3]
     assert coding.rows_where_both_zero(a, flags.view(np.uint8)).tolist() == [0, 3]
+    a.flags.writeable = False
+    assert coding.rows_where_both_zero(a, flags).tolist() == [0, 3]
     assert len(coding._rows_where_both_zero.signatures) == 1
     ids = pl.Series(["b", "a", "c"])
     t = np.array([5, 5, 7], dtype=np.int64)
     for dtype in (np.int32, np.int64):
-        rows = np.arange(3, dtype=np.int64)
-        period = np.zeros(3, dtype=dtype)
-        assert coding.replay_order(rows, period, t, ids).tolist() == [1, 0, 2]
+        for writable in (True, False):  # Polars' zero-copy exports are read-only
+            rows = np.arange(3, dtype=np.int64)
+            period = np.zeros(3, dtype=dtype)
+            period.flags.writeable = writable
+            assert coding.replay_order(rows, period, t, ids).tolist() == [1, 0, 2]
     assert len(coding._order_scan.signatures) == 1
     assert len(coding._tie_groups.signatures) == 1
 
