@@ -197,6 +197,24 @@ def test_clock_at_matches_the_clock_comment_pattern(middle: bytes, tail: bytes, 
     assert pgn_scan._clock_at(buf, 0, len(data)) == want
 
 
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.lists(
+        st.sampled_from([b"a", b" ", b"\n", b"\r", b"\xc3\xa9", b'"', b"]"]), max_size=40
+    ).map(b"".join),
+    start=st.integers(0, 40),
+)
+def test_line_scan_matches_a_bytewise_scan(data: bytes, start: int) -> None:
+    # the word-at-a-time skip must stop where a byte-by-byte scan does, with the same flags
+    start = min(start, len(data))
+    end = data.find(b"\n", start)
+    end = len(data) if end < 0 else end
+    line = data[start:end]
+    flags = (2 if any(b >= 0x80 for b in line) else 0) | (4 if b"\r" in line else 0)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    assert pgn_scan._line_scan(buf, start, len(data), pgn_scan._LINE_FLAGS) == (end, flags)
+
+
 URL_CHARS = st.sampled_from(["h", "t", "p", "s", ":", "/", "?", "#", "a", "b", ".", "é", "//"])
 
 
