@@ -392,6 +392,66 @@ def _match_move_fast(buf: np.ndarray, i: int, end: int, cls: np.ndarray) -> int:
     return ln if ln > 0 else _match_move(buf, i, end)
 
 
+@_no_refcount
+def _main_line(
+    buf: np.ndarray, i: int, n: int, plies: int, last_end: int, mt_s: int
+) -> tuple[int, int, int, int, bool]:
+    """Scan main-line movetext (outside comments and variations) from `i` while it holds only
+    the common tokens: spaces, move numbers, moves, `+#!?` and one-line `{...}` comments.
+
+    Returns at the first byte it leaves to the scanner's general loop (newline, variation,
+    NAG, result, non-ASCII, a move of an uncommon shape...), with the updated plies, end of
+    the last token, movetext start and whether it stopped inside a comment. A small function
+    with few live values, so that the compiler keeps them in registers: this loop is where most
+    of the time goes.
+    """
+    while i < n:
+        b = buf[i]
+        if b == 32:
+            i += 1
+        elif b == 123:  # {: a clock in three reads, else byte by byte
+            if mt_s < 0:
+                mt_s = i
+            if _clock_at(buf, i, n):
+                i += 18
+                continue
+            j = i + 1
+            while j < n and buf[j] != 125 and buf[j] != 10 and buf[j] < 0x80:
+                j += 1
+            if j >= n or buf[j] != 125:
+                return j, plies, last_end, mt_s, True
+            i = j + 1
+        elif _SAN_LETTER[b]:
+            ln = _common_move(buf, i, n, _SAN_CLASS)
+            if ln == 0:  # castling, a promotion, a capture with a disambiguation...
+                return i, plies, last_end, mt_s, False
+            if mt_s < 0:
+                mt_s = i
+            plies += 1
+            i += ln
+            last_end = i
+        elif 48 <= b <= 57:  # a move number: digits then dots
+            j = i + 1
+            while j < n and 48 <= buf[j] <= 57:
+                j += 1
+            if j >= n or buf[j] != 46:
+                return i, plies, last_end, mt_s, False
+            if mt_s < 0:
+                mt_s = i
+            i = j + 1
+            while i < n and buf[i] == 46:
+                i += 1
+            last_end = i
+        elif b == 43 or b == 35 or b == 33 or b == 63:  # + # ! ? (never part of a move)
+            if mt_s < 0:
+                mt_s = i
+            i += 1
+            last_end = i
+        else:
+            return i, plies, last_end, mt_s, False
+    return i, plies, last_end, mt_s, False
+
+
 @_helper
 def _promo(b: int) -> bool:
     """A promotion piece letter of python-chess's move regex ([nbrqkNBRQK])."""
@@ -862,6 +922,10 @@ def _scan(
             line_no += 1
             continue
         while i < n:
+            if not in_comment and depth == 0:  # the common tokens in a tight loop of their own
+                i, plies, last_end, mt_s, in_comment = _main_line(buf, i, n, plies, last_end, mt_s)
+                if i >= n:
+                    break
             if in_comment:  # skip the comment body up to `}`, the newline or a non-ASCII byte
                 while i < n and buf[i] != 125 and buf[i] != 10 and buf[i] < 0x80:
                     i += 1
