@@ -39,14 +39,14 @@ def _has_pgn(inbox: Path) -> bool:
 
 
 # Seconds: numba's compile time of each group in a first `ratings run` over data_samples (thread
-# CPU seconds, which a quiet machine spends as wall time): the scanner 12.4 s; the rating and
-# coding kernels 10.7 s together (site 4.3, FIBS 2.7, id coder 2.7, FIDE 1.3).
+# CPU seconds, which a quiet machine spends as wall time): the scanner 13.0 s; the rating and
+# coding kernels 9.9 s together (site 4.1, FIBS 2.6, id coder 3.4 with replay order, FIDE 0.7).
 GROUPS = (
-    KernelGroup("the PGN scanner", (pgn_scan._scan,), 12, _has_pgn),
+    KernelGroup("the PGN scanner", (pgn_scan._scan,), 13, _has_pgn),
     KernelGroup(
         "the rating kernels",
         (codes._find_views, site._site_kernel, fibs._fibs_kernel, fide._counted_sums_kernel),
-        11,
+        10,
         lambda inbox: True,
     ),
 )
