@@ -1,5 +1,5 @@
-"""Dense integer codes for string ids, positions among unique keys, the replay order and a cache
-prefetch: the shared front of the replays and of the FIDE lists.
+"""Dense integer codes for string ids, positions among unique keys and the replay order: the
+shared front of the replays and of the FIDE lists.
 
 Both sequential kernels (site Elo, FIBS) work on integer-coded arrays. Strings are coded in one
 numba pass over Polars' Arrow string views, with no copy: a string of at most 12 bytes is stored
@@ -12,63 +12,20 @@ so the cache misses of consecutive rows overlap instead of queueing.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import polars as pl
-from llvmlite import ir
-from numba import njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
+
+from rating_core.kernels.intrinsics import available_cpus, prefetch
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX = np.uint64(0xC2B2AE3D27D4EB4F)
 _LOW32 = np.uint64(0xFFFFFFFF)
 _INLINE = 12  # Arrow string views hold strings of up to 12 bytes inline
 _AHEAD = 16  # rows between a prefetch and its use in the coding pass
-
-
-@intrinsic
-def prefetch(typingctx, arr, idx):  # type: ignore[no-untyped-def]
-    """Ask the CPU to start loading the cache line of 1-D `arr[idx]` for writing (no effect on
-    results; the replays use it to overlap the cache misses of the next few games)."""
-    sig = types.void(arr, idx)
-
-    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
-        aryty, idxty = signature.args
-        ary = context.make_array(aryty)(context, builder, args[0])
-        i = context.cast(builder, args[1], idxty, types.intp)
-        ptr = cgutils.get_item_pointer(context, builder, aryty, ary, [i], wraparound=False)
-        ptr = builder.bitcast(ptr, ir.IntType(8).as_pointer())
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [ptr.type, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-        # rw 1 (the line is about to be written), locality 3 (keep in all levels), data cache.
-        builder.call(fn, [ptr, ir.Constant(i32, 1), ir.Constant(i32, 3), ir.Constant(i32, 1)])
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
-def aligned_empty(shape: tuple[int, ...], dtype: type, align: int = 128) -> np.ndarray:
-    """An uninitialised C-contiguous array whose data starts on an `align`-byte boundary, so
-    that fixed-size records never straddle more cache lines than they must."""
-    itemsize = np.dtype(dtype).itemsize
-    nbytes = int(np.prod(shape)) * itemsize
-    raw = np.empty(nbytes + align, dtype=np.uint8)
-    start = (-raw.ctypes.data) % align
-    return raw[start : start + nbytes].view(dtype).reshape(shape)
-
-
-def available_cpus() -> int:
-    """CPUs this process may run on (its affinity mask, which a container or `taskset` may
-    narrow below the machine's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 # --- string keys and the coding pass ----------------------------------------------------------
@@ -101,7 +58,7 @@ def _view_key(v0: np.uint64, v1: np.uint64) -> tuple[np.uint64, np.uint64]:
 
 
 @njit(cache=True, inline="always")
-def _slot(k0: np.uint64, k1: np.uint64, bits: int) -> int:
+def _slot(k0: np.uint64, k1: np.uint64, bits: int) -> np.int64:
     """Table slot of a key (multiplicative hashing, top `bits` bits)."""
     h = ((k0 * _GOLDEN) ^ k1) * _MIX
     return np.int64(h >> np.uint64(64 - bits))
@@ -547,9 +504,29 @@ def _exact_positions(keys: pl.Series, values: pl.Series, name: str) -> np.ndarra
 # --- replay order -------------------------------------------------------------------------------
 
 
-@njit(cache=True)
+def _read_only(values: np.ndarray, dtype: type) -> np.ndarray:
+    """`values` as a C-contiguous read-only array of `dtype` (a view when it already is one; a
+    bool array is read as uint8 without a copy). numba compiles a kernel once per argument type,
+    and a writable and a read-only array (Polars' zero-copy exports) are two types: kernels that
+    only read get every argument through this, so one compilation serves every caller."""
+    if values.dtype == np.bool_ and np.dtype(dtype) == np.uint8:
+        values = values.view(np.uint8)
+    view: np.ndarray = np.ascontiguousarray(values, dtype=dtype).view()
+    view.flags.writeable = False
+    return view
+
+
 def rows_where_both_zero(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """The positions i (int64, increasing) where a[i] == 0 and b[i] == 0, in two passes."""
+    """The positions i (int64, increasing) where a[i] == 0 and b[i] == 0, in two passes.
+
+    Bool flags are read as bytes: one compilation for the site and FIBS callers, whichever
+    of bool or uint8 each passes (each dtype would otherwise be a compile on a first run)."""
+    return _rows_where_both_zero(_read_only(a, np.uint8), _read_only(b, np.uint8))
+
+
+@njit(cache=True)
+def _rows_where_both_zero(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """`rows_where_both_zero` (the kernel)."""
     k = 0
     for i in range(a.shape[0]):
         if a[i] == 0 and b[i] == 0:
@@ -609,14 +586,18 @@ def replay_order(rows: np.ndarray, period: np.ndarray, t: np.ndarray, ids: pl.Se
     """
     if rows.shape[0] < 2:
         return rows
-    ordered, ties = _order_scan(rows, period, t)
+    # one type for every caller (int32 period codes, int64 times, read-only or not): one compile
+    period = _read_only(period, np.int64)
+    t = _read_only(t, np.int64)
+    rows = np.ascontiguousarray(rows, dtype=np.int64)
+    ordered, ties = _order_scan(_read_only(rows, np.int64), period, t)
     if not ordered:
         keys = pl.DataFrame({"p": period[rows], "t": t[rows]})
         perm = keys.select(pl.arg_sort_by("p", "t", maintain_order=True)).to_series().to_numpy()
         rows = rows[perm]
-        _, ties = _order_scan(rows, period, t)
+        _, ties = _order_scan(_read_only(rows, np.int64), period, t)
     if ties:
-        pos, grp = _tie_groups(rows, period, t, ties)
+        pos, grp = _tie_groups(_read_only(rows, np.int64), period, t, ties)
         sub = pl.DataFrame({"g": grp, "id": ids.gather(rows[pos])})
         within = sub.select(pl.arg_sort_by("g", "id", maintain_order=True)).to_series().to_numpy()
         rows[pos] = rows[pos[within]]

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rating_core.kernels import codes as coding
+from rating_core.kernels import intrinsics
 
 
 def _reference_codes(values: pl.Series) -> tuple[list[int], list[str]]:
@@ -274,8 +275,30 @@ def test_rows_where_both_zero() -> None:
     assert coding.rows_where_both_zero(a, b).tolist() == [0, 3]
 
 
+def test_one_compiled_kernel_serves_every_dtype_the_callers_pass() -> None:
+    # before: bool and uint8 flags, int32 and int64 period codes were one compile each on a
+    # first run (seconds of a cold start for the same machine code)
+    a = np.array([0, 1, 0, 0, 2], dtype=np.uint8)
+    flags = np.array([False, False, True, False, False])
+    assert coding.rows_where_both_zero(a, flags).tolist() == [0, 3]
+    assert coding.rows_where_both_zero(a, flags.view(np.uint8)).tolist() == [0, 3]
+    a.flags.writeable = False
+    assert coding.rows_where_both_zero(a, flags).tolist() == [0, 3]
+    assert len(coding._rows_where_both_zero.signatures) == 1
+    ids = pl.Series(["b", "a", "c"])
+    t = np.array([5, 5, 7], dtype=np.int64)
+    for dtype in (np.int32, np.int64):
+        for writable in (True, False):  # Polars' zero-copy exports are read-only
+            rows = np.arange(3, dtype=np.int64)
+            period = np.zeros(3, dtype=dtype)
+            period.flags.writeable = writable
+            assert coding.replay_order(rows, period, t, ids).tolist() == [1, 0, 2]
+    assert len(coding._order_scan.signatures) == 1
+    assert len(coding._tie_groups.signatures) == 1
+
+
 def test_aligned_empty_starts_on_the_boundary() -> None:
     for align in (64, 128):
-        arr = coding.aligned_empty((1000, 16), np.float64, align=align)
+        arr = intrinsics.aligned_empty((1000, 16), np.float64, align=align)
         assert arr.ctypes.data % align == 0
         assert arr.shape == (1000, 16) and arr.flags.c_contiguous

@@ -10,7 +10,7 @@ import polars as pl
 import pytest
 import zstandard
 
-from rating_core.ingest import pgn
+from rating_core.ingest import pgn_scan
 from rating_core.ingest.pgn import read_pgn
 from rating_core.schemas import QUARANTINE_SCHEMA, RAW_GAMES_SCHEMA
 
@@ -219,8 +219,8 @@ def test_parallel_scan_matches_single_thread(
     text = "".join(game(white=f"p{i}", moves="1. d4 d5 " * (i % 5 + 1)) for i in range(200))
     path = write(tmp_path, text)
     single = read_pgn(path).rows
-    monkeypatch.setattr(pgn, "PARALLEL_MIN_BYTES", 0)
-    assert pgn._default_chunks(path.stat().st_size) >= 2  # the default now splits the file
+    monkeypatch.setattr(pgn_scan, "PARALLEL_MIN_BYTES", 0)
+    assert pgn_scan.default_chunks(path.stat().st_size) >= 2  # the default now splits the file
     parallel = read_pgn(path).rows
     assert parallel.equals(single)
     assert single["source_line"][199] == 1 + 199 * 8

@@ -1,4 +1,4 @@
-"""Tests of the PGN byte scanner's pieces: chunked scans, the 8-byte search, URL ids, views."""
+"""Tests of the PGN byte scanner's pieces: chunked scans, string views, URL ids, dates."""
 
 from __future__ import annotations
 
@@ -10,11 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rating_core.ingest import pgn
+from rating_core.ingest import pgn_frames, pgn_scan
 from rating_core.ingest.pgn import read_pgn, read_pgn_reference
 from rating_core.ingest.pgn_synth import generate_pgn
 
@@ -78,7 +79,7 @@ def assert_chunks_agree(path: Path, counts: tuple[int, ...] = (2, 3, 7)) -> None
 def cut_count(path: Path, chunks: int) -> int:
     """How many chunks the scanner really uses for the file."""
     buf = np.fromfile(path, dtype=np.uint8)
-    return len(pgn._cuts(buf, 0, chunks)) - 1
+    return len(pgn_scan._cuts(buf, 0, chunks)) - 1
 
 
 def test_chunks_on_external_files(external: Path) -> None:
@@ -121,7 +122,7 @@ def test_chunks_never_cut_at_a_blank_line_inside_the_tags(tmp_path: Path) -> Non
     path = tmp_path / "chessbase.pgn"
     path.write_text(text)
     buf = np.fromfile(path, dtype=np.uint8)
-    cuts = pgn._cuts(buf, 0, 7)
+    cuts = pgn_scan._cuts(buf, 0, 7)
     assert len(cuts) - 1 == 7
     assert all(buf[c : c + 7].tobytes() == b"[Event " for c in cuts[1:-1])
     one = read_pgn(path, chunks=1)
@@ -133,7 +134,7 @@ def test_chunk_size_limit_cuts_more_pieces(tmp_path: Path, monkeypatch: pytest.M
     # a file over CHUNK_MAX is cut into more pieces than asked (each keeps its strings < 2 GiB)
     path = generate_pgn(tmp_path / "gen.pgn", 200, seed=2, extras=True, n_bodies=20)
     one = read_pgn(path, chunks=1)
-    monkeypatch.setattr(pgn, "CHUNK_MAX", 20_000)
+    monkeypatch.setattr(pgn_scan, "CHUNK_MAX", 20_000)
     assert cut_count(path, 1) >= path.stat().st_size // 20_000
     many = read_pgn(path, chunks=1)
     assert many.rows.equals(one.rows) and many.quarantine.equals(one.quarantine)
@@ -162,29 +163,56 @@ def test_comment_only_movetext_is_quarantined(tmp_path: Path) -> None:
     assert "movetext is missing or has no result" in res.quarantine["reason"][0]
 
 
-def find_stop_reference(data: bytes, i: int, a: int, b: int) -> int:
-    """Index of the first byte at or after `i` that is `a`, `b` or non-ASCII (else len)."""
-    for k in range(i, len(data)):
-        if data[k] in (a, b) or data[k] >= 0x80:
-            return k
-    return len(data)
+@settings(max_examples=300, deadline=None)
+@given(data=st.binary(max_size=30), start=st.integers(0, 30), length=st.integers(0, 30))
+def test_view_words_are_the_arrow_view_of_the_bytes(data: bytes, start: int, length: int) -> None:
+    # the scanner writes Arrow string views itself: the first word (length, 4-byte prefix) of
+    # any string and the whole inline view of a string of up to 12 bytes are Arrow's own
+    start = min(start, len(data))
+    piece = data[start : start + length]
+    buf = np.frombuffer(data, dtype=np.uint8)
+    w0, w1 = pgn_scan._view_words(buf, start, len(piece))
+    arrow = pa.array([piece], pa.binary_view()).buffers()[1]
+    want = np.frombuffer(arrow, dtype=np.uint64)[:2]
+    assert w0 == want[0]
+    if len(piece) <= 12:
+        assert w1 == want[1]
+
+
+CLOCK = re.compile(rb"\{ \[%clk [^}\n\x80-\xff]{8} \}")
 
 
 @settings(max_examples=300, deadline=None)
 @given(
-    data=st.binary(max_size=40).map(lambda b: b.replace(b"}", b"x"))
-    | st.lists(
-        st.sampled_from([b"}", b"\n", b"a", b" ", b"\xc3", b"\x7f", b"\x0a"]), max_size=30
+    middle=st.lists(
+        st.sampled_from([b"0", b":", b"}", b"\n", b"\xc3", b" ", b"]"]), min_size=8, max_size=8
+    ).map(b"".join),
+    tail=st.sampled_from([b" }", b"}", b" ]", b"  "]),
+    pad=st.integers(0, 8),
+)
+def test_clock_at_matches_the_clock_comment_pattern(middle: bytes, tail: bytes, pad: int) -> None:
+    data = b"{ [%clk " + middle + tail + b" " * pad
+    buf = np.frombuffer(data, dtype=np.uint8)
+    want = CLOCK.match(data) is not None and len(data) >= 24  # 8-byte reads need 24 bytes
+    assert pgn_scan._clock_at(buf, 0, len(data)) == want
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    data=st.lists(
+        st.sampled_from([b"a", b" ", b"\n", b"\r", b"\xc3\xa9", b'"', b"]"]), max_size=40
     ).map(b"".join),
     start=st.integers(0, 40),
 )
-def test_find_stop_matches_bytewise_search(data: bytes, start: int) -> None:
-    buf = np.frombuffer(data, dtype=np.uint8)
+def test_line_scan_matches_a_bytewise_scan(data: bytes, start: int) -> None:
+    # the word-at-a-time skip must stop where a byte-by-byte scan does, with the same flags
     start = min(start, len(data))
-    for a, b in ((125, 10), (10, 13), (32, 10)):
-        a8, b8 = pgn._ONES * np.uint64(a), pgn._ONES * np.uint64(b)
-        got = pgn._find_stop(buf, start, len(data), a8, b8)
-        assert got == find_stop_reference(data, start, a, b), (a, b)
+    end = data.find(b"\n", start)
+    end = len(data) if end < 0 else end
+    line = data[start:end]
+    flags = (2 if any(b >= 0x80 for b in line) else 0) | (4 if b"\r" in line else 0)
+    buf = np.frombuffer(data, dtype=np.uint8)
+    assert pgn_scan._line_scan(buf, start, len(data), pgn_scan._LINE_FLAGS) == (end, flags)
 
 
 URL_CHARS = st.sampled_from(["h", "t", "p", "s", ":", "/", "?", "#", "a", "b", ".", "é", "//"])
@@ -198,9 +226,9 @@ URL_CHARS = st.sampled_from(["h", "t", "p", "s", ":", "/", "?", "#", "a", "b", "
 def test_url_id_matches_the_regex(prefix: str, rest: str) -> None:
     text = prefix + rest
     raw = text.encode()
-    is_url, s, e = pgn._url_id(np.frombuffer(raw, dtype=np.uint8), 0, len(raw))
-    assert is_url == (re.match(pgn.URL_PATTERN, text) is not None)
-    m = re.match(pgn.URL_ID_PATTERN, text)
+    is_url, s, e = pgn_scan._url_id(np.frombuffer(raw, dtype=np.uint8), 0, len(raw))
+    assert is_url == (re.match(pgn_scan.URL_PATTERN, text) is not None)
+    m = re.match(pgn_scan.URL_ID_PATTERN, text)
     assert (raw[s:e].decode() if s >= 0 else None) == (m.group(1) if m else None)
 
 
@@ -259,15 +287,15 @@ DATE_TEXT = st.one_of(
 @given(text=DATE_TEXT)
 def test_date_code_agrees_with_polars(text: str) -> None:
     raw = np.frombuffer(text.encode(), dtype=np.uint8)
-    code = pgn._date_code(raw, 0, len(raw))
+    code = pgn_scan._date_code(raw, 0, len(raw))
     parsed = pl.Series([text]).str.strptime(pl.Date, "%Y.%m.%d", strict=False)
     days = parsed.cast(pl.Int32)[0]  # days since 1970-01-01, null when Polars rejects it
     if code >= 0:  # the scanner vouches for the date: it is Polars' date
-        assert days == code - pgn.DAY_BASE
-    elif code == pgn.HAS_QUESTION_MARK:
+        assert days == code - pgn_scan.DAY_BASE
+    elif code == pgn_scan.HAS_QUESTION_MARK:
         assert "?" in text
     else:
-        assert code == pgn.OTHER_FORM and "?" not in text
+        assert code == pgn_scan.OTHER_FORM and "?" not in text
     if len(text) == 10 and text[4] == text[7] == "." and days is not None and days >= THOUSAND:
         assert code >= 0  # and it vouches for every real date written the usual way
 
@@ -281,7 +309,7 @@ def test_date_code_agrees_with_polars(text: str) -> None:
 )
 def test_time_code_agrees_with_polars(text: str) -> None:
     raw = np.frombuffer(text.encode(), dtype=np.uint8)
-    code = pgn._time_code(raw, 0, len(raw))
+    code = pgn_scan._time_code(raw, 0, len(raw))
     parsed = pl.Series(["2025.01.01 " + text]).str.strptime(
         pl.Datetime("us"), "%Y.%m.%d %H:%M:%S", strict=False
     )[0]
@@ -289,7 +317,7 @@ def test_time_code_agrees_with_polars(text: str) -> None:
         assert parsed is not None
         assert parsed.hour * 3600 + parsed.minute * 60 + parsed.second == code
     else:
-        assert code == pgn.OTHER_FORM
+        assert code == pgn_scan.OTHER_FORM
 
 
 def test_scanner_dates_equal_polars_dates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -305,14 +333,14 @@ def test_scanner_dates_equal_polars_dates(tmp_path: Path, monkeypatch: pytest.Mo
     path = tmp_path / "dates.pgn"
     path.write_text("".join(games))
     generated = generate_pgn(tmp_path / "gen.pgn", 200, seed=4, extras=True, n_bodies=20)
-    in_polars = functools.partial(pgn._played, in_polars=True)
+    in_polars = functools.partial(pgn_frames._played, in_polars=True)
     for p in (path, generated):
         buf = np.fromfile(p, dtype=np.uint8)
-        frame, _ = pgn._games_frame(buf, 0, False, 1)
+        frame, _ = pgn_frames.games_frame(buf, 0, 1)
         codes = frame.select(pl.col("^code_.*$")).to_numpy()
-        assert (codes != pgn.OTHER_FORM).all()  # the scanner's numbers are used
+        assert (codes != pgn_scan.OTHER_FORM).all()  # the scanner's numbers are used
         fast = read_pgn(p)
-        monkeypatch.setattr(pgn, "_played", in_polars)
+        monkeypatch.setattr(pgn_frames, "_played", in_polars)
         slow = read_pgn(p)
         monkeypatch.undo()
         assert fast.rows.equals(slow.rows) and fast.quarantine.equals(slow.quarantine)

@@ -17,13 +17,8 @@ import numpy as np
 import polars as pl
 from numba import njit
 
-from rating_core.kernels.codes import (
-    aligned_empty,
-    dense_codes,
-    prefetch,
-    replay_order,
-    rows_where_both_zero,
-)
+from rating_core.kernels.codes import dense_codes, replay_order, rows_where_both_zero
+from rating_core.kernels.intrinsics import aligned_empty, prefetch
 from rating_core.rounding import round_half_away, round_half_away_expr
 from rating_core.schemas import PLAYERS_SCHEMA, UTC_TIME, TableSchema, empty
 from rating_core.systems.period_range import check_within, segment_ends, split_by_period

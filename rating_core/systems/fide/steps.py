@@ -22,7 +22,8 @@ import numpy as np
 import polars as pl
 from numba import njit
 
-from rating_core.kernels.codes import aligned_empty, positions_in, prefetch
+from rating_core.kernels.codes import positions_in
+from rating_core.kernels.intrinsics import aligned_empty, prefetch
 from rating_core.systems.fide.rules import FideRules
 from rating_core.systems.fide.tables import PD_HIGH_BY_ABS_D, PD_MAX_INDEX, pd_hundredths_expr
 
@@ -309,11 +310,10 @@ def _counted_sums_kernel(
         j = i + n_games
         a = i + _SUMS_AHEAD
         if a < n_games:
-            # numba's stub types an intrinsic's call with its typing context argument
             if code[a] >= 0:
-                prefetch(flat, 2 * code[a])  # type: ignore[call-arg]
+                prefetch(flat, 2 * code[a])
             if code[a + n_games] >= 0:
-                prefetch(flat, 2 * code[a + n_games])  # type: ignore[call-arg]
+                prefetch(flat, 2 * code[a + n_games])
         if not (ok[i] and ok[j]):
             continue
         rw = np.int64(rating[i])

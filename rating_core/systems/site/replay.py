@@ -19,13 +19,8 @@ import numpy as np
 import polars as pl
 from numba import njit
 
-from rating_core.kernels.codes import (
-    aligned_empty,
-    dense_codes,
-    prefetch,
-    replay_order,
-    rows_where_both_zero,
-)
+from rating_core.kernels.codes import dense_codes, replay_order, rows_where_both_zero
+from rating_core.kernels.intrinsics import aligned_empty, prefetch
 from rating_core.rounding import round_half_away, round_half_away_expr
 from rating_core.schemas import (
     CATEGORIES,
