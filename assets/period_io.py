@@ -16,7 +16,8 @@ import dagster as dg
 import polars as pl
 
 from assets.partitions import period_of_partition
-from rating_core.lake.publishing import digest_frame, latest_version, publish_list, read_manifest
+from rating_core.lake.digests import digest_frame
+from rating_core.lake.publishing import publish_list
 from rating_core.lake.storage import read_table, write_partitioned
 from rating_core.names import NAMES_SCHEMA, attach_names
 from rating_core.periods import previous_period
@@ -113,20 +114,6 @@ def frame_metadata(frame: pl.DataFrame) -> dict[str, dg.MetadataValue]:
     }
 
 
-def version_reason(lake: Path, list_name: str, period: str, digest: str, reason: str) -> str:
-    """The manifest reason: what the list is computed from and, for v<N+1>, what changed."""
-    latest = latest_version(lake, list_name, period)
-    if latest is None:
-        return f"first publication: {reason}"
-    parent = read_manifest(lake, list_name, period, latest)
-    if parent.get("input_digest") != digest:
-        return (
-            f"inputs of {period} or an earlier period changed since v{latest} (a late or "
-            f"corrected result, a moderation decision or a new starting list): {reason}"
-        )
-    return f"same inputs as v{latest}, recomputed by code version {code_version()}: {reason}"
-
-
 def publish_period_lists(
     lake: Path,
     system: str,
@@ -151,7 +138,7 @@ def publish_period_lists(
                 str(list_name),
                 period,
                 content,
-                reason=version_reason(lake, str(list_name), period, digest, reason),
+                reason=reason,
                 input_digest=digest,
                 code_version=code_version(),
                 causes=causes,
