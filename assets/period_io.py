@@ -161,6 +161,7 @@ def publish_rows(
             causes=causes,
             value=value,
             extra_manifest=extra,
+            tidy_staging=False,  # the publishing asset tidies `.staging` once, after the range
         )
         outcomes.append(
             {

@@ -31,7 +31,8 @@ from assets.period_io import (
 )
 from assets.resources import PipelinePaths
 from rating_core.lake.digests import digest_frames, digest_parts, period_input_digests
-from rating_core.lake.storage import read_table, write_partitioned
+from rating_core.lake.publishing import drop_empty_staging
+from rating_core.lake.storage import read_table, table_partitions, write_partitioned
 from rating_core.periods import period_range
 from rating_core.systems.contract import PeriodOutput, present
 
@@ -131,8 +132,8 @@ def _states_before(
 
 
 def _write_range(lake: Path, table: str, frames: dict[str, pl.DataFrame], periods: list[str]):
-    """Replace the range's partitions of `table` in one write (an empty file where a period has
-    no frame); a frame's own `period` column is kept as `row_period`."""
+    """Replace the range's partitions of `table` in one write; a frame's own `period` column is
+    kept as `row_period`."""
     parts = []
     for period, frame in frames.items():
         if not frame.width:
@@ -140,12 +141,18 @@ def _write_range(lake: Path, table: str, frames: dict[str, pl.DataFrame], period
         if "period" in frame.columns:
             frame = frame.rename({"period": ROW_PERIOD})
         parts.append(frame.with_columns(pl.lit(period, dtype=pl.String).alias("period")))
+    # a period without rows gets an empty file only where an earlier run left one to replace:
+    # a system without data writes nothing, rather than an empty file per period and table
+    written = {period for period, frame in frames.items() if frame.width}
+    stale = set(table_partitions(lake, table)) & set(periods)
+    if not parts and not stale:
+        return
     data = (
         pl.concat(parts, how="diagonal_relaxed")
         if parts
         else pl.DataFrame(schema={"period": pl.String})
     )
-    write_partitioned(lake, table, data, "period", partitions=periods)
+    write_partitioned(lake, table, data, "period", partitions=sorted(written | stale))
 
 
 def _list_rows(
@@ -262,24 +269,32 @@ def _published_asset(spec: SystemSpec) -> dg.AssetsDefinition:
         )
         how = spec.publishing(lake, periods)
         outcomes = []
-        for period in periods:
-            frame = by_period.get((period,))
-            if frame is None or not frame.height:
-                continue
-            outcomes.extend(
-                publish_rows(
-                    lake, period, frame, reason=how.reason(period), causes=how.causes(period)
+        try:
+            for period in periods:
+                frame = by_period.get((period,))
+                if frame is None or not frame.height:
+                    continue
+                outcomes.extend(
+                    publish_rows(
+                        lake, period, frame, reason=how.reason(period), causes=how.causes(period)
+                    )
                 )
-            )
+        finally:
+            drop_empty_staging(lake)
         how.after(periods)
         digests = rows.select(pl.col(f"^{INPUT_DIGEST}$").unique().sort()) if rows.height else None
+        new_versions = [o for o in outcomes if o["status"] == "published"]
         return dg.MaterializeResult(
             data_version=dg.DataVersion(digest_frames(digests)),
             metadata={
-                "published": dg.MetadataValue.json(outcomes),
-                "new_versions": dg.MetadataValue.int(
-                    sum(1 for o in outcomes if o["status"] == "published")
+                # the new versions are in the lake (`ratings run` reads them there); the metadata
+                # of a range repeats on each of its partitions, so it stays small: counts, and
+                # the lists that had nothing new to publish
+                "unchanged": dg.MetadataValue.json(
+                    [o for o in outcomes if o["status"] != "published"]
                 ),
+                "new_versions": dg.MetadataValue.int(len(new_versions)),
+                "lists": dg.MetadataValue.int(len({o["list"] for o in outcomes})),
                 "dagster/row_count": dg.MetadataValue.int(rows.height),
             },
         )

@@ -145,13 +145,13 @@ def _check_failures(result: dg.ExecuteInProcessResult) -> list[str]:
 
 
 def _published(result: dg.ExecuteInProcessResult) -> list[dict]:
-    """The publishing outcomes the materializations reported, of a failed run too (the lake
-    itself, read by `RunOutcome.on_disk`, is the authority on what was published)."""
+    """The lists with nothing new to publish the materializations reported, of a failed run too
+    (new versions are read from the lake itself, by `RunOutcome.on_disk`)."""
     rows, seen = [], set()
     for event in result.get_asset_materialization_events():
         metadata = event.materialization.metadata
-        if "published" in metadata:  # a range's outcomes, repeated on each of its partitions
-            for row in metadata["published"].value:
+        if "unchanged" in metadata:  # a range's outcomes, repeated on each of its partitions
+            for row in metadata["unchanged"].value:
                 key = (row["list"], row["period"], row["version"], row["status"])
                 if key not in seen:
                     seen.add(key)

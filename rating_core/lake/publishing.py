@@ -398,7 +398,20 @@ def _drop_empty_staging(staging_root: Path) -> None:
                 return
 
 
-def _clean_leftovers(folder: Path, staging_root: Path) -> None:
+def drop_empty_staging(lake: Path | str) -> None:
+    """Remove the empty folders left under `<lake>/.staging/`, and `.staging` itself once empty:
+    the tidying a batch of `publish_list(..., tidy_staging=False)` calls leaves to the end."""
+    root = as_local_path(lake) / STAGING_DIR
+    if not root.is_dir():
+        return
+    for folder in sorted((p for p in root.rglob("*") if p.is_dir()), reverse=True):
+        with contextlib.suppress(OSError):  # not empty: a version being staged
+            folder.rmdir()
+    with contextlib.suppress(OSError):
+        root.rmdir()
+
+
+def _clean_leftovers(folder: Path, staging_root: Path, tidy_staging: bool = True) -> None:
     """Remove a crashed publish's staged versions, old-style `.tmp-*` folders and `v<N>` folders
     without a manifest.
 
@@ -406,7 +419,8 @@ def _clean_leftovers(folder: Path, staging_root: Path) -> None:
     """
     if staging_root.is_dir():
         shutil.rmtree(staging_root)
-    _drop_empty_staging(staging_root)
+    if tidy_staging:
+        _drop_empty_staging(staging_root)
     for child in folder.iterdir():
         if not child.is_dir():
             continue
@@ -475,6 +489,7 @@ def publish_list(
     key: str = "player_id",
     value: str = "rating",
     extra_manifest: dict[str, Any] | None = None,
+    tidy_staging: bool = True,
 ) -> PublishOutcome:
     """Publish `rows` as the next version of `list_name` for `period`, unless nothing changed.
 
@@ -485,7 +500,9 @@ def publish_list(
     The version is staged under `<lake>/.staging/` and renamed to `lists/.../v<N>` in one step, so
     a crash never leaves a visible half-written version, nor a staged file the `lists/**` glob
     could read; the next call cleans the leftovers and publishes. `extra_manifest` adds fields to
-    the manifest (a club list records the folder it comes from).
+    the manifest (a club list records the folder it comes from). `tidy_staging=False` leaves the
+    emptied staging folders for one `drop_empty_staging(lake)` after a batch of publications
+    (each removal and re-creation of `.staging/<list>/<period>` costs two folder updates).
     """
     folder = _period_dir(lake, list_name, period)
     staging_root = _staging_dir(lake, list_name, period)
@@ -493,7 +510,7 @@ def publish_list(
     csv_bytes = _frame_bytes(csv_safe(given).write_csv)
     content_digest = digest_bytes(csv_bytes)
     with _locked(folder):
-        _clean_leftovers(folder, staging_root)
+        _clean_leftovers(folder, staging_root, tidy_staging)
         versions = _complete_versions(folder)
         parent = versions[-1] if versions else None
         parent_manifest: dict[str, Any] | None = None
@@ -575,7 +592,8 @@ def publish_list(
             shutil.rmtree(staging, ignore_errors=True)
             raise
         fsync_dir(folder)
-        _drop_empty_staging(staging_root)
+        if tidy_staging:
+            _drop_empty_staging(staging_root)
     return PublishOutcome(
         list=list_name,
         period=period,

@@ -539,3 +539,24 @@ def test_a_manifest_without_the_new_content_digest_still_publishes_nothing_new(
     path.write_text(json.dumps({**manifest, "content_digest": "ndjson-digest"}))
     again = _publish(tmp_path, _rows(a=1500, b=1600))
     assert (again.status, again.version) == ("unchanged", 1)
+
+
+def test_a_batch_without_tidying_leaves_staging_to_one_final_drop(tmp_path: Path) -> None:
+    """`tidy_staging=False` keeps the emptied staging folders; `drop_empty_staging` removes them
+    and `.staging` itself, and the versions are complete either way."""
+    for period in ("2024-01", "2024-02"):
+        publish_list(
+            tmp_path,
+            LIST,
+            period,
+            _rows(a=1500),
+            reason="r",
+            input_digest="d",
+            code_version="c",
+            tidy_staging=False,
+        )
+    assert (tmp_path / ".staging" / LIST / "2024-02").is_dir()
+    assert not [p for p in (tmp_path / ".staging").rglob("*") if p.is_file()]
+    publish.drop_empty_staging(tmp_path)
+    assert not (tmp_path / ".staging").exists()
+    assert publish.list_periods(tmp_path, LIST) == ["2024-01", "2024-02"]
