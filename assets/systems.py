@@ -19,7 +19,12 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
-from assets.partitions import monthly_periods, period_of_partition, previous_period
+from assets.partitions import (
+    monthly_periods,
+    partition_of_period,
+    period_of_partition,
+    previous_period,
+)
 from assets.period_io import (
     CODE_VERSION,
     INPUT_DIGEST,
@@ -35,6 +40,11 @@ from rating_core.lake.publishing import drop_empty_staging
 from rating_core.lake.storage import read_table, table_partitions, write_partitioned
 from rating_core.periods import period_range
 from rating_core.systems.contract import PeriodOutput, present
+
+INPUT_DIGEST_METADATA = "input_digest"
+"""Metadata key of each partition's materialization: the digest of that period's inputs (its
+manifests' `input_digest`). Dagster gives every partition of a one-step range the same data
+version, the digest over the range's periods."""
 
 FIRST_FAILING_PERIOD = "first_failing_period"
 """Metadata key of a check result: the first period of the range whose output fails the check."""
@@ -233,6 +243,14 @@ def _ratings_asset(spec: SystemSpec) -> dg.AssetsDefinition:
         rows = _list_rows(lake, outputs, digests)
         _write_range(lake, f"list_rows/{spec.name}", rows, periods)
         checks = [_evaluate(c, outputs, before, inputs, spec.ratings_key) for c in spec.checks]
+        for period in periods:  # each partition's own figures (the data version is the range's)
+            context.add_asset_metadata(
+                {
+                    INPUT_DIGEST_METADATA: digests[period],
+                    "dagster/row_count": rows[period].height,
+                },
+                partition_key=partition_of_period(period),
+            )
         all_rows = [f for f in rows.values() if f.height]
         written = pl.concat(all_rows, how="diagonal_relaxed") if all_rows else pl.DataFrame()
         return dg.MaterializeResult(

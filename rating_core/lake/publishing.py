@@ -436,18 +436,24 @@ def _frame_bytes(write: Any) -> bytes:
     return buffer.getvalue()
 
 
-def _write_file(target: Path, data: bytes) -> str:
-    """Write `data` to `<target>.partial` and fsync it; return its SHA-256.
+def _write_file(target: Path, data: bytes | Any) -> str:
+    """Write `data` (bytes, or a writer such as a frame's `write_parquet` called with the path)
+    to `<target>.partial` and fsync it; return its SHA-256.
 
     Files keep the `.partial` name until every one is written, so an interrupted run never
     leaves a `list.parquet` for the `lists/**/list.parquet` glob to find.
     """
     partial = target.with_name(target.name + PARTIAL_SUFFIX)
-    with open(partial, "wb") as handle:
-        handle.write(data)
-        handle.flush()
+    if isinstance(data, bytes):
+        with open(partial, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        return digest_bytes(data)
+    data(partial)
+    with open(partial, "rb+") as handle:
         os.fsync(handle.fileno())
-    return digest_bytes(data)
+    return sha256_file(partial)
 
 
 def _finish_files(staging: Path) -> None:
@@ -554,13 +560,11 @@ def publish_list(
         try:
             snapshot = _snapshot_frame(canonical, list_name, period, version)
             checksums = {
-                LIST_FILE: _write_file(staging / LIST_FILE, _frame_bytes(snapshot.write_parquet)),
+                LIST_FILE: _write_file(staging / LIST_FILE, snapshot.write_parquet),
                 CSV_FILE: _write_file(staging / CSV_FILE, csv_bytes),
             }
             if diff is not None:
-                checksums[DIFF_FILE] = _write_file(
-                    staging / DIFF_FILE, _frame_bytes(diff.write_parquet)
-                )
+                checksums[DIFF_FILE] = _write_file(staging / DIFF_FILE, diff.write_parquet)
                 checksums[DIFF_CSV_FILE] = _write_file(
                     staging / DIFF_CSV_FILE, _frame_bytes(csv_safe(diff).write_csv)
                 )
