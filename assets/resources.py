@@ -118,9 +118,18 @@ def _reuse_sqlite_connections(instance: dg.DagsterInstance) -> None:
                 tables[table_name] = bool(engine.dialect.has_table(conn, table_name))
         return tables[table_name]
 
+    has_index_cols = storage._has_asset_key_index_cols_on_connection
+    known_cols: list[bool] = []
+
+    def has_asset_key_index_cols(conn: sqlalchemy.engine.Connection) -> bool:
+        if not known_cols or not known_cols[0]:  # asked for every asset event; a column stays
+            known_cols[:] = [has_index_cols(conn)]
+        return known_cols[0]
+
     storage._ratings_engines = engines
     storage._connect = connect
     storage.has_table = has_table
+    storage._has_asset_key_index_cols_on_connection = has_asset_key_index_cols
 
 
 def lake_instance(lake: Path | str) -> dg.DagsterInstance:

@@ -12,6 +12,7 @@ and `ratings run` publishes the periods before it (`pipelines.runner`).
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,6 +49,10 @@ version, the digest over the range's periods."""
 
 FIRST_FAILING_PERIOD = "first_failing_period"
 """Metadata key of a check result: the first period of the range whose output fails the check."""
+
+WRITERS = 4
+"""Threads writing a range's tables, and publishing its periods' lists, side by side: most of
+that time is Parquet encoding (Polars releases the GIL) and waiting for fsync."""
 
 RangeInputs = Mapping[str, Any]
 """What a system's `load` read from the lake for a range (games, registry, the state before)."""
@@ -237,11 +242,18 @@ def _ratings_asset(spec: SystemSpec) -> dg.AssetsDefinition:
             for period, file_digest in files.iter_rows()
         }
         tables = sorted({t for o in outputs.values() for t in (*o.states, *o.explanations)})
-        for table in tables:
-            frames = {p: {**o.states, **o.explanations}.get(table) for p, o in outputs.items()}
-            _write_range(lake, table, {p: f for p, f in frames.items() if f is not None}, periods)
         rows = _list_rows(lake, outputs, digests)
-        _write_range(lake, f"list_rows/{spec.name}", rows, periods)
+        frames_of = {
+            table: {
+                p: f
+                for p, o in outputs.items()
+                if (f := {**o.states, **o.explanations}.get(table)) is not None
+            }
+            for table in tables
+        }
+        frames_of[f"list_rows/{spec.name}"] = rows
+        with ThreadPoolExecutor(max_workers=WRITERS) as pool:  # tables are independent files
+            list(pool.map(lambda t: _write_range(lake, t, frames_of[t], periods), frames_of))
         checks = [_evaluate(c, outputs, before, inputs, spec.ratings_key) for c in spec.checks]
         for period in periods:  # each partition's own figures (the data version is the range's)
             context.add_asset_metadata(
@@ -286,17 +298,20 @@ def _published_asset(spec: SystemSpec) -> dg.AssetsDefinition:
             else {}
         )
         how = spec.publishing(lake, periods)
-        outcomes = []
-        try:
-            for period in periods:
-                frame = by_period.get((period,))
-                if frame is None or not frame.height:
-                    continue
-                outcomes.extend(
-                    publish_rows(
-                        lake, period, frame, reason=how.reason(period), causes=how.causes(period)
-                    )
+        work = [
+            (period, frame, how.reason(period), how.causes(period))
+            for period in periods
+            if (frame := by_period.get((period,))) is not None and frame.height
+        ]
+        try:  # the periods' versions are independent: their writes and fsyncs overlap
+            with ThreadPoolExecutor(max_workers=WRITERS) as pool:
+                done = pool.map(
+                    lambda item: publish_rows(
+                        lake, item[0], item[1], reason=item[2], causes=item[3]
+                    ),
+                    work,
                 )
+                outcomes = [o for period_outcomes in done for o in period_outcomes]
         finally:
             drop_empty_staging(lake)
         how.after(periods)
