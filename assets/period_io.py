@@ -9,6 +9,7 @@ Layout in the lake (hive partitions by period):
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -139,14 +140,18 @@ def publish_rows(
     reason: str,
     causes: pl.DataFrame | None = None,
     value: str = "rating",
+    pool: Executor | None = None,
 ) -> list[dict]:
     """Publish every list of one period's `list_rows` (a `list` column); unchanged lists stay.
 
-    Returns one outcome per list (list, period, version, status, row_count, changed_rows).
+    With `pool`, the lists are published side by side. Returns one outcome per list (list,
+    period, version, status, row_count, changed_rows), in list order.
     """
-    outcomes = []
     rows = rows.drop("period", strict=False)
-    for (list_name,), frame in rows.sort(LIST_COLUMN).group_by(LIST_COLUMN, maintain_order=True):
+    groups = rows.sort(LIST_COLUMN).group_by(LIST_COLUMN, maintain_order=True)
+
+    def publish_one(group: tuple[tuple[object, ...], pl.DataFrame]) -> dict:
+        (list_name,), frame = group
         digest = frame.get_column(INPUT_DIGEST)[0] if INPUT_DIGEST in frame.columns else None
         extra = {"club_folder": frame[CLUB_FOLDER][0]} if CLUB_FOLDER in frame.columns else None
         content = frame.drop([LIST_COLUMN, INPUT_DIGEST, CLUB_FOLDER], strict=False)
@@ -163,14 +168,13 @@ def publish_rows(
             extra_manifest=extra,
             tidy_staging=False,  # the publishing asset tidies `.staging` once, after the range
         )
-        outcomes.append(
-            {
-                "list": outcome.list,
-                "period": outcome.period,
-                "version": outcome.version,
-                "status": outcome.status,
-                "row_count": outcome.row_count,
-                "changed_rows": outcome.changed_rows,
-            }
-        )
-    return outcomes
+        return {
+            "list": outcome.list,
+            "period": outcome.period,
+            "version": outcome.version,
+            "status": outcome.status,
+            "row_count": outcome.row_count,
+            "changed_rows": outcome.changed_rows,
+        }
+
+    return list(pool.map(publish_one, groups) if pool is not None else map(publish_one, groups))

@@ -303,15 +303,14 @@ def _published_asset(spec: SystemSpec) -> dg.AssetsDefinition:
             for period in periods
             if (frame := by_period.get((period,))) is not None and frame.height
         ]
-        try:  # the periods' versions are independent: their writes and fsyncs overlap
+        outcomes = []
+        try:  # periods in order (a killed run has published a prefix of the range), the lists
+            # of one period side by side (their writes and fsyncs overlap)
             with ThreadPoolExecutor(max_workers=WRITERS) as pool:
-                done = pool.map(
-                    lambda item: publish_rows(
-                        lake, item[0], item[1], reason=item[2], causes=item[3]
-                    ),
-                    work,
-                )
-                outcomes = [o for period_outcomes in done for o in period_outcomes]
+                for period, frame, reason, causes in work:
+                    outcomes.extend(
+                        publish_rows(lake, period, frame, reason=reason, causes=causes, pool=pool)
+                    )
         finally:
             drop_empty_staging(lake)
         how.after(periods)

@@ -69,7 +69,6 @@ def fibs_lists_periods(
             {FIBS_STATE: result.state, FIBS_PAIRS: result.pairs},
             rows,
             {"history/fibs": result.history},
-            {"rated_matches": result.history.height // 2},
         )
         before = result.state
     return outputs
