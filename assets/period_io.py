@@ -9,6 +9,7 @@ Layout in the lake (hive partitions by period):
 
 from __future__ import annotations
 
+from concurrent.futures import Executor
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
@@ -16,10 +17,12 @@ import dagster as dg
 import polars as pl
 
 from assets.partitions import period_of_partition
-from rating_core.lake.publishing import digest_frame, latest_version, publish_list, read_manifest
+from rating_core.lake.digests import digest_frame
+from rating_core.lake.publishing import publish_list
 from rating_core.lake.storage import read_table, write_partitioned
 from rating_core.names import NAMES_SCHEMA, attach_names
 from rating_core.periods import previous_period
+from rating_core.systems.contract import CLUB_FOLDER, LIST_COLUMN
 
 INPUT_DIGEST = "_input_digest"
 """Column of `list_rows` carrying the digest of the inputs the rows were computed from."""
@@ -61,10 +64,6 @@ def with_names(lake: Path, rows: pl.DataFrame) -> pl.DataFrame:
     return attach_names(rows, names if names.columns else pl.DataFrame(schema=NAMES_SCHEMA))
 
 
-CLUB_FOLDER = "_club_folder"
-"""Column of club `list_rows`: the club folder's real name, recorded as the manifest's
-`club_folder` (the list name is made safe from it)."""
-
 ROW_PERIOD = "row_period"
 """A frame's own `period` column is stored under this name: the partition column owns `period`."""
 
@@ -76,9 +75,9 @@ def _restore_row_period(frame: pl.DataFrame) -> pl.DataFrame:
     return frame
 
 
-def read_previous_state(lake: Path, system: str, period: str) -> pl.DataFrame | None:
-    """The state after P-1 written by this system's asset, or None when P is its first period."""
-    frame = read_table(lake, f"state/{system}", [previous_period(period)]).collect()
+def read_state_before(lake: Path, table: str, period: str) -> pl.DataFrame | None:
+    """The rows of `table` (`state/<name>`) after P-1, or None when nothing was written for P-1."""
+    frame = read_table(lake, table, [previous_period(period)]).collect()
     if not frame.columns:
         return None
     if ROW_PERIOD in frame.columns:
@@ -86,11 +85,31 @@ def read_previous_state(lake: Path, system: str, period: str) -> pl.DataFrame | 
     return frame.drop("period", strict=False)
 
 
+def read_previous_state(lake: Path, system: str, period: str) -> pl.DataFrame | None:
+    """The state after P-1 written by this system's asset, or None when P is its first period."""
+    return read_state_before(lake, f"state/{system}", period)
+
+
 def read_period(
     lake: Path, table: str, period: str, schema: dict[str, pl.DataType] | None = None
 ) -> pl.DataFrame:
     """Rows of one period of a partitioned lake table (an empty frame of `schema` when none)."""
     return _restore_row_period(read_table(lake, table, [period], schema=schema).collect())
+
+
+def read_period_range(
+    lake: Path, table: str, periods: list[str], schema: dict[str, pl.DataType]
+) -> dict[str, pl.DataFrame]:
+    """Rows of each period of `periods` of a partitioned table, read in one scan (an empty frame
+    of `schema` for a period without rows)."""
+    frame = read_table(lake, table, periods, schema=schema).collect()
+    parts = (
+        frame.partition_by("period", as_dict=True, include_key=False, maintain_order=True)
+        if frame.height
+        else {}
+    )
+    empty = pl.DataFrame(schema={c: t for c, t in schema.items() if c != "period"})
+    return {period: _restore_row_period(parts.get((period,), empty)) for period in periods}
 
 
 def write_period(lake: Path, table: str, period: str, frame: pl.DataFrame) -> None:
@@ -113,70 +132,49 @@ def frame_metadata(frame: pl.DataFrame) -> dict[str, dg.MetadataValue]:
     }
 
 
-def version_reason(lake: Path, list_name: str, period: str, digest: str, reason: str) -> str:
-    """The manifest reason: what the list is computed from and, for v<N+1>, what changed."""
-    latest = latest_version(lake, list_name, period)
-    if latest is None:
-        return f"first publication: {reason}"
-    parent = read_manifest(lake, list_name, period, latest)
-    if parent.get("input_digest") != digest:
-        return (
-            f"inputs of {period} or an earlier period changed since v{latest} (a late or "
-            f"corrected result, a moderation decision or a new starting list): {reason}"
-        )
-    return f"same inputs as v{latest}, recomputed by code version {code_version()}: {reason}"
-
-
-def publish_period_lists(
+def publish_rows(
     lake: Path,
-    system: str,
     period: str,
+    rows: pl.DataFrame,
     *,
     reason: str,
     causes: pl.DataFrame | None = None,
     value: str = "rating",
-) -> dg.MaterializeResult:
-    """Publish every list of `system` for `period` from its `list_rows`; unchanged lists stay."""
-    rows = read_period(lake, f"list_rows/{system}", period)
-    outcomes = []
-    if rows.height:
-        rows = rows.drop("period", strict=False)
-        for (list_name,), frame in rows.sort("list").group_by("list", maintain_order=True):
-            digest = frame.get_column(INPUT_DIGEST)[0] if INPUT_DIGEST in frame.columns else None
-            extra = {"club_folder": frame[CLUB_FOLDER][0]} if CLUB_FOLDER in frame.columns else None
-            content = frame.drop(["list", INPUT_DIGEST, CLUB_FOLDER], strict=False)
-            digest = digest or digest_frame(content)
-            outcome = publish_list(
-                lake,
-                str(list_name),
-                period,
-                content,
-                reason=version_reason(lake, str(list_name), period, digest, reason),
-                input_digest=digest,
-                code_version=code_version(),
-                causes=causes,
-                value=value,
-                extra_manifest=extra,
-            )
-            outcomes.append(
-                {
-                    "list": outcome.list,
-                    "period": outcome.period,
-                    "version": outcome.version,
-                    "status": outcome.status,
-                    "path": str(outcome.path),
-                    "row_count": outcome.row_count,
-                    "changed_rows": outcome.changed_rows,
-                }
-            )
-    published = sum(1 for o in outcomes if o["status"] == "published")
-    return dg.MaterializeResult(
-        data_version=dg.DataVersion(
-            input_digest(rows.select(pl.col(f"^{INPUT_DIGEST}$").unique().sort()))
-        ),
-        metadata={
-            "published": dg.MetadataValue.json(outcomes),
-            "new_versions": dg.MetadataValue.int(published),
-            "dagster/row_count": dg.MetadataValue.int(rows.height),
-        },
-    )
+    pool: Executor | None = None,
+) -> list[dict]:
+    """Publish every list of one period's `list_rows` (a `list` column); unchanged lists stay.
+
+    With `pool`, the lists are published side by side. Returns one outcome per list (list,
+    period, version, status, row_count, changed_rows), in list order.
+    """
+    rows = rows.drop("period", strict=False)
+    groups = rows.sort(LIST_COLUMN).group_by(LIST_COLUMN, maintain_order=True)
+
+    def publish_one(group: tuple[tuple[object, ...], pl.DataFrame]) -> dict:
+        (list_name,), frame = group
+        digest = frame.get_column(INPUT_DIGEST)[0] if INPUT_DIGEST in frame.columns else None
+        extra = {"club_folder": frame[CLUB_FOLDER][0]} if CLUB_FOLDER in frame.columns else None
+        content = frame.drop([LIST_COLUMN, INPUT_DIGEST, CLUB_FOLDER], strict=False)
+        outcome = publish_list(
+            lake,
+            str(list_name),
+            period,
+            content,
+            reason=reason,
+            input_digest=digest or digest_frame(content),
+            code_version=CODE_VERSION,
+            causes=causes,
+            value=value,
+            extra_manifest=extra,
+            tidy_staging=False,  # the publishing asset tidies `.staging` once, after the range
+        )
+        return {
+            "list": outcome.list,
+            "period": outcome.period,
+            "version": outcome.version,
+            "status": outcome.status,
+            "row_count": outcome.row_count,
+            "changed_rows": outcome.changed_rows,
+        }
+
+    return list(pool.map(publish_one, groups) if pool is not None else map(publish_one, groups))

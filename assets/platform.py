@@ -1,103 +1,80 @@
-"""Platform assets: site ratings (RULES §2) and FIBS backgammon (RULES §5), one period at a time.
+"""Platform assets: site ratings (RULES §2) and FIBS backgammon (RULES §5), a range of periods
+per step.
 
-Each `*_ratings` asset starts from its own previous partition's state (self-dependency), so a
-moderation decision or a late result in an old month is a backfill from that month on; each
-`*_lists` asset publishes what changed as new versions.
+Each `*_ratings` asset starts its range from its own previous partition's state (a
+self-dependency), so a moderation decision or a late result in an old month is a backfill from
+that month on; each publishing asset publishes what changed as new versions. Built by
+`assets.systems.system_assets`.
 """
 
-import dagster as dg
+from __future__ import annotations
+
+from pathlib import Path
+
 import polars as pl
 
-from assets.partitions import monthly_periods, previous_period
-from assets.period_io import (
-    CODE_VERSION,
-    INPUT_DIGEST,
-    check_period,
-    frame_metadata,
-    input_digest,
-    period_key,
-    publish_period_lists,
-    read_period,
-    read_previous_state,
-    with_names,
-    write_period,
+from assets.period_io import read_period_range
+from assets.systems import (
+    CheckInput,
+    PeriodCheck,
+    Publishing,
+    RangeInputs,
+    SystemSpec,
+    read_states,
+    system_assets,
 )
-from assets.resources import PipelinePaths
-from rating_core.lake.storage import read_table
+from rating_core.lake.storage import read_table, write_partitioned
 from rating_core.rounding import FLOAT_TOLERANCE
 from rating_core.schemas import GAMES_SCHEMA, MATCHES_SCHEMA
-from rating_core.systems.fibs.replay import fibs_list, fibs_replay
+from rating_core.systems.platform import (
+    FIBS_PAIRS,
+    FIBS_STATE,
+    SITE_STATE,
+    fibs_lists_periods,
+    site_lists_periods,
+)
 from rating_core.systems.site.moderation import (
     APPLIED_SCHEMA,
     annulled_games_until,
     annulment_causes,
     annulment_reason,
 )
-from rating_core.systems.site.replay import SITE_RULES, site_lists, site_replay
+from rating_core.systems.site.replay import SITE_RULES
 
 APPLIED_ANNULMENTS = "applied/site_annulments"
 """Lake table: per period, the annulments the last publication of the site lists applied."""
 
 
-def _annulled(paths: PipelinePaths) -> pl.DataFrame:
-    return read_table(paths.lake_path, "moderation").collect()
-
-
-@dg.asset(
-    group_name="ratings",
-    code_version=CODE_VERSION,
-    partitions_def=monthly_periods,
-    deps=[
-        "games",
-        "players",
-        "moderation_decisions",
-        dg.AssetDep("site_ratings", partition_mapping=previous_period),
-    ],
-    description="Site Elo and category ratings after the period (state, per-game history).",
-)
-def site_ratings(context: dg.AssetExecutionContext, paths: PipelinePaths) -> dg.MaterializeResult:
-    lake, period = paths.lake_path, period_key(context)
-    games = read_period(lake, "games", period, GAMES_SCHEMA)
-    games = games.filter(pl.col("source") == "platform")
+def _registry(lake: Path) -> pl.DataFrame | None:
     registry = read_table(lake, "players").collect()
-    decisions = _annulled(paths)
-    previous = read_previous_state(lake, "site", period)
-    result = site_replay(
-        games,
-        registry if registry.height else None,
+    return registry if registry.height else None
+
+
+def _load_site(lake: Path, periods: list[str]) -> RangeInputs:
+    games = read_table(lake, "games", periods, schema=GAMES_SCHEMA).collect()
+    decisions = read_table(lake, "moderation").collect()
+    return {
+        "games": games.filter(pl.col("source") == "platform"),
+        "players": _registry(lake),
+        "decisions": decisions,
+        "states": read_states(lake, [SITE_STATE], periods[0]),
+    }
+
+
+def _rate_site(inputs: RangeInputs, periods: list[str]):
+    decisions = inputs["decisions"]
+    return site_lists_periods(
+        inputs["games"],
+        inputs["players"],
         decisions.get_column("game_id") if decisions.height else None,
-        previous,
-    )
-    write_period(lake, "state/site", period, result.state)
-    write_period(lake, "history/site", period, result.history)
-    write_period(lake, "excluded/site", period, result.excluded)
-    rows = site_lists(result.state, period, previous).drop("period")
-    digest = input_digest(games, previous, decisions)
-    rows = with_names(lake, rows).with_columns(pl.lit(digest).alias(INPUT_DIGEST))
-    write_period(lake, "list_rows/site", period, rows)
-    return dg.MaterializeResult(
-        data_version=dg.DataVersion(digest),
-        metadata={
-            **frame_metadata(result.history),
-            "rated_games": dg.MetadataValue.int(result.rated_games),
-            "excluded_games": dg.MetadataValue.int(result.excluded.height),
-            "players": dg.MetadataValue.int(result.state.get_column("player_id").n_unique()),
-        },
+        inputs["states"][SITE_STATE],
+        periods,
     )
 
 
-@dg.asset(
-    group_name="publish",
-    code_version=CODE_VERSION,
-    partitions_def=monthly_periods,
-    deps=[site_ratings],
-    description="Publish site-elo and every site-<category> list of the period.",
-)
-def site_lists_published(
-    context: dg.AssetExecutionContext, paths: PipelinePaths
-) -> dg.MaterializeResult:
-    lake, period = paths.lake_path, period_key(context)
-    decisions = _annulled(paths)
+def _site_publishing(lake: Path, periods: list[str]) -> Publishing:
+    """Each version names only the annulments new (or withdrawn) since the last publication."""
+    decisions = read_table(lake, "moderation").collect()
     annulled_games = (
         read_table(lake, "games", schema=GAMES_SCHEMA)
         .select("game_id", "period", "white_id", "black_id")
@@ -106,165 +83,146 @@ def site_lists_published(
         if decisions.height
         else pl.DataFrame(schema={"game_id": pl.String, "period": pl.String})
     )
-    # a version names only the annulments new (or withdrawn) since the last publication
-    applied = read_period(lake, APPLIED_ANNULMENTS, period, APPLIED_SCHEMA)
-    published = publish_period_lists(
-        lake,
-        "site",
-        period,
-        reason=annulment_reason(decisions, annulled_games, period, applied),
-        causes=annulment_causes(decisions, annulled_games, period, applied),
+    applied = read_period_range(lake, APPLIED_ANNULMENTS, periods, APPLIED_SCHEMA)
+
+    def after(periods: list[str]) -> None:
+        frames = [
+            annulled_games_until(decisions, annulled_games, period).with_columns(
+                pl.lit(period).alias("period")
+            )
+            for period in periods
+        ]
+        write_partitioned(
+            lake, APPLIED_ANNULMENTS, pl.concat(frames, how="diagonal_relaxed"), partitions=periods
+        )
+
+    return Publishing(
+        reason=lambda period: annulment_reason(decisions, annulled_games, period, applied[period]),
+        causes=lambda period: annulment_causes(decisions, annulled_games, period, applied[period]),
+        after=after,
     )
-    write_period(
-        lake, APPLIED_ANNULMENTS, period, annulled_games_until(decisions, annulled_games, period)
+
+
+def site_below_floor(check: CheckInput) -> int:
+    """Site numbers below the floor (100)."""
+    state = check.output.states[SITE_STATE]
+    return state.filter(pl.col("rating") < SITE_RULES.floor - FLOAT_TOLERANCE).height
+
+
+def site_bot_rows(check: CheckInput) -> int:
+    """List rows of bots (the registry's, or flagged as bots in the period's games)."""
+    rows = check.output.list_rows
+    if not rows.height:
+        return 0
+    registry, games = check.inputs["players"], check.inputs["games"]
+    bots = pl.Series("player_id", [], dtype=pl.String)
+    if registry is not None:
+        bots = registry.filter(pl.col("is_bot").fill_null(False)).get_column("player_id")
+    mine = games.filter(pl.col("period") == check.period)
+    bots = pl.concat(
+        [
+            bots.cast(pl.String),
+            mine.filter(pl.col("white_is_bot")).get_column("white_id").cast(pl.String),
+            mine.filter(pl.col("black_is_bot")).get_column("black_id").cast(pl.String),
+        ]
     )
-    return published
+    return rows.filter(pl.col("player_id").is_in(bots.implode())).height
 
 
-@dg.asset_check(
-    asset=site_ratings,
-    blocking=True,
-    description="No site rating below 100.",
-)
-def site_floor_respected(
-    context: dg.AssetCheckExecutionContext, paths: PipelinePaths
-) -> dg.AssetCheckResult:
-    period = check_period(context)
-    state = read_period(paths.lake_path, "state/site", period)
-    below = (
-        state.filter(pl.col("rating") < SITE_RULES.floor - FLOAT_TOLERANCE).height
-        if state.height
-        else 0
-    )
-    return dg.AssetCheckResult(passed=below == 0, metadata={"below_floor": below})
+def site_inconsistent_provisional(check: CheckInput) -> int:
+    """Rows provisional when the number has 10 rated games or more, or not when fewer."""
+    rows = check.output.list_rows
+    if not rows.height:
+        return 0
+    expected = pl.col("total_games") < SITE_RULES.provisional_below
+    return rows.filter(pl.col("provisional") != expected).height
 
 
-@dg.asset_check(
-    asset=site_ratings,
-    blocking=True,
-    description="Bots never appear on a list.",
-)
-def site_no_bots_on_lists(
-    context: dg.AssetCheckExecutionContext, paths: PipelinePaths
-) -> dg.AssetCheckResult:
-    period = check_period(context)
-    rows = read_period(paths.lake_path, "list_rows/site", period)
-    registry = read_table(paths.lake_path, "players").collect()
-    games = read_period(paths.lake_path, "games", period)
-    bots = set()
-    if registry.height:
-        bots |= set(registry.filter(pl.col("is_bot").fill_null(False))["player_id"].to_list())
-    if games.height:
-        bots |= set(games.filter(pl.col("white_is_bot"))["white_id"].to_list())
-        bots |= set(games.filter(pl.col("black_is_bot"))["black_id"].to_list())
-    found = rows.filter(pl.col("player_id").is_in(list(bots))).height if rows.height else 0
-    return dg.AssetCheckResult(passed=found == 0, metadata={"bot_rows": found})
+def site_annulled_rows(check: CheckInput) -> int:
+    """History rows of games annulled by moderation."""
+    history, decisions = check.output.explanations["history/site"], check.inputs["decisions"]
+    if not history.height or not decisions.height:
+        return 0
+    return history.filter(pl.col("game_id").is_in(decisions["game_id"].implode())).height
 
 
-@dg.asset_check(
-    asset=site_ratings,
-    blocking=True,
-    description="Provisional exactly when a number has fewer than 10 rated games.",
-)
-def site_provisional_consistent(
-    context: dg.AssetCheckExecutionContext, paths: PipelinePaths
-) -> dg.AssetCheckResult:
-    rows = read_period(paths.lake_path, "list_rows/site", check_period(context))
-    wrong = (
-        rows.filter(
-            pl.col("provisional") != (pl.col("total_games") < SITE_RULES.provisional_below)
-        ).height
-        if rows.height
-        else 0
-    )
-    return dg.AssetCheckResult(passed=wrong == 0, metadata={"inconsistent": wrong})
-
-
-@dg.asset_check(
-    asset=site_ratings,
-    blocking=True,
-    description="No game annulled by moderation was rated.",
-)
-def site_no_annulled_game_rated(
-    context: dg.AssetCheckExecutionContext, paths: PipelinePaths
-) -> dg.AssetCheckResult:
-    history = read_period(paths.lake_path, "history/site", check_period(context))
-    decisions = _annulled(paths)
-    found = 0
-    if history.height and decisions.height:
-        found = history.filter(pl.col("game_id").is_in(decisions["game_id"].implode())).height
-    return dg.AssetCheckResult(passed=found == 0, metadata={"annulled_rows": found})
-
-
-@dg.asset(
-    group_name="ratings",
-    code_version=CODE_VERSION,
-    partitions_def=monthly_periods,
-    deps=[
-        "backgammon_matches",
-        "players",
-        dg.AssetDep("fibs_ratings", partition_mapping=previous_period),
+SITE = SystemSpec(
+    name="site",
+    description="Site Elo and category ratings after the period (state, per-game history).",
+    deps=["games", "players", "moderation_decisions"],
+    state_tables=[SITE_STATE],
+    load=_load_site,
+    rate=_rate_site,
+    publishing=_site_publishing,
+    published_description="Publish site-elo and every site-<category> list of the period.",
+    checks=[
+        PeriodCheck(
+            "site_floor_respected", "No site rating below 100.", "below_floor", site_below_floor
+        ),
+        PeriodCheck(
+            "site_no_bots_on_lists", "Bots never appear on a list.", "bot_rows", site_bot_rows
+        ),
+        PeriodCheck(
+            "site_provisional_consistent",
+            "Provisional exactly when a number has fewer than 10 rated games.",
+            "inconsistent",
+            site_inconsistent_provisional,
+        ),
+        PeriodCheck(
+            "site_no_annulled_game_rated",
+            "No game annulled by moderation was rated.",
+            "annulled_rows",
+            site_annulled_rows,
+        ),
     ],
+)
+
+
+def _load_fibs(lake: Path, periods: list[str]) -> RangeInputs:
+    return {
+        "matches": read_table(lake, "matches", periods, schema=MATCHES_SCHEMA).collect(),
+        "players": _registry(lake),
+        "states": read_states(lake, [FIBS_STATE, FIBS_PAIRS], periods[0]),
+    }
+
+
+def fibs_decreased_experience(check: CheckInput) -> int:
+    """Players whose experience is lower than before the period."""
+    state, before = check.output.states[FIBS_STATE], check.before[FIBS_STATE]
+    if not state.height or before is None:
+        return 0
+    joined = state.join(before, on="player_id", suffix="_before")
+    return joined.filter(pl.col("experience") < pl.col("experience_before")).height
+
+
+FIBS = SystemSpec(
+    name="fibs",
     description="FIBS backgammon ratings after the period (state, fair-play pairs, history).",
+    deps=["backgammon_matches", "players"],
+    state_tables=[FIBS_STATE, FIBS_PAIRS],
+    load=_load_fibs,
+    rate=lambda i, periods: fibs_lists_periods(
+        i["matches"], i["players"], i["states"][FIBS_STATE], i["states"][FIBS_PAIRS], periods
+    ),
+    publishing=lambda lake, periods: Publishing(
+        reason=lambda period: "computed from the inbox's matches"
+    ),
+    published_name="fibs_list_published",
+    published_description="Publish the fibs list of the period.",
+    checks=[
+        PeriodCheck(
+            "fibs_experience_monotonic",
+            "Experience never decreases.",
+            "decreased",
+            fibs_decreased_experience,
+        )
+    ],
 )
-def fibs_ratings(context: dg.AssetExecutionContext, paths: PipelinePaths) -> dg.MaterializeResult:
-    lake, period = paths.lake_path, period_key(context)
-    matches = read_period(lake, "matches", period, MATCHES_SCHEMA)
-    previous = read_previous_state(lake, "fibs", period)
-    pairs = read_previous_state(lake, "fibs_pairs", period)
-    result = fibs_replay(matches, previous, pairs)
-    write_period(lake, "state/fibs", period, result.state)
-    write_period(lake, "state/fibs_pairs", period, result.pairs)
-    write_period(lake, "history/fibs", period, result.history)
-    registry = read_table(lake, "players").collect()
-    rows = fibs_list(result.state, period, registry if registry.height else None, previous)
-    rows = with_names(lake, rows.drop("period", strict=False))
-    digest = input_digest(matches, previous)
-    rows = rows.with_columns(pl.lit("fibs").alias("list"), pl.lit(digest).alias(INPUT_DIGEST))
-    write_period(lake, "list_rows/fibs", period, rows)
-    return dg.MaterializeResult(
-        data_version=dg.DataVersion(digest), metadata=frame_metadata(result.history)
-    )
 
+site_ratings, site_lists_published = system_assets(SITE)
+fibs_ratings, fibs_list_published = system_assets(FIBS)
 
-@dg.asset(
-    group_name="publish",
-    code_version=CODE_VERSION,
-    partitions_def=monthly_periods,
-    deps=[fibs_ratings],
-    description="Publish the fibs list of the period.",
-)
-def fibs_list_published(
-    context: dg.AssetExecutionContext, paths: PipelinePaths
-) -> dg.MaterializeResult:
-    return publish_period_lists(
-        paths.lake_path, "fibs", period_key(context), reason="computed from the inbox's matches"
-    )
-
-
-@dg.asset_check(
-    asset=fibs_ratings,
-    blocking=True,
-    description="Experience never decreases.",
-)
-def fibs_experience_monotonic(
-    context: dg.AssetCheckExecutionContext, paths: PipelinePaths
-) -> dg.AssetCheckResult:
-    period = check_period(context)
-    state = read_period(paths.lake_path, "state/fibs", period)
-    previous = read_previous_state(paths.lake_path, "fibs", period)
-    lower = 0
-    if state.height and previous is not None and previous.height:
-        joined = state.join(previous, on="player_id", suffix="_before")
-        lower = joined.filter(pl.col("experience") < pl.col("experience_before")).height
-    return dg.AssetCheckResult(passed=lower == 0, metadata={"decreased": lower})
-
-
+PLATFORM_SPECS = [SITE, FIBS]
 PLATFORM_ASSETS = [site_ratings, site_lists_published, fibs_ratings, fibs_list_published]
-PLATFORM_CHECKS = [
-    site_floor_respected,
-    site_no_bots_on_lists,
-    site_provisional_consistent,
-    site_no_annulled_game_rated,
-    fibs_experience_monotonic,
-]
+PLATFORM_CHECKS: list = []
+"""The platform checks are declared with their ratings assets (`check_specs`)."""

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import dagster as dg
@@ -68,10 +70,75 @@ def _sqlite_without_fsync(dbapi_connection: object, _record: object) -> None:
         dbapi_connection.execute("PRAGMA synchronous=OFF")
 
 
+def _reuse_sqlite_connections(instance: dg.DagsterInstance) -> None:
+    """Let the instance's sqlite event log keep one engine (and pooled connection) per file.
+
+    Dagster's `SqliteEventLogStorage` creates an engine, connects and disposes of it for every
+    event it stores, and again to ask whether a table exists; a range of 60 periods stores about
+    a thousand events (each partition's planned and done materialization, for every asset), which
+    made that connection churn half of the run. Each event is still its own transaction and
+    commit; only the connection is kept. Any other storage (a DAGSTER_HOME configured for
+    Postgres) is left as it is.
+    """
+    from dagster._core.storage.event_log.sqlite.sqlite_event_log import (
+        INDEX_SHARD_NAME,
+        SqliteEventLogStorage,
+    )
+    from dagster._core.storage.sqlite import SQLITE_BUSY_TIMEOUT_SECONDS
+
+    storage = instance.event_log_storage
+    if type(storage) is not SqliteEventLogStorage or hasattr(storage, "_ratings_engines"):
+        return
+    engines: dict[str, sqlalchemy.engine.Engine] = {}
+    tables: dict[str, bool] = {}
+
+    def engine_for(shard: str) -> sqlalchemy.engine.Engine:
+        engine = engines.get(shard)
+        if engine is None:
+            engine = sqlalchemy.create_engine(
+                storage.conn_string_for_shard(shard),
+                poolclass=sqlalchemy.pool.SingletonThreadPool,
+                connect_args={"timeout": SQLITE_BUSY_TIMEOUT_SECONDS},
+            )
+            if shard not in storage._initialized_dbs:
+                storage._initdb(engine)
+                storage._initialized_dbs.add(shard)
+            engines[shard] = engine
+        return engine
+
+    @contextlib.contextmanager
+    def connect(shard: str) -> Iterator[sqlalchemy.engine.Connection]:
+        with storage._db_lock, engine_for(shard).connect() as conn, conn.begin():
+            yield conn
+
+    def has_table(table_name: str) -> bool:
+        if not tables.get(table_name):  # a table, once there, stays
+            engine = engine_for(INDEX_SHARD_NAME)
+            with engine.connect() as conn:
+                tables[table_name] = bool(engine.dialect.has_table(conn, table_name))
+        return tables[table_name]
+
+    has_index_cols = storage._has_asset_key_index_cols_on_connection
+    known_cols: list[bool] = []
+
+    def has_asset_key_index_cols(conn: sqlalchemy.engine.Connection) -> bool:
+        if not known_cols or not known_cols[0]:  # asked for every asset event; a column stays
+            known_cols[:] = [has_index_cols(conn)]
+        return known_cols[0]
+
+    storage._ratings_engines = engines
+    storage._connect = connect
+    storage.has_table = has_table
+    storage._has_asset_key_index_cols_on_connection = has_asset_key_index_cols
+
+
 def lake_instance(lake: Path | str) -> dg.DagsterInstance:
     """The persistent Dagster instance `ratings run` records its runs in (see `instance_home`)."""
     if not sqlalchemy.event.contains(sqlalchemy.engine.Engine, "connect", _sqlite_without_fsync):
         sqlalchemy.event.listen(sqlalchemy.engine.Engine, "connect", _sqlite_without_fsync)
     if os.environ.get("DAGSTER_HOME"):
-        return dg.DagsterInstance.get()
-    return dg.DagsterInstance.from_config(str(instance_home(lake)))
+        instance = dg.DagsterInstance.get()
+    else:
+        instance = dg.DagsterInstance.from_config(str(instance_home(lake)))
+    _reuse_sqlite_connections(instance)
+    return instance

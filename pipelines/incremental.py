@@ -8,45 +8,21 @@ compared with the digests the last complete run recorded (`lake/run_inputs/`).
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import polars as pl
 
 from assets.period_io import code_version
-from rating_core.lake.storage import PART_FILE, read_table, write_table
-from rating_core.periods import previous_period
+from rating_core.lake import digests as lake_digests
+from rating_core.lake.storage import read_table, write_table
 
 RUN_INPUTS = "run_inputs"
-RUN_INPUTS_SCHEMA: dict[str, pl.DataType] = {"period": pl.String, "digest": pl.String}
-
-
-def _file_bytes(path: Path) -> bytes:
-    return path.read_bytes() if path.is_file() else b"-"
+RUN_INPUTS_SCHEMA = lake_digests.RUN_INPUTS_SCHEMA
 
 
 def period_input_digests(lake: Path, periods: list[str]) -> pl.DataFrame:
     """One digest per period over everything its lists are computed from (besides P-1)."""
-    common = hashlib.sha256()
-    common.update(code_version().encode())
-    common.update(_file_bytes(lake / "players" / PART_FILE))
-    moderation = read_table(lake, "moderation").collect()
-    starts = read_table(lake, "starting_lists").collect()
-    games = read_table(lake, "games").select("game_id", "period").collect()
-    annulled = moderation.join(games, on="game_id").sort("game_id") if moderation.height else None
-    rows = []
-    for period in periods:
-        digest = common.copy()
-        for table in ("games", "matches"):
-            digest.update(_file_bytes(lake / table / f"period={period}" / PART_FILE))
-        if annulled is not None:
-            mine = annulled.filter(pl.col("period") == period).drop("period")
-            digest.update(mine.write_csv().encode())
-        if starts.height:
-            official = starts.filter(pl.col("period") == previous_period(period))
-            digest.update(official.sort("list", "player_id").write_csv().encode())
-        rows.append({"period": period, "digest": digest.hexdigest()})
-    return pl.DataFrame(rows, schema=RUN_INPUTS_SCHEMA)
+    return lake_digests.period_input_digests(lake, periods, code_version())
 
 
 def periods_to_run(lake: Path, periods: list[str], digests: pl.DataFrame) -> list[str]:

@@ -1,4 +1,5 @@
-"""`ratings run`: materialize the ingest assets, then every period in order, through Dagster.
+"""`ratings run`: materialize the ingest assets in one run, then the range of periods from the
+first whose inputs changed in one more run (each period asset takes the whole range in one step).
 
 Runs embedded (in-process), so nothing needs to be started first, and records its runs in the
 lake's own Dagster instance (`<lake>/.dagster`, or DAGSTER_HOME when set), which `ratings ui`
@@ -16,20 +17,20 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
 from assets.partitions import partition_of_period
 from assets.resources import PipelinePaths, lake_instance
+from assets.systems import FIRST_FAILING_PERIOD
 from pipelines.errors import UserError, debug_enabled, describe_error_info, is_internal
 from pipelines.incremental import period_input_digests, periods_to_run, record_run_inputs
 from pipelines.output import err_console
 from pipelines.prepare import preparing_lines
-from pipelines.registry import PERIOD_CHECKS, period_assets
+from pipelines.registry import PERIOD_CHECKS, SYSTEM_OF_RATINGS, period_assets
 from rating_core.lake import publishing as publish
 from rating_core.lake.lock import LockHolder, hold_lake
 from rating_core.lake.storage import clean_interrupted_writes, read_table, table_partitions
-from rating_core.periods import is_rated_period, next_period, period_range
+from rating_core.periods import is_rated_period, next_period, period_range, previous_period
 
 
 @dataclass
@@ -99,11 +100,23 @@ QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 def _failures(result: dg.ExecuteInProcessResult) -> list[str]:
     """One plain sentence per failed step (no class names, see `pipelines.errors`) or failed
     blocking check; with RATINGS_DEBUG=1 each step's traceback goes to stderr as well."""
+    return [*_step_failures(result), *_check_failures(result)]
+
+
+BLOCKED_BY_CHECK = "DagsterAssetCheckFailedError"
+"""Class of the error a step fails with after a blocking check of its asset failed: the check's
+own sentence says it (`_check_failures`, `_stopped_publication`), not the step's."""
+
+
+def _step_failures(result: dg.ExecuteInProcessResult) -> list[str]:
+    """One plain sentence per step that failed with an error (not one stopped by a check)."""
     messages = []
     for event in result.all_events:
         if event.is_step_failure:
             step = event.step_key or "a step"
             error = event.step_failure_data.error
+            if error is not None and error.cls_name == BLOCKED_BY_CHECK:
+                continue
             if error is None:
                 messages.append(f"{step}: failed")
                 continue
@@ -111,22 +124,38 @@ def _failures(result: dg.ExecuteInProcessResult) -> list[str]:
                 print(error.to_string(), file=sys.stderr)
             sentence = describe_error_info(error, step)
             messages.append(sentence if is_internal(sentence) else f"{step}: {sentence}")
-    for evaluation in result.get_asset_check_evaluations():
-        if not evaluation.passed and evaluation.severity == dg.AssetCheckSeverity.ERROR:
-            messages.append(
-                f"check {evaluation.check_name} on {evaluation.asset_key.to_user_string()} failed"
-            )
     return messages
 
 
+def _failed_checks(result: dg.ExecuteInProcessResult) -> list[dg.AssetCheckEvaluation]:
+    """The blocking (ERROR severity) checks that failed in a run."""
+    return [
+        e
+        for e in result.get_asset_check_evaluations()
+        if not e.passed and e.severity == dg.AssetCheckSeverity.ERROR
+    ]
+
+
+def _check_failures(result: dg.ExecuteInProcessResult) -> list[str]:
+    """One sentence per failed blocking check (the ingest checks: no period to name)."""
+    return [
+        f"check {e.check_name} on {e.asset_key.to_user_string()} failed"
+        for e in _failed_checks(result)
+    ]
+
+
 def _published(result: dg.ExecuteInProcessResult) -> list[dict]:
-    """The publishing outcomes the materializations reported, of a failed run too (the lake
-    itself, read by `RunOutcome.on_disk`, is the authority on what was published)."""
-    rows = []
+    """The lists with nothing new to publish the materializations reported, of a failed run too
+    (new versions are read from the lake itself, by `RunOutcome.on_disk`)."""
+    rows, seen = [], set()
     for event in result.get_asset_materialization_events():
         metadata = event.materialization.metadata
-        if "published" in metadata:
-            rows.extend(metadata["published"].value)
+        if "unchanged" in metadata:  # a range's outcomes, repeated on each of its partitions
+            for row in metadata["unchanged"].value:
+                key = (row["list"], row["period"], row["version"], row["status"])
+                if key not in seen:
+                    seen.add(key)
+                    rows.append(row)
     return rows
 
 
@@ -210,34 +239,75 @@ def _run_holding_lock(
     outcome = RunOutcome(inbox, lake, files, notes, periods, to_run, failures=failures)
     if not to_run:
         return outcome
-    assets = period_assets(periods[0])  # partitions from the lake's first period, not 1850
-    progress = Progress(
-        TextColumn("[bold]rating and publishing"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.description}"),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-    )
-    with progress:
-        task = progress.add_task("", total=len(to_run))
-        for period in to_run:
-            progress.update(task, description=period)
-            result = dg.materialize(
-                [*assets, *PERIOD_CHECKS],
-                resources=resources,
-                instance=instance,
-                run_config=QUIET,
-                partition_key=partition_of_period(period),
-                raise_on_error=False,
+    assets = [*period_assets(periods[0]), *PERIOD_CHECKS]  # partitions from the first period
+    first, last = to_run[0], to_run[-1]
+    span = first if first == last else f"{first} to {last} ({len(to_run)} periods)"
+    with console.status(f"rating and publishing {span}"):
+        result = _materialize_range(assets, resources, instance, first, last)
+        outcome.published.extend(_published(result))
+        outcome.failures.extend(_step_failures(result))
+        for system, (period, checks) in _stopped_publication(result).items():
+            spec = SYSTEM_OF_RATINGS[system]
+            names = ", ".join(checks)
+            if period == first:
+                outcome.failures.append(
+                    f"{spec.name} lists not published from {period} on: "
+                    f"check {names} failed in {period}"
+                )
+                continue
+            # the checks passed up to P-1: publish those periods, and only those
+            upto = previous_period(period)
+            again = _materialize_range(
+                assets, resources, instance, first, upto, selection=[spec.published_key]
             )
-            outcome.published.extend(_published(result))
-            period_failures = _failures(result)
-            if period_failures:
-                outcome.failures.extend(f"{period}: {m}" for m in period_failures)
-                break
-            progress.advance(task)
+            outcome.published.extend(_published(again))
+            outcome.failures.extend(_step_failures(again))
+            outcome.failures.append(
+                f"{spec.name} lists published up to {upto} only: check {names} failed in {period}"
+            )
     if not outcome.failures:
         record_run_inputs(lake, digests)
     return outcome
+
+
+RANGE_START = "dagster/asset_partition_range_start"
+RANGE_END = "dagster/asset_partition_range_end"
+"""Run tags giving the partition range every period asset of the run takes in one step."""
+
+
+def _materialize_range(
+    assets: list,
+    resources: dict,
+    instance: dg.DagsterInstance,
+    first: str,
+    last: str,
+    selection: list[str] | None = None,
+) -> dg.ExecuteInProcessResult:
+    """One run materializing the periods `first` to `last` (of `selection`, default all)."""
+    return dg.materialize(
+        assets,
+        resources=resources,
+        instance=instance,
+        run_config=QUIET,
+        tags={RANGE_START: partition_of_period(first), RANGE_END: partition_of_period(last)},
+        selection=selection,
+        raise_on_error=False,
+    )
+
+
+def _stopped_publication(result: dg.ExecuteInProcessResult) -> dict[str, tuple[str, list[str]]]:
+    """Per ratings asset whose blocking check failed: the first failing period and the checks
+    failing in it (each check's metadata names its first failing period)."""
+    stops: dict[str, tuple[str, list[str]]] = {}
+    for evaluation in _failed_checks(result):
+        asset = evaluation.asset_key.to_user_string()
+        found = evaluation.metadata.get(FIRST_FAILING_PERIOD)
+        period = str(found.value) if found is not None else ""
+        if asset not in SYSTEM_OF_RATINGS or not period:
+            continue
+        before = stops.get(asset)
+        if before is None or period < before[0]:
+            stops[asset] = (period, [evaluation.check_name])
+        elif period == before[0]:
+            before[1].append(evaluation.check_name)
+    return stops

@@ -11,13 +11,13 @@ Lakes are local folders (see `lake.as_local_path`).
 from __future__ import annotations
 
 import contextlib
-import hashlib
+import io
 import json
 import os
 import re
 import shutil
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -25,6 +25,9 @@ from typing import Any, Literal
 
 import polars as pl
 
+from rating_core.lake.digests import digest_bytes, sha256_file
+from rating_core.lake.digests import digest_files as digest_files  # re-exported for older callers
+from rating_core.lake.digests import digest_frame as digest_frame
 from rating_core.lake.storage import STAGING_DIR, as_local_path, check_name, fsync_dir
 from rating_core.periods import PERIOD_SHAPE
 
@@ -92,6 +95,8 @@ TMP_PREFIX = ".tmp-"
 """Prefix of the staging folders of older releases, inside the period folder (cleaned on sight)."""
 PARTIAL_SUFFIX = ".partial"
 
+_sha256_file = sha256_file
+
 _VERSION_DIR = re.compile(r"^v([1-9][0-9]*)$")
 _CSV_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 
@@ -107,57 +112,6 @@ class PublishOutcome:
     path: Path
     row_count: int
     changed_rows: int
-
-
-# --- digests ---------------------------------------------------------------------------------
-
-
-def digest_files(paths: Iterable[Path | str]) -> str:
-    """SHA-256 over the names and bytes of files (folders expanded), in sorted order.
-
-    Names are taken relative to the files' common folder, so moving the inbox keeps the digest.
-    """
-    files: list[Path] = []
-    for item in paths:
-        path = as_local_path(item)
-        if path.is_dir():
-            files.extend(p for p in path.rglob("*") if p.is_file())
-        else:
-            files.append(path)
-    files = sorted(set(files))
-    if not files:
-        return hashlib.sha256(b"").hexdigest()
-    root = Path(os.path.commonpath([str(p.parent.resolve()) for p in files]))
-    digest = hashlib.sha256()
-    for path in files:
-        name = path.resolve().relative_to(root).as_posix()
-        digest.update(name.encode() + b"\0")
-        with open(path, "rb") as handle:
-            for block in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(block)
-        digest.update(b"\0")
-    return digest.hexdigest()
-
-
-def digest_frame(frame: pl.DataFrame) -> str:
-    """SHA-256 of a frame's schema and values in row order (sort first if order is irrelevant).
-
-    Values are hashed through NDJSON so nulls, empty strings and float values are distinguished.
-    """
-    digest = hashlib.sha256()
-    digest.update(json.dumps([[n, str(t)] for n, t in frame.schema.items()]).encode())
-    for chunk in frame.iter_slices(n_rows=100_000):
-        digest.update(chunk.write_ndjson().encode())
-    return digest.hexdigest()
-
-
-def _sha256_file(path: Path) -> str:
-    """Hex SHA-256 of one file's bytes."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 # --- paths and readers -----------------------------------------------------------------------
@@ -444,7 +398,20 @@ def _drop_empty_staging(staging_root: Path) -> None:
                 return
 
 
-def _clean_leftovers(folder: Path, staging_root: Path) -> None:
+def drop_empty_staging(lake: Path | str) -> None:
+    """Remove the empty folders left under `<lake>/.staging/`, and `.staging` itself once empty:
+    the tidying a batch of `publish_list(..., tidy_staging=False)` calls leaves to the end."""
+    root = as_local_path(lake) / STAGING_DIR
+    if not root.is_dir():
+        return
+    for folder in sorted((p for p in root.rglob("*") if p.is_dir()), reverse=True):
+        with contextlib.suppress(OSError):  # not empty: a version being staged
+            folder.rmdir()
+    with contextlib.suppress(OSError):
+        root.rmdir()
+
+
+def _clean_leftovers(folder: Path, staging_root: Path, tidy_staging: bool = True) -> None:
     """Remove a crashed publish's staged versions, old-style `.tmp-*` folders and `v<N>` folders
     without a manifest.
 
@@ -452,7 +419,8 @@ def _clean_leftovers(folder: Path, staging_root: Path) -> None:
     """
     if staging_root.is_dir():
         shutil.rmtree(staging_root)
-    _drop_empty_staging(staging_root)
+    if tidy_staging:
+        _drop_empty_staging(staging_root)
     for child in folder.iterdir():
         if not child.is_dir():
             continue
@@ -461,23 +429,57 @@ def _clean_leftovers(folder: Path, staging_root: Path) -> None:
             shutil.rmtree(child)
 
 
-def _write_file(target: Path, write: Any) -> str:
-    """Write via `write(path)` to `<target>.partial` and fsync it; return its SHA-256.
+def _frame_bytes(write: Any) -> bytes:
+    """The bytes `write(buffer)` produces (a frame's `write_parquet` or `write_csv`)."""
+    buffer = io.BytesIO()
+    write(buffer)
+    return buffer.getvalue()
+
+
+def _write_file(target: Path, data: bytes | Any) -> str:
+    """Write `data` (bytes, or a writer such as a frame's `write_parquet` called with the path)
+    to `<target>.partial` and fsync it; return its SHA-256.
 
     Files keep the `.partial` name until every one is written, so an interrupted run never
     leaves a `list.parquet` for the `lists/**/list.parquet` glob to find.
     """
     partial = target.with_name(target.name + PARTIAL_SUFFIX)
-    write(partial)
+    if isinstance(data, bytes):
+        with open(partial, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        return digest_bytes(data)
+    data(partial)
     with open(partial, "rb+") as handle:
         os.fsync(handle.fileno())
-    return _sha256_file(partial)
+    return sha256_file(partial)
 
 
 def _finish_files(staging: Path) -> None:
     """Give every staged `.partial` file its final name (the step just before the commit)."""
     for partial in sorted(staging.glob(f"*{PARTIAL_SUFFIX}")):
         os.replace(partial, partial.with_name(partial.name[: -len(PARTIAL_SUFFIX)]))
+
+
+def version_reason(
+    parent: int | None,
+    parent_manifest: dict[str, Any] | None,
+    period: str,
+    input_digest: str,
+    code_version: str,
+    computed_from: str,
+) -> str:
+    """The manifest reason of a new version: what the list is computed from and, for v<N+1>,
+    whether its inputs changed since v<N> (else the code that computes it did)."""
+    if parent is None or parent_manifest is None:
+        return f"first publication: {computed_from}"
+    if parent_manifest.get("input_digest") != input_digest:
+        return (
+            f"inputs of {period} or an earlier period changed since v{parent} (a late or "
+            f"corrected result, a moderation decision or a new starting list): {computed_from}"
+        )
+    return f"same inputs as v{parent}, recomputed by code version {code_version}: {computed_from}"
 
 
 def publish_list(
@@ -493,38 +495,52 @@ def publish_list(
     key: str = "player_id",
     value: str = "rating",
     extra_manifest: dict[str, Any] | None = None,
+    tidy_staging: bool = True,
 ) -> PublishOutcome:
     """Publish `rows` as the next version of `list_name` for `period`, unless nothing changed.
 
+    `reason` says what the list is computed from; the manifest's reason adds what made this
+    version (`version_reason`, from the parent manifest, read once). The content digest is the
+    SHA-256 of the `list.csv` bytes: equal to the parent's, nothing is read back; otherwise the
+    parent's `list.parquet` is compared (manifests of older releases digested differently).
     The version is staged under `<lake>/.staging/` and renamed to `lists/.../v<N>` in one step, so
     a crash never leaves a visible half-written version, nor a staged file the `lists/**` glob
     could read; the next call cleans the leftovers and publishes. `extra_manifest` adds fields to
-    the manifest (a club list records the folder it comes from).
+    the manifest (a club list records the folder it comes from). `tidy_staging=False` leaves the
+    emptied staging folders for one `drop_empty_staging(lake)` after a batch of publications
+    (each removal and re-creation of `.staging/<list>/<period>` costs two folder updates).
     """
     folder = _period_dir(lake, list_name, period)
     staging_root = _staging_dir(lake, list_name, period)
     given, canonical = _prepare_rows(rows, key, value)
+    csv_bytes = _frame_bytes(csv_safe(given).write_csv)
+    content_digest = digest_bytes(csv_bytes)
     with _locked(folder):
-        _clean_leftovers(folder, staging_root)
+        _clean_leftovers(folder, staging_root, tidy_staging)
         versions = _complete_versions(folder)
         parent = versions[-1] if versions else None
+        parent_manifest: dict[str, Any] | None = None
         old: pl.DataFrame | None = None
         if parent is not None:
-            previous = pl.read_parquet(folder / f"v{parent}" / LIST_FILE, hive_partitioning=False)
-            parent_manifest = json.loads(
-                (folder / f"v{parent}" / MANIFEST_FILE).read_text(encoding="utf-8")
-            )
-            old = previous.select(parent_manifest["columns"])
-            if old.columns == canonical.columns and old.equals(canonical):
+            parent_dir = folder / f"v{parent}"
+            parent_manifest = json.loads((parent_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
+            same_columns = parent_manifest["columns"] == canonical.columns
+            if not (same_columns and parent_manifest.get("content_digest") == content_digest):
+                previous = pl.read_parquet(parent_dir / LIST_FILE, hive_partitioning=False)
+                old = previous.select(parent_manifest["columns"])
+            if same_columns and (old is None or old.equals(canonical)):
                 return PublishOutcome(
                     list=list_name,
                     period=period,
                     version=parent,
                     status="unchanged",
-                    path=folder / f"v{parent}",
-                    row_count=old.height,
+                    path=parent_dir,
+                    row_count=canonical.height,
                     changed_rows=0,
                 )
+        full_reason = version_reason(
+            parent, parent_manifest, period, input_digest, code_version, reason
+        )
         version = (parent or 0) + 1
         diff = None
         if old is not None:
@@ -534,7 +550,7 @@ def publish_list(
                 key=key,
                 value=value,
                 causes=causes,
-                reason=reason,
+                reason=full_reason,
                 list_name=list_name,
                 period=period,
                 version=version,
@@ -542,17 +558,15 @@ def publish_list(
         staging = staging_root / f"v{version}-{uuid.uuid4().hex}"
         staging.mkdir(parents=True)
         try:
+            snapshot = _snapshot_frame(canonical, list_name, period, version)
             checksums = {
-                LIST_FILE: _write_file(
-                    staging / LIST_FILE,
-                    _snapshot_frame(canonical, list_name, period, version).write_parquet,
-                ),
-                CSV_FILE: _write_file(staging / CSV_FILE, csv_safe(given).write_csv),
+                LIST_FILE: _write_file(staging / LIST_FILE, snapshot.write_parquet),
+                CSV_FILE: _write_file(staging / CSV_FILE, csv_bytes),
             }
             if diff is not None:
                 checksums[DIFF_FILE] = _write_file(staging / DIFF_FILE, diff.write_parquet)
                 checksums[DIFF_CSV_FILE] = _write_file(
-                    staging / DIFF_CSV_FILE, csv_safe(diff).write_csv
+                    staging / DIFF_CSV_FILE, _frame_bytes(csv_safe(diff).write_csv)
                 )
             manifest = {
                 "list": list_name,
@@ -565,16 +579,15 @@ def publish_list(
                 "changed_rows": 0 if diff is None else diff.height,
                 "checksums": checksums,
                 "parent_version": parent,
-                "reason": reason,
+                "reason": full_reason,
                 "key": key,
                 "value": value,
                 "columns": canonical.columns,
-                "content_digest": digest_frame(canonical),
+                "content_digest": content_digest,
                 **(extra_manifest or {}),
             }
             _write_file(
-                staging / MANIFEST_FILE,
-                lambda p: Path(p).write_text(json.dumps(manifest, indent=2) + "\n", "utf-8"),
+                staging / MANIFEST_FILE, (json.dumps(manifest, indent=2) + "\n").encode("utf-8")
             )
             _finish_files(staging)
             fsync_dir(staging)
@@ -583,7 +596,8 @@ def publish_list(
             shutil.rmtree(staging, ignore_errors=True)
             raise
         fsync_dir(folder)
-        _drop_empty_staging(staging_root)
+        if tidy_staging:
+            _drop_empty_staging(staging_root)
     return PublishOutcome(
         list=list_name,
         period=period,

@@ -1,19 +1,30 @@
-"""One federation period across the three lists: which state each list starts from, and the
-order the lists are computed in (standard first: rapid and blitz read its period-start list).
+"""Federation periods across the three lists: which state each list starts from, the order the
+lists are computed in (standard first: rapid and blitz read its period-start list), and the range
+functions that rate every period of a range in order, in memory (`*_lists_periods`).
 
 Pure functions over frames; the Dagster assets only read and write around them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import polars as pl
 
 from rating_core.periods import previous_period
 from rating_core.schemas import RATING_LISTS
+from rating_core.systems.club.folders import club_list_name
 from rating_core.systems.club.period import ClubPeriodResult, club_period
 from rating_core.systems.club.rules import CLUB_STATE_SCHEMA
+from rating_core.systems.contract import (
+    CLUB_FOLDER,
+    PeriodOutput,
+    concat_rows,
+    present,
+    tag_list,
+)
 from rating_core.systems.fide.period import (
     FidePeriodResult,
     fide_period,
@@ -110,7 +121,7 @@ def seed_from_records(
         pl.lit(period).alias("listed_since"),
     )
     base = state if state is not None else pl.DataFrame(schema=FIDE_STATE_SCHEMA)
-    return pl.concat([base.cast(FIDE_STATE_SCHEMA), seeded.cast(FIDE_STATE_SCHEMA)])  # type: ignore[arg-type]
+    return pl.concat([base.cast(FIDE_STATE_SCHEMA), seeded.cast(FIDE_STATE_SCHEMA)])
 
 
 def fide_lists_period(
@@ -195,3 +206,139 @@ def club_lists_period(
         )
         results[(club_id, rating_list)] = club_period(pool_games, pool_state, players, rating_list)
     return results
+
+
+# --- ranges of periods ---------------------------------------------------------------------------
+
+FIDE_EXPLANATIONS = ("game_explanations", "player_explanations", "newcomers", "dropped")
+"""The explanation tables of each FIDE list (`history/fide-<list>-<table>`)."""
+UKD_EXPLANATIONS = (
+    "game_explanations",
+    "tournament_explanations",
+    "player_explanations",
+    "newcomers",
+)
+"""The explanation tables of each UKD list (`history/ukd-<list>-<table>`)."""
+CLUB_STATE = "state/club"
+CLUB_EXPLANATIONS = ("player_explanations", "game_explanations")
+"""The explanation tables of the club lists (`history/club-<table>`, every pool in one)."""
+
+
+def federation_state_tables(system: str) -> list[str]:
+    """The lake tables holding what a FIDE or UKD period starts from (state and newcomer pool)."""
+    return [
+        t
+        for kind in RATING_LISTS
+        for t in (f"state/{system}-{kind}", f"state/{system}-{kind}-pool")
+    ]
+
+
+def games_by_period(games: pl.DataFrame, periods: list[str]) -> dict[str, pl.DataFrame]:
+    """The rows of each period of `periods` (an empty frame of the same schema when none)."""
+    if not games.height:
+        return {period: games for period in periods}
+    parts = games.partition_by("period", as_dict=True, maintain_order=True)
+    return {period: parts.get((period,), games.clear()) for period in periods}
+
+
+def _federation_periods(
+    system: str,
+    rate_period: Callable[..., dict[str, Any]],
+    explanation_tables: tuple[str, ...],
+    games: pl.DataFrame,
+    starting_lists: pl.DataFrame,
+    states: dict[str, pl.DataFrame | None],
+    periods: list[str],
+) -> dict[str, PeriodOutput]:
+    """Rate the periods in order: each starts from the previous one's states, except that an
+    official starting list after P-1 replaces the carried state of its list (`list_start`)."""
+    carried = {table: present(frame) for table, frame in states.items()}
+    outputs: dict[str, PeriodOutput] = {}
+    for period, period_games in games_by_period(games, periods).items():
+        starts, pools, origins = {}, {}, {}
+        for kind in RATING_LISTS:
+            name = f"{system}-{kind}"
+            start = list_start(system, kind, period, starting_lists, carried.get(f"state/{name}"))
+            starts[kind], origins[kind] = start.state, start.origin
+            pools[kind] = carried.get(f"state/{name}-pool")
+        results = rate_period(period_games, starts, pools, period)
+        out_states: dict[str, pl.DataFrame] = {}
+        explanations: dict[str, pl.DataFrame] = {}
+        rows = []
+        for kind, result in results.items():
+            name = f"{system}-{kind}"
+            out_states[f"state/{name}"] = result.state
+            out_states[f"state/{name}-pool"] = result.pool
+            for table in explanation_tables:
+                explanations[f"history/{name}-{table}"] = getattr(result, table)
+            rows.append(tag_list(result.list_rows, name))
+        carried = {table: present(out_states.get(table)) for table in carried | out_states}
+        outputs[period] = PeriodOutput(
+            out_states, concat_rows(rows), explanations, {"started_from": origins}
+        )
+    return outputs
+
+
+def fide_lists_periods(
+    games: pl.DataFrame,
+    starting_lists: pl.DataFrame,
+    states: dict[str, pl.DataFrame | None],
+    players: pl.DataFrame | None,
+    periods: list[str],
+) -> dict[str, PeriodOutput]:
+    """Every FIDE period of `periods` in order (`games`: their federation games; `states`: the
+    tables of `federation_state_tables("fide")` after the period before the first)."""
+    return _federation_periods(
+        "fide",
+        lambda g, starts, pools, period: fide_lists_period(g, starts, pools, players, period),
+        FIDE_EXPLANATIONS,
+        games,
+        starting_lists,
+        states,
+        periods,
+    )
+
+
+def ukd_lists_periods(
+    games: pl.DataFrame,
+    starting_lists: pl.DataFrame,
+    states: dict[str, pl.DataFrame | None],
+    periods: list[str],
+) -> dict[str, PeriodOutput]:
+    """Every UKD period of `periods` in order, as `fide_lists_periods`."""
+    return _federation_periods(
+        "ukd", ukd_lists_period, UKD_EXPLANATIONS, games, starting_lists, states, periods
+    )
+
+
+def club_lists_periods(
+    games: pl.DataFrame,
+    state: pl.DataFrame | None,
+    players: pl.DataFrame | None,
+    periods: list[str],
+) -> dict[str, PeriodOutput]:
+    """Every club period of `periods` in order, each from the previous one's pools (`state`:
+    every pool's players after the period before the first, with `club_id` and `rating_list`)."""
+    carried = present(state)
+    outputs: dict[str, PeriodOutput] = {}
+    for period, period_games in games_by_period(games, periods).items():
+        results = club_lists_period(period_games, carried, players)
+        states, rows, players_expl, games_expl = [], [], [], []
+        for (club_id, kind), result in results.items():
+            keys = [pl.lit(club_id).alias("club_id"), pl.lit(kind).alias("rating_list")]
+            states.append(result.state.with_columns(keys))
+            players_expl.append(result.player_explanations.with_columns(keys))
+            games_expl.append(result.game_explanations.with_columns(keys))
+            tagged = tag_list(result.list_rows, club_list_name(club_id, kind))
+            rows.append(tagged.with_columns(pl.lit(club_id).alias(CLUB_FOLDER)))
+        state_after = pl.concat(states) if states else pl.DataFrame()
+        carried = present(state_after)
+        outputs[period] = PeriodOutput(
+            {CLUB_STATE: state_after},
+            concat_rows(rows),
+            {
+                "history/club-player_explanations": concat_rows(players_expl),
+                "history/club-game_explanations": concat_rows(games_expl),
+            },
+        )
+    return outputs

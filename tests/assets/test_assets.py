@@ -7,6 +7,7 @@ from pathlib import Path
 
 import dagster as dg
 import polars as pl
+import pytest
 
 from assets import federation
 from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
@@ -184,3 +185,52 @@ def test_bot_with_an_unreadable_rating_stays_a_bot_and_is_listed_nowhere(tmp_pat
     site = publish.read_list(lake, "site-elo", "2026-02")
     assert set(site["player_id"].to_list()) == {"u-a", "u-b"}
     assert "site-bots" not in publish.list_names(lake)
+
+
+@pytest.fixture
+def fide_floor_rule():
+    """Set the rule of the FIDE floor check (the asset evaluates `FIDE.checks`) for one test."""
+    checks = federation.FIDE.checks
+    index = [c.name for c in checks].index("fide_floor_respected")
+    original = checks[index]
+
+    def set_rule(bad_rows) -> None:
+        checks[index] = replace(original, bad_rows=bad_rows)
+
+    yield set_rule
+    checks[index] = original
+
+
+def test_a_check_failing_in_a_later_period_publishes_the_periods_before_it(
+    tmp_path: Path, fide_floor_rule
+) -> None:
+    """One run rates 2026-01 and 2026-02 in one step; the FIDE floor check fails in 2026-02
+    only: FIDE publishes 2026-01 and not 2026-02, the other systems publish both, and the
+    summary names the check and the period."""
+    from pipelines.runner import run_pipeline
+
+    inbox, lake = make_inbox(tmp_path), tmp_path / "lake"
+    fide_floor_rule(lambda check: int(check.period == "2026-02"))
+    outcome = run_pipeline(inbox, lake)
+    assert outcome.recomputed == ["2026-01", "2026-02"]
+    assert publish.list_periods(lake, "fide-standard") == ["2026-01"]
+    assert publish.list_periods(lake, "site-elo") == ["2026-01", "2026-02"]
+    assert outcome.failures == [
+        "fide lists published up to 2026-01 only: check fide_floor_respected failed in 2026-02"
+    ]
+    assert not read_table(lake, "run_inputs").collect().height  # the next run recomputes
+
+
+def test_a_check_failing_in_the_first_period_of_the_range_publishes_none_of_it(
+    tmp_path: Path, fide_floor_rule
+) -> None:
+    from pipelines.runner import run_pipeline
+
+    inbox, lake = make_inbox(tmp_path), tmp_path / "lake"
+    fide_floor_rule(lambda check: 1)
+    outcome = run_pipeline(inbox, lake)
+    assert "fide-standard" not in publish.list_names(lake)
+    assert publish.list_periods(lake, "site-elo") == ["2026-01", "2026-02"]
+    assert outcome.failures == [
+        "fide lists not published from 2026-01 on: check fide_floor_respected failed in 2026-01"
+    ]

@@ -166,3 +166,40 @@ def test_materializations_carry_the_digest_of_their_inputs_as_data_version(
     assert version() == first
     matches.write_text("".join(sample.splitlines(keepends=True)[:2]), encoding="utf-8")
     assert version() != first
+
+
+def test_period_assets_and_checks_keep_their_names() -> None:
+    """Users' scripts and the UI name these: the factory keeps every key and check name."""
+    graph = defs.resolve_asset_graph()
+    keys = {key.to_user_string() for key in graph.get_all_asset_keys()}
+    systems = ("fide", "ukd", "club", "site")
+    assert {f"{s}_ratings" for s in (*systems, "fibs")} <= keys
+    assert {f"{s}_lists_published" for s in systems} | {"fibs_list_published"} <= keys
+    checks = {(key.asset_key.to_user_string(), key.name) for key in graph.asset_check_keys}
+    assert {
+        ("fide_ratings", "fide_k_allowed"),
+        ("fide_ratings", "fide_floor_respected"),
+        ("fide_ratings", "fide_games_counted_both_sides"),
+        ("ukd_ratings", "ukd_floor_respected"),
+        ("site_ratings", "site_floor_respected"),
+        ("site_ratings", "site_no_bots_on_lists"),
+        ("site_ratings", "site_provisional_consistent"),
+        ("site_ratings", "site_no_annulled_game_rated"),
+        ("fibs_ratings", "fibs_experience_monotonic"),
+    } <= checks
+
+
+def test_every_period_asset_takes_a_range_of_periods_in_one_run() -> None:
+    from pipelines.registry import PERIOD_ASSETS
+
+    for asset in PERIOD_ASSETS:
+        assert asset.backfill_policy == dg.BackfillPolicy.single_run(), asset.key
+    for asset in period_assets_of_the_lake():
+        assert asset.backfill_policy == dg.BackfillPolicy.single_run(), asset.key
+
+
+def period_assets_of_the_lake() -> list[dg.AssetsDefinition]:
+    """The period assets as the runner binds them to a lake's partitions."""
+    from pipelines.registry import period_assets
+
+    return period_assets("2020-01")

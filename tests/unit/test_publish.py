@@ -71,7 +71,7 @@ def test_first_publish_writes_files_and_manifest(tmp_path: Path) -> None:
     assert manifest["version"] == 1
     assert manifest["parent_version"] is None
     assert manifest["row_count"] == 2
-    assert manifest["reason"] == "monthly list"
+    assert manifest["reason"] == "first publication: monthly list"
     assert manifest["input_digest"] == "abc"
     assert manifest["code_version"] == "0.1.0"
     assert manifest["columns"] == ["player_id", "name", "rating", "games", "change"]
@@ -128,7 +128,8 @@ def test_changed_content_publishes_next_version_with_diff_and_v1_untouched(
     assert latest_version(tmp_path, LIST, PERIOD) == 2
     manifest = read_manifest(tmp_path, LIST, PERIOD)
     assert manifest["parent_version"] == 1
-    assert manifest["reason"] == "late result"
+    # the same input digest as v1 and other content: the code changed, says the reason
+    assert manifest["reason"] == "same inputs as v1, recomputed by code version 0.1.0: late result"
     assert set(manifest["checksums"]) == {"list.parquet", "list.csv", "diff.parquet", "diff.csv"}
     diff = read_diff(tmp_path, LIST, PERIOD).sort("player_id")
     assert diff["player_id"].to_list() == ["a", "c", "d"]  # b unchanged
@@ -137,8 +138,8 @@ def test_changed_content_publishes_next_version_with_diff_and_v1_untouched(
     assert diff["change"].to_list() == [-10.0, None, None]
     assert diff["cause"].to_list() == [
         "moderation M-12: annulled games g1, g2; late",
-        "late result",
-        "late result",
+        manifest["reason"],
+        manifest["reason"],
     ]
     assert diff["version"].unique().to_list() == [2]
     assert read_diff(tmp_path, LIST, PERIOD, version=1).height == 0
@@ -500,3 +501,62 @@ def test_leftovers_of_an_old_release_inside_the_period_folder_are_cleaned(tmp_pa
 def test_extra_manifest_fields_are_recorded(tmp_path: Path) -> None:
     _publish(tmp_path, _rows(a=1500), extra_manifest={"club_folder": "Ankara SK"})
     assert read_manifest(tmp_path, LIST, PERIOD)["club_folder"] == "Ankara SK"
+
+
+def test_reason_says_the_inputs_changed_when_the_digest_differs(tmp_path: Path) -> None:
+    """The version reason is decided in publishing, from the parent manifest."""
+    _publish(tmp_path, _rows(a=1500))
+    _publish(tmp_path, _rows(a=1510), input_digest="new inputs", reason="late result")
+    reason = read_manifest(tmp_path, LIST, PERIOD)["reason"]
+    assert reason.startswith("inputs of 2024-03 or an earlier period changed since v1")
+    assert reason.endswith(": late result")
+    diff = publish.read_diff(tmp_path, LIST, PERIOD)
+    assert diff["cause"].to_list() == [reason]  # no cause given: the version's reason
+
+
+def test_unchanged_content_reads_no_parquet_back(tmp_path: Path, monkeypatch) -> None:
+    """The content digest (the list.csv bytes' SHA-256) in the parent manifest is enough to see
+    an unchanged list; its list.parquet is only read when there is a diff to make."""
+    first = _publish(tmp_path, _rows(a=1500, b=1600))
+    manifest = read_manifest(tmp_path, LIST, PERIOD)
+    assert manifest["content_digest"] == manifest["checksums"]["list.csv"]
+
+    def no_read(*args: object, **kwargs: object) -> pl.DataFrame:
+        raise AssertionError("list.parquet read back")
+
+    monkeypatch.setattr(publish.pl, "read_parquet", no_read)
+    again = _publish(tmp_path, _rows(b=1600, a=1500), input_digest="other")
+    assert (again.status, again.version) == ("unchanged", first.version)
+
+
+def test_a_manifest_without_the_new_content_digest_still_publishes_nothing_new(
+    tmp_path: Path,
+) -> None:
+    """Manifests of older releases digested the content otherwise: the parent's Parquet decides."""
+    _publish(tmp_path, _rows(a=1500, b=1600))
+    path = tmp_path / "lists" / LIST / PERIOD / "v1" / "manifest.json"
+    manifest = json.loads(path.read_text())
+    path.write_text(json.dumps({**manifest, "content_digest": "ndjson-digest"}))
+    again = _publish(tmp_path, _rows(a=1500, b=1600))
+    assert (again.status, again.version) == ("unchanged", 1)
+
+
+def test_a_batch_without_tidying_leaves_staging_to_one_final_drop(tmp_path: Path) -> None:
+    """`tidy_staging=False` keeps the emptied staging folders; `drop_empty_staging` removes them
+    and `.staging` itself, and the versions are complete either way."""
+    for period in ("2024-01", "2024-02"):
+        publish_list(
+            tmp_path,
+            LIST,
+            period,
+            _rows(a=1500),
+            reason="r",
+            input_digest="d",
+            code_version="c",
+            tidy_staging=False,
+        )
+    assert (tmp_path / ".staging" / LIST / "2024-02").is_dir()
+    assert not [p for p in (tmp_path / ".staging").rglob("*") if p.is_file()]
+    publish.drop_empty_staging(tmp_path)
+    assert not (tmp_path / ".staging").exists()
+    assert publish.list_periods(tmp_path, LIST) == ["2024-01", "2024-02"]

@@ -1,0 +1,127 @@
+"""Digests of files, frames and the inputs of each period, all SHA-256 hex strings.
+
+A frame is hashed through its CSV text (nulls written as `\\N`, so a null and an empty string
+differ; floats in their shortest round-trip form, so 1e-9 apart differ) plus its schema: the same
+values and types give the same digest whatever the frame's chunks or memory layout, and unlike
+`DataFrame.hash_rows` the text does not change between Polars versions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+import polars as pl
+
+from rating_core.lake.storage import PART_FILE, as_local_path, read_table
+from rating_core.periods import previous_period
+
+NULL_MARK = "\\N"
+"""How a null cell is written in the CSV text a frame digest hashes."""
+
+_SLICE_ROWS = 200_000
+"""Rows hashed per CSV chunk, so a large frame never becomes one huge string."""
+
+RUN_INPUTS_SCHEMA: dict[str, pl.DataType] = {"period": pl.String(), "digest": pl.String()}
+"""`period_input_digests`' frame: one digest per period."""
+
+
+def digest_bytes(data: bytes) -> str:
+    """Hex SHA-256 of bytes."""
+    return hashlib.sha256(data).hexdigest()
+
+
+def digest_frame(frame: pl.DataFrame) -> str:
+    """SHA-256 of a frame's schema and values in row order (sort first if order is irrelevant)."""
+    digest = hashlib.sha256()
+    digest.update(json.dumps([[n, str(t)] for n, t in frame.schema.items()]).encode())
+    for chunk in frame.iter_slices(n_rows=_SLICE_ROWS):
+        digest.update(chunk.write_csv(include_header=False, null_value=NULL_MARK).encode())
+    return digest.hexdigest()
+
+
+def digest_parts(parts: Iterable[str]) -> str:
+    """One digest over digests (or any strings), in order."""
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode() + b"\0")
+    return digest.hexdigest()
+
+
+def digest_frames(*frames: pl.DataFrame | None) -> str:
+    """One digest over frames in order, a missing frame (None) counting as `-`."""
+    return digest_parts(digest_frame(f) if f is not None else "-" for f in frames)
+
+
+def digest_files(paths: Iterable[Path | str]) -> str:
+    """SHA-256 over the names and bytes of files (folders expanded), in sorted order.
+
+    Names are taken relative to the files' common folder, so moving the inbox keeps the digest.
+    """
+    files: list[Path] = []
+    for item in paths:
+        path = as_local_path(item)
+        if path.is_dir():
+            files.extend(p for p in path.rglob("*") if p.is_file())
+        else:
+            files.append(path)
+    files = sorted(set(files))
+    if not files:
+        return hashlib.sha256(b"").hexdigest()
+    root = Path(os.path.commonpath([str(p.parent.resolve()) for p in files]))
+    digest = hashlib.sha256()
+    for path in files:
+        name = path.resolve().relative_to(root).as_posix()
+        digest.update(name.encode() + b"\0")
+        with open(path, "rb") as handle:
+            for block in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(block)
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def sha256_file(path: Path) -> str:
+    """Hex SHA-256 of one file's bytes."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _file_bytes(path: Path) -> bytes:
+    return path.read_bytes() if path.is_file() else b"-"
+
+
+def period_input_digests(lake: Path, periods: list[str], code_version: str) -> pl.DataFrame:
+    """One digest per period over everything its lists are computed from besides P-1's state:
+    the code version, the registry, the period's games and matches files, the moderation
+    decisions on its games and the official starting lists after P-1.
+
+    Hashes the files ingest wrote (no frame is serialised), so it costs one read of each.
+    """
+    common = hashlib.sha256()
+    common.update(code_version.encode())
+    common.update(_file_bytes(as_local_path(lake) / "players" / PART_FILE))
+    moderation = read_table(lake, "moderation").collect()
+    starts = read_table(lake, "starting_lists").collect()
+    annulled = None
+    if moderation.height:
+        games = read_table(lake, "games").select("game_id", "period").collect()
+        annulled = moderation.join(games, on="game_id").sort("game_id")
+    rows = []
+    for period in periods:
+        digest = common.copy()
+        for table in ("games", "matches"):
+            digest.update(_file_bytes(as_local_path(lake) / table / f"period={period}" / PART_FILE))
+        if annulled is not None:
+            mine = annulled.filter(pl.col("period") == period).drop("period")
+            digest.update(mine.write_csv().encode())
+        if starts.height:
+            official = starts.filter(pl.col("period") == previous_period(period))
+            digest.update(official.sort("list", "player_id").write_csv().encode())
+        rows.append({"period": period, "digest": digest.hexdigest()})
+    return pl.DataFrame(rows, schema=RUN_INPUTS_SCHEMA)
