@@ -119,6 +119,10 @@ def _add_lake(parser: argparse.ArgumentParser) -> None:
     )
 
 
+EXECUTORS = ("in_process", "multiprocess")
+"""Where `ratings run --executor` runs the range's steps (see `pipelines.jobs`)."""
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of every subcommand."""
     parser = _Parser(prog="ratings", description="Rating-list pipeline.")
@@ -129,6 +133,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_lake(run)
     run.add_argument(
         "--full", action="store_true", help="recompute every period, not only from the first change"
+    )
+    run.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="in_process",
+        help="run the systems' steps in this process (default) or side by side, one process each",
     )
 
     show = sub.add_parser("show", help="show a published list (or, without LIST, what exists)")
@@ -193,7 +203,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         inbox_files(inbox)
     except ClubFolderError as error:
         raise UserError(str(error)) from error
-    outcome = run_pipeline(inbox, lake, console=console, full=args.full)
+    outcome = run_pipeline(inbox, lake, console=console, full=args.full, executor=args.executor)
     print_summary(outcome, console)
     return 0 if outcome.ok else 1
 

@@ -24,6 +24,7 @@ from assets.resources import PipelinePaths, lake_instance
 from assets.systems import FIRST_FAILING_PERIOD
 from pipelines.errors import UserError, debug_enabled, describe_error_info, is_internal
 from pipelines.incremental import period_input_digests, periods_to_run, record_run_inputs
+from pipelines.jobs import job_environment, rate_and_publish_job
 from pipelines.output import err_console
 from pipelines.prepare import preparing_lines
 from pipelines.registry import PERIOD_CHECKS, SYSTEM_OF_RATINGS, period_assets
@@ -93,11 +94,14 @@ class RunOutcome:
         return rows
 
 
+RunResult = dg.ExecuteInProcessResult | dg.JobExecutionResult
+"""What a run of the ingest or of a range returns, in-process or on another executor."""
+
 QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 """Run config keeping Dagster's own log lines off the terminal (the CLI prints a summary)."""
 
 
-def _failures(result: dg.ExecuteInProcessResult) -> list[str]:
+def _failures(result: RunResult) -> list[str]:
     """One plain sentence per failed step (no class names, see `pipelines.errors`) or failed
     blocking check; with RATINGS_DEBUG=1 each step's traceback goes to stderr as well."""
     return [*_step_failures(result), *_check_failures(result)]
@@ -108,7 +112,7 @@ BLOCKED_BY_CHECK = "DagsterAssetCheckFailedError"
 own sentence says it (`_check_failures`, `_stopped_publication`), not the step's."""
 
 
-def _step_failures(result: dg.ExecuteInProcessResult) -> list[str]:
+def _step_failures(result: RunResult) -> list[str]:
     """One plain sentence per step that failed with an error (not one stopped by a check)."""
     messages = []
     for event in result.all_events:
@@ -127,7 +131,7 @@ def _step_failures(result: dg.ExecuteInProcessResult) -> list[str]:
     return messages
 
 
-def _failed_checks(result: dg.ExecuteInProcessResult) -> list[dg.AssetCheckEvaluation]:
+def _failed_checks(result: RunResult) -> list[dg.AssetCheckEvaluation]:
     """The blocking (ERROR severity) checks that failed in a run."""
     return [
         e
@@ -136,7 +140,7 @@ def _failed_checks(result: dg.ExecuteInProcessResult) -> list[dg.AssetCheckEvalu
     ]
 
 
-def _check_failures(result: dg.ExecuteInProcessResult) -> list[str]:
+def _check_failures(result: RunResult) -> list[str]:
     """One sentence per failed blocking check (the ingest checks: no period to name)."""
     return [
         f"check {e.check_name} on {e.asset_key.to_user_string()} failed"
@@ -144,7 +148,7 @@ def _check_failures(result: dg.ExecuteInProcessResult) -> list[str]:
     ]
 
 
-def _published(result: dg.ExecuteInProcessResult) -> list[dict]:
+def _published(result: RunResult) -> list[dict]:
     """The lists with nothing new to publish the materializations reported, of a failed run too
     (new versions are read from the lake itself, by `RunOutcome.on_disk`)."""
     rows, seen = [], set()
@@ -190,10 +194,15 @@ def _waiting(lake: Path, holder: LockHolder) -> None:
 
 
 def run_pipeline(
-    inbox: Path, lake: Path, console: Console | None = None, full: bool = False
+    inbox: Path,
+    lake: Path,
+    console: Console | None = None,
+    full: bool = False,
+    executor: str = "in_process",
 ) -> RunOutcome:
     """Ingest, then rate and publish in period order from the first period whose inputs changed
-    (every period with `full`); a blocking failure stops the run.
+    (every period with `full`); a blocking failure stops the run. `executor` runs the range
+    in-process (default) or on Dagster's multiprocess executor (`pipelines.jobs`).
 
     The run holds the lake's lock throughout (a second run on the lake waits, saying so), and
     first removes what a killed run left half-written.
@@ -202,7 +211,7 @@ def run_pipeline(
     with hold_lake(lake, command, on_wait=lambda holder: _waiting(lake, holder)):
         clean_interrupted_writes(lake)
         with lake_instance(lake) as instance:
-            return _run_holding_lock(inbox, lake, instance, console, full)
+            return _run_holding_lock(inbox, lake, instance, console, full, executor)
 
 
 def _run_holding_lock(
@@ -211,6 +220,7 @@ def _run_holding_lock(
     instance: dg.DagsterInstance,
     console: Console | None = None,
     full: bool = False,
+    executor: str = "in_process",
 ) -> RunOutcome:
     """`run_pipeline`'s work, once the lake's lock is held, recorded in `instance`."""
     console = console or Console()
@@ -241,9 +251,10 @@ def _run_holding_lock(
         return outcome
     assets = [*period_assets(periods[0]), *PERIOD_CHECKS]  # partitions from the first period
     first, last = to_run[0], to_run[-1]
+    launch = _RangeLauncher(assets, resources, instance, periods[0], executor)
     span = first if first == last else f"{first} to {last} ({len(to_run)} periods)"
     with console.status(f"rating and publishing {span}"):
-        result = _materialize_range(assets, resources, instance, first, last)
+        result = launch(first, last)
         outcome.published.extend(_published(result))
         outcome.failures.extend(_step_failures(result))
         for system, (period, checks) in _stopped_publication(result).items():
@@ -257,9 +268,7 @@ def _run_holding_lock(
                 continue
             # the checks passed up to P-1: publish those periods, and only those
             upto = previous_period(period)
-            again = _materialize_range(
-                assets, resources, instance, first, upto, selection=[spec.published_key]
-            )
+            again = launch(first, upto, selection=[spec.published_key])
             outcome.published.extend(_published(again))
             outcome.failures.extend(_step_failures(again))
             outcome.failures.append(
@@ -275,27 +284,44 @@ RANGE_END = "dagster/asset_partition_range_end"
 """Run tags giving the partition range every period asset of the run takes in one step."""
 
 
-def _materialize_range(
-    assets: list,
-    resources: dict,
-    instance: dg.DagsterInstance,
-    first: str,
-    last: str,
-    selection: list[str] | None = None,
-) -> dg.ExecuteInProcessResult:
-    """One run materializing the periods `first` to `last` (of `selection`, default all)."""
-    return dg.materialize(
-        assets,
-        resources=resources,
-        instance=instance,
-        run_config=QUIET,
-        tags={RANGE_START: partition_of_period(first), RANGE_END: partition_of_period(last)},
-        selection=selection,
-        raise_on_error=False,
-    )
+@dataclass
+class _RangeLauncher:
+    """Launches one run of the period assets over a range of periods, on the chosen executor."""
+
+    assets: list
+    resources: dict
+    instance: dg.DagsterInstance
+    first_period: str
+    executor: str = "in_process"
+
+    def __call__(self, first: str, last: str, selection: list[str] | None = None) -> RunResult:
+        """One run materializing the periods `first` to `last` (of `selection`, default all)."""
+        tags = {RANGE_START: partition_of_period(first), RANGE_END: partition_of_period(last)}
+        if self.executor == "in_process":
+            return dg.materialize(
+                self.assets,
+                resources=self.resources,
+                instance=self.instance,
+                run_config=QUIET,
+                tags=tags,
+                selection=selection,
+                raise_on_error=False,
+            )
+        paths = self.resources["paths"]
+        inbox, lake = str(paths.inbox_path.resolve()), str(paths.lake_path.resolve())
+        keys = [dg.AssetKey.from_user_string(k) for k in selection] if selection else None
+        with job_environment(inbox, lake, self.first_period):
+            return dg.execute_job(
+                dg.reconstructable(rate_and_publish_job),
+                instance=self.instance,
+                run_config=QUIET,
+                tags=tags,
+                asset_selection=keys,
+                raise_on_error=False,
+            )
 
 
-def _stopped_publication(result: dg.ExecuteInProcessResult) -> dict[str, tuple[str, list[str]]]:
+def _stopped_publication(result: RunResult) -> dict[str, tuple[str, list[str]]]:
     """Per ratings asset whose blocking check failed: the first failing period and the checks
     failing in it (each check's metadata names its first failing period)."""
     stops: dict[str, tuple[str, list[str]]] = {}

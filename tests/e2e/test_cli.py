@@ -445,3 +445,30 @@ def test_sample_reads_well_at_80_columns(sample_lake: Path, samples: Path) -> No
         assert "2026-03" in history
         for value in values:
             assert value in history
+
+
+def test_the_multiprocess_executor_publishes_what_the_in_process_run_does(
+    sample_lake: Path, samples: Path, tmp_path: Path
+) -> None:
+    """`--executor multiprocess` runs the same range job on Dagster's multiprocess executor
+    (one process per step): the lists it publishes are the in-process run's, byte for byte."""
+    from assets.resources import lake_instance
+
+    lake = tmp_path / "lake"
+    ratings("run", "--inbox", str(samples), "--lake", str(lake), "--executor", "multiprocess")
+    ours = sorted(p.relative_to(lake) for p in lake.glob("lists/*/*/v*/*.csv"))
+    theirs = sorted(p.relative_to(sample_lake) for p in sample_lake.glob("lists/*/*/v*/*.csv"))
+    assert ours and ours == theirs
+    assert all((lake / p).read_bytes() == (sample_lake / p).read_bytes() for p in ours)
+    with lake_instance(lake) as instance:
+        (latest,) = instance.get_runs(limit=1)
+        messages = [e.message for e in instance.all_logs(latest.run_id) if e.message]
+    assert latest.job_name == "rate_and_publish"
+    assert any("multiprocess executor" in m for m in messages)
+
+
+def test_an_unknown_executor_is_one_sentence(tmp_path: Path) -> None:
+    proc = ratings("run", "--lake", str(tmp_path / "lake"), "--executor", "celery", check=False)
+    assert proc.returncode != 0
+    assert proc.stderr.startswith("ratings: ") and "Traceback" not in proc.stderr
+    assert "multiprocess" in proc.stderr
