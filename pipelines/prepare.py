@@ -8,6 +8,12 @@ cold is read cheaply from numba's index file for it: no compiling, no loading of
 
 from __future__ import annotations
 
+import io
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,3 +87,73 @@ def preparing_lines(inbox: Path, groups: Iterable[KernelGroup] = GROUPS) -> list
         f"preparing {g.name} (first run on this machine, about {g.seconds} s)"
         for g in cold_groups(inbox, groups)
     ]
+
+
+SAMPLES = Path(__file__).resolve().parents[1] / "data_samples"
+"""The project's sample inbox: what the warm-up process rates (its CSV and TRF files only)."""
+
+WARM_UP_WAIT_S = 120
+"""Longest a run waits for its warm-up process before rating (it compiles in about 10 s)."""
+
+
+@dataclass
+class WarmUp:
+    """A second process compiling the rating kernels while this one compiles the PGN scanner."""
+
+    process: subprocess.Popen[bytes]
+
+    def finish(self) -> None:
+        """Wait for the warm-up to finish (its kernels are then in numba's cache): the rating
+        step would otherwise compile the same kernels a second time. Stop it if it hangs."""
+        try:
+            self.process.wait(timeout=WARM_UP_WAIT_S)
+        except subprocess.TimeoutExpired:
+            self.stop()
+
+    def stop(self) -> None:
+        """End the warm-up process if it still runs (a run that ended early needs it no more)."""
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def start_warm_up(inbox: Path, groups: Iterable[KernelGroup] = GROUPS) -> WarmUp | None:
+    """When a run must compile both the PGN scanner and the rating kernels, compile the rating
+    kernels in a second process meanwhile (numba's compiler holds the GIL, so only another process
+    puts a second core to work); None when there is nothing to gain. The warm-up rates the sample
+    inbox's CSV and TRF files through the same pipeline, so it compiles the kernels for exactly the
+    argument types a real run passes (they depend on the code path, not on the data)."""
+    cold = cold_groups(inbox, groups)
+    if len(cold) < 2 or not SAMPLES.is_dir():
+        return None
+    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}  # its own throw-away home
+    process = subprocess.Popen(
+        [sys.executable, "-m", "pipelines.prepare"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    return WarmUp(process)
+
+
+def _not_pgn(folder: str, names: list[str]) -> list[str]:
+    """`shutil.copytree`'s ignore: the PGN files (the main run compiles the scanner)."""
+    return [name for name in names if name.lower().endswith(PGN_SUFFIXES)]
+
+
+def warm_rating_kernels() -> None:
+    """Rate the sample inbox without its PGN files into a throw-away lake, so that numba caches
+    the rating kernels (the warm-up process's work)."""
+    from rich.console import Console
+
+    from pipelines.runner import run_pipeline
+
+    with tempfile.TemporaryDirectory(prefix="ratings-warm-up-") as folder:
+        inbox = Path(folder) / "inbox"
+        shutil.copytree(SAMPLES, inbox, ignore=_not_pgn)
+        run_pipeline(inbox, Path(folder) / "lake", console=Console(file=io.StringIO()))
+
+
+if __name__ == "__main__":
+    warm_rating_kernels()

@@ -26,7 +26,7 @@ from pipelines.errors import UserError, debug_enabled, describe_error_info, is_i
 from pipelines.incremental import period_input_digests, periods_to_run, record_run_inputs
 from pipelines.jobs import job_environment, rate_and_publish_job
 from pipelines.output import err_console
-from pipelines.prepare import preparing_lines
+from pipelines.prepare import WarmUp, preparing_lines, start_warm_up
 from pipelines.registry import PERIOD_CHECKS, SYSTEM_OF_RATINGS, period_assets
 from rating_core.lake import publishing as publish
 from rating_core.lake.lock import LockHolder, hold_lake
@@ -224,9 +224,28 @@ def _run_holding_lock(
 ) -> RunOutcome:
     """`run_pipeline`'s work, once the lake's lock is held, recorded in `instance`."""
     console = console or Console()
-    resources = {"paths": PipelinePaths(inbox=str(inbox), lake=str(lake))}
     for line in preparing_lines(inbox):  # numba compiles on a first run: say so, never sit silent
         console.print(line, highlight=False)
+    warm_up = start_warm_up(inbox)
+    try:
+        return _rate_and_publish(inbox, lake, instance, console, full, executor, warm_up)
+    finally:
+        if warm_up is not None:
+            warm_up.stop()
+
+
+def _rate_and_publish(
+    inbox: Path,
+    lake: Path,
+    instance: dg.DagsterInstance,
+    console: Console,
+    full: bool,
+    executor: str,
+    warm_up: WarmUp | None,
+) -> RunOutcome:
+    """Ingest, then rate and publish the range (after the warm-up, when one compiles the rating
+    kernels beside this run)."""
+    resources = {"paths": PipelinePaths(inbox=str(inbox), lake=str(lake))}
     with console.status("ingesting the inbox"):
         ingest = dg.materialize(
             [*INGEST_ASSETS, *INGEST_CHECKS],
@@ -253,6 +272,9 @@ def _run_holding_lock(
     first, last = to_run[0], to_run[-1]
     launch = _RangeLauncher(assets, resources, instance, periods[0], executor)
     span = first if first == last else f"{first} to {last} ({len(to_run)} periods)"
+    if warm_up is not None:
+        with console.status("preparing the rating kernels"):
+            warm_up.finish()
     with console.status(f"rating and publishing {span}"):
         result = launch(first, last)
         outcome.published.extend(_published(result))

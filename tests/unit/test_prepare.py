@@ -99,3 +99,40 @@ def test_ratings_run_prints_the_line_before_it_ingests(
     assert console.export_text().splitlines()[0] == (
         "preparing the test kernel (first run on this machine, about 3 s)"
     )
+
+
+def test_no_warm_up_process_when_at_most_one_group_is_cold(tmp_path: Path) -> None:
+    from pipelines.prepare import start_warm_up
+
+    warm = KernelGroup("warm", (len,), 1, lambda inbox: True)  # not a numba kernel: cached
+    assert start_warm_up(tmp_path, [warm, warm]) is None
+
+
+def test_the_warm_up_process_caches_the_rating_kernels_not_the_scanner(tmp_path: Path) -> None:
+    """The warm-up rates the samples without their PGN files: in a fresh numba cache it leaves
+    only the PGN scanner for the run itself to compile."""
+    import os
+    import subprocess
+
+    from pipelines.prepare import SAMPLES
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    env.pop("DAGSTER_HOME", None)
+    probe = (
+        "from pathlib import Path\n"
+        "from pipelines.prepare import SAMPLES, cold_groups\n"
+        "print([g.name for g in cold_groups(SAMPLES)])\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+
+    def cold() -> str:
+        return subprocess.run(
+            [sys.executable, "-c", probe], cwd=root, env=env, capture_output=True, text=True
+        ).stdout.strip()
+
+    assert cold() == "['the PGN scanner', 'the rating kernels']"
+    subprocess.run(
+        [sys.executable, "-m", "pipelines.prepare"], cwd=root, env=env, check=True, timeout=600
+    )
+    assert cold() == "['the PGN scanner']"
+    assert SAMPLES.is_dir()
