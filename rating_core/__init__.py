@@ -1,1 +1,3 @@
-"""rating_core package."""
+"""Pure rating logic, no Dagster: the bases (`schemas`, `periods`, `rounding`, `names`,
+`timecontrol`), `ingest` (readers), `kernels` (numba plumbing), `systems` (the engines) and
+`lake` (tables, storage, publishing)."""

@@ -1,1 +1,3 @@
-"""rating_core.lake.storage."""
+"""The lake: `tables` (the catalogue of every table), `storage` (atomic Hive-partitioned Parquet),
+`publishing` (versioned, immutable lists), `digests` (SHA-256 of files, frames and period inputs)
+and `lock` (one run at a time)."""

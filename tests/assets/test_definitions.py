@@ -203,3 +203,32 @@ def period_assets_of_the_lake() -> list[dg.AssetsDefinition]:
     from pipelines.registry import period_assets
 
     return period_assets("2020-01")
+
+
+def test_the_whole_graph_is_exactly_what_the_readme_documents() -> None:
+    """Every asset, check, job, sensor and schedule, by name: an asset added or dropped, or a
+    check moved to another asset, shows here (and in the README's Dagster section)."""
+    graph = defs.resolve_asset_graph()
+    ingest = {"players", "games", "starting_lists", "moderation_decisions", "backgammon_matches"}
+    ratings = {f"{s}_ratings" for s in ("fide", "ukd", "club", "site", "fibs")}
+    published = {f"{s}_lists_published" for s in ("fide", "ukd", "club", "site")}
+    published.add("fibs_list_published")
+    assert {k.to_user_string() for k in graph.get_all_asset_keys()} == ingest | ratings | published
+    assert {(k.asset_key.to_user_string(), k.name) for k in graph.asset_check_keys} == {
+        ("games", "games_have_unique_ids"),
+        ("games", "games_are_classified"),
+        ("fide_ratings", "fide_k_allowed"),
+        ("fide_ratings", "fide_floor_respected"),
+        ("fide_ratings", "fide_games_counted_both_sides"),
+        ("ukd_ratings", "ukd_floor_respected"),
+        ("site_ratings", "site_floor_respected"),
+        ("site_ratings", "site_no_bots_on_lists"),
+        ("site_ratings", "site_provisional_consistent"),
+        ("site_ratings", "site_no_annulled_game_rated"),
+        ("fibs_ratings", "fibs_experience_monotonic"),
+    }
+    jobs = {job.name for job in defs.resolve_all_job_defs() if not job.name.startswith("__")}
+    assert jobs == {"ingest_job", "lists_job"}
+    repository = defs.get_repository_def()
+    assert [s.name for s in repository.sensor_defs] == ["inbox_sensor"]
+    assert [s.name for s in repository.schedule_defs] == ["lists_job_schedule"]
