@@ -181,11 +181,20 @@ def write_partitioned(
     if keys.null_count():
         raise ValueError(f"{name!r}: {keys.null_count()} rows have no {partition_col!r} value")
     values = set(keys.unique().to_list()) | set(partitions or ())
+    for value in values:
+        check_name(value, f"{partition_col} value")
     data = frame.with_columns(keys.alias(partition_col))
+    # one pass splits the frame (a filter per value would read it once per partition)
+    parts = {
+        key[0]: part
+        for key, part in data.partition_by(
+            partition_col, as_dict=True, include_key=False, maintain_order=True
+        ).items()
+    }
+    empty_part = data.clear().drop(partition_col)
     written: list[Path] = []
     for value in sorted(values):
-        check_name(value, f"{partition_col} value")
-        part = data.filter(pl.col(partition_col) == value).drop(partition_col)
+        part = parts.get(value, empty_part)
         folder = base / f"{partition_col}={value}"
         target = folder / PART_FILE
         _atomic_write_parquet(part, target)
