@@ -311,8 +311,9 @@ def _published_asset(spec: SystemSpec) -> dg.AssetsDefinition:
                     outcomes.extend(
                         publish_rows(lake, period, frame, reason=reason, causes=causes, pool=pool)
                     )
-        finally:
-            drop_empty_staging(lake)
+        finally:  # only this system's lists: another system may be staging beside it
+            lists = {str(name) for name in rows.get_column("list").unique()} if rows.height else ()
+            drop_empty_staging(lake, lists)
         how.after(periods)
         digests = rows.select(pl.col(f"^{INPUT_DIGEST}$").unique().sort()) if rows.height else None
         new_versions = [o for o in outcomes if o["status"] == "published"]

@@ -17,7 +17,7 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -398,15 +398,18 @@ def _drop_empty_staging(staging_root: Path) -> None:
                 return
 
 
-def drop_empty_staging(lake: Path | str) -> None:
-    """Remove the empty folders left under `<lake>/.staging/`, and `.staging` itself once empty:
-    the tidying a batch of `publish_list(..., tidy_staging=False)` calls leaves to the end."""
+def drop_empty_staging(lake: Path | str, lists: Iterable[str] | None = None) -> None:
+    """Remove the empty folders left under `<lake>/.staging/` (only those of `lists` when given),
+    and `.staging` itself once empty: the tidying a batch of `publish_list(..., tidy_staging=False)`
+    calls leaves to the end. Naming the lists keeps a batch off the folders another process is
+    staging at the same moment (the systems publish side by side on the multiprocess executor)."""
     root = as_local_path(lake) / STAGING_DIR
-    if not root.is_dir():
-        return
-    for folder in sorted((p for p in root.rglob("*") if p.is_dir()), reverse=True):
-        with contextlib.suppress(OSError):  # not empty: a version being staged
-            folder.rmdir()
+    tops = [root / name for name in lists] if lists is not None else [root]
+    for top in tops:
+        folders = [Path(here) for here, _, _ in os.walk(top)]  # vanished folders are skipped
+        for folder in sorted(folders, reverse=True):
+            with contextlib.suppress(OSError):  # not empty (a version being staged), or gone
+                folder.rmdir()
     with contextlib.suppress(OSError):
         root.rmdir()
 

@@ -560,3 +560,17 @@ def test_a_batch_without_tidying_leaves_staging_to_one_final_drop(tmp_path: Path
     publish.drop_empty_staging(tmp_path)
     assert not (tmp_path / ".staging").exists()
     assert publish.list_periods(tmp_path, LIST) == ["2024-01", "2024-02"]
+
+
+def test_tidying_named_lists_leaves_another_lists_staging_alone(tmp_path: Path) -> None:
+    """On the multiprocess executor the systems publish side by side: one system's tidy-up
+    must not remove the (still empty) staging folder another system has just created."""
+    mine = tmp_path / ".staging" / "fide-blitz" / "2026-03"
+    theirs = tmp_path / ".staging" / "site-elo" / "2026-03"
+    mine.mkdir(parents=True)
+    theirs.mkdir(parents=True)
+    publish.drop_empty_staging(tmp_path, ["fide-blitz", "fide-rapid"])
+    assert not (tmp_path / ".staging" / "fide-blitz").exists()
+    assert theirs.is_dir()
+    publish.drop_empty_staging(tmp_path)
+    assert not (tmp_path / ".staging").exists()
