@@ -193,6 +193,3 @@ FEDERATION_ASSETS = [
     ukd_lists_published,
     club_lists_published,
 ]
-FEDERATION_CHECKS: list = []
-"""The federation checks are declared with their ratings assets (`check_specs`): they run on the
-frames the asset computed, in the same step, for every period of the range."""

@@ -16,7 +16,6 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
-from assets.partitions import period_of_partition
 from rating_core.lake.digests import digest_frame
 from rating_core.lake.publishing import publish_list
 from rating_core.lake.storage import read_table, write_partitioned
@@ -46,16 +45,6 @@ def code_version() -> str:
 CODE_VERSION = code_version()
 """Every asset's Dagster `code_version`: a new package version makes every asset stale in the
 UI, as it changes every period's input digest (`pipelines.incremental`) for `ratings run`."""
-
-
-def period_key(context: dg.AssetExecutionContext) -> str:
-    """The period (YYYY-MM) of the partition being materialized."""
-    return period_of_partition(context.partition_key)
-
-
-def check_period(context: dg.AssetCheckExecutionContext) -> str:
-    """The period (YYYY-MM) of the partition an asset check runs on."""
-    return period_of_partition(context.partition_key)
 
 
 def with_names(lake: Path, rows: pl.DataFrame) -> pl.DataFrame:

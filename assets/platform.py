@@ -224,5 +224,3 @@ fibs_ratings, fibs_list_published = system_assets(FIBS)
 
 PLATFORM_SPECS = [SITE, FIBS]
 PLATFORM_ASSETS = [site_ratings, site_lists_published, fibs_ratings, fibs_list_published]
-PLATFORM_CHECKS: list = []
-"""The platform checks are declared with their ratings assets (`check_specs`)."""

@@ -10,7 +10,7 @@ import dagster as dg
 from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
 from assets.resources import PipelinePaths
 from pipelines.automation import inbox_sensor, ingest_job, lists_job, monthly_lists_schedule
-from pipelines.registry import PERIOD_CHECKS, period_assets
+from pipelines.registry import period_assets
 from pipelines.runner import data_periods
 
 INBOX = os.environ.get("RATINGS_INBOX", "data_samples")
@@ -20,7 +20,7 @@ PERIODS = data_periods(Path(LAKE))
 
 defs = dg.Definitions(
     assets=[*INGEST_ASSETS, *period_assets(PERIODS[0] if PERIODS else None)],
-    asset_checks=[*INGEST_CHECKS, *PERIOD_CHECKS],
+    asset_checks=INGEST_CHECKS,
     jobs=[ingest_job, lists_job],
     sensors=[inbox_sensor],
     schedules=[monthly_lists_schedule],

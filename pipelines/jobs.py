@@ -16,7 +16,7 @@ from contextlib import contextmanager
 import dagster as dg
 
 from assets.resources import PipelinePaths
-from pipelines.registry import PERIOD_CHECKS, period_assets
+from pipelines.registry import period_assets
 
 RANGE_JOB = "rate_and_publish"
 """Name of the job of every period asset (and its checks)."""
@@ -35,9 +35,7 @@ def rate_and_publish_job() -> dg.JobDefinition:
         selection=dg.AssetSelection.assets(*assets),
         executor_def=dg.multiprocess_executor,
     )
-    defs = dg.Definitions(
-        assets=assets, asset_checks=PERIOD_CHECKS, jobs=[job], resources={"paths": paths}
-    )
+    defs = dg.Definitions(assets=assets, jobs=[job], resources={"paths": paths})
     return defs.resolve_job_def(RANGE_JOB)
 
 

@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import dagster as dg
 
-from assets.federation import FEDERATION_ASSETS, FEDERATION_CHECKS, FEDERATION_SPECS
+from assets.federation import FEDERATION_ASSETS, FEDERATION_SPECS
 from assets.partitions import period_partitions, with_partitions
-from assets.platform import PLATFORM_ASSETS, PLATFORM_CHECKS, PLATFORM_SPECS
+from assets.platform import PLATFORM_ASSETS, PLATFORM_SPECS
 from assets.systems import SystemSpec
 
 SYSTEMS: list[SystemSpec] = [*FEDERATION_SPECS, *PLATFORM_SPECS]
 """Every rating system, in the order the summary names them."""
 PERIOD_ASSETS = [*FEDERATION_ASSETS, *PLATFORM_ASSETS]
-"""Every period asset, partitioned over every ratable month (1850-01 to the current month)."""
-PERIOD_CHECKS = [*FEDERATION_CHECKS, *PLATFORM_CHECKS]
-"""Checks defined apart from their assets (none: each system's checks are its ratings asset's
-`check_specs`, evaluated in the same step on the frames it computed)."""
+"""Every period asset, partitioned over every ratable month (1850-01 to the current month). Each
+system's checks are its ratings asset's `check_specs`, evaluated in the same step."""
 
 SYSTEM_OF_RATINGS = {spec.ratings_key: spec for spec in SYSTEMS}
 """The system of each `<system>_ratings` asset key, for the runner to find its publishing asset."""

@@ -27,7 +27,7 @@ from pipelines.incremental import period_input_digests, periods_to_run, record_r
 from pipelines.jobs import job_environment, rate_and_publish_job
 from pipelines.output import err_console
 from pipelines.prepare import WarmUp, preparing_lines, start_warm_up
-from pipelines.registry import PERIOD_CHECKS, SYSTEM_OF_RATINGS, period_assets
+from pipelines.registry import SYSTEM_OF_RATINGS, period_assets
 from rating_core.lake import publishing as publish
 from rating_core.lake.lock import LockHolder, hold_lake
 from rating_core.lake.storage import clean_interrupted_writes, read_table, table_partitions
@@ -268,7 +268,7 @@ def _rate_and_publish(
     outcome = RunOutcome(inbox, lake, files, notes, periods, to_run, failures=failures)
     if not to_run:
         return outcome
-    assets = [*period_assets(periods[0]), *PERIOD_CHECKS]  # partitions from the first period
+    assets = period_assets(periods[0])  # partitions from the first period
     first, last = to_run[0], to_run[-1]
     launch = _RangeLauncher(assets, resources, instance, periods[0], executor)
     span = first if first == last else f"{first} to {last} ({len(to_run)} periods)"

@@ -18,7 +18,7 @@ import polars as pl
 import pytest
 
 from assets.resources import PipelinePaths
-from pipelines.registry import PERIOD_CHECKS, period_assets
+from pipelines.registry import period_assets
 from pipelines.runner import data_periods
 from rating_core.lake import publishing as publish
 from rating_core.lake import tables
@@ -300,7 +300,7 @@ def test_a_1960_game_and_a_1999_event_are_rated_in_their_periods(tmp_path: Path)
     assert assets[0].partitions_def.get_first_partition_key() == "1960-05-01"
     res = {"paths": PipelinePaths(inbox=str(inbox), lake=str(done.lake))}
     for partition in ("1960-05-01", "1999-11-01"):  # the first partition has no previous one
-        result = dg.materialize([*assets, *PERIOD_CHECKS], resources=res, partition_key=partition)
+        result = dg.materialize(assets, resources=res, partition_key=partition)
         assert result.success, partition
     site = publish.read_list(done.lake, "site-elo", "1960-05")
     assert set(site.get_column("player_id")) == {"u-a", "u-b"}
