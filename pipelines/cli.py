@@ -146,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--period", help="YYYY-MM (default: the latest)")
     show.add_argument("--version", type=int, help="version number, 1 or more (default: the latest)")
     show.add_argument(
+        "--original", action="store_true", help="the period's original list (its first version)"
+    )
+    show.add_argument(
         "--top", type=int, help="rows to print, 1 or more (default 20; every row with --all/--json)"
     )
     show.add_argument("--json", action="store_true", help="print JSON (every row and column)")
@@ -156,6 +159,11 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("list")
     diff.add_argument("period")
     diff.add_argument("--version", type=int, help="version, 2 or more (default: the latest)")
+    diff.add_argument(
+        "--from-original",
+        action="store_true",
+        help="against the period's original list instead of the version's parent",
+    )
     diff.add_argument("--json", action="store_true", help="print JSON")
     diff.add_argument("--all", action="store_true", help="print every column")
     _add_lake(diff)

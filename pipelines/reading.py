@@ -10,7 +10,7 @@ import polars as pl
 from pipelines.errors import UserError
 from pipelines.output import console, plain, print_json, print_table
 from rating_core.lake import publishing as publish
-from rating_core.lake import tables
+from rating_core.lake import revisions, tables
 from rating_core.lake.storage import as_local_path, read_table
 
 COMPACT_COLUMNS = ("player_id", "name", "rating", "games", "change", "k", "flag", "experience")
@@ -127,15 +127,24 @@ def cmd_show(args: argparse.Namespace) -> int:
             summary.rows(),
         )
         return 0
+    if args.original and args.version is not None:
+        raise UserError("--original and --version name a version each: give one of them")
     period, version = _pick(lake, args.list, args.period, args.version)
+    if args.original:
+        version = revisions.original_version(lake, args.list, period) or version
     frame = publish.read_list(lake, args.list, period, version)
     shown = frame.drop([c for c in ("list", "period", "version") if c in frame.columns])
     if args.json:  # every row unless --top says otherwise: a script is never silently cut short
+        publication = revisions.publication_of(
+            publish.read_manifest(lake, args.list, period, version)
+        )
         print_json(
             {
                 "list": args.list,
                 "period": period,
                 "version": version,
+                "publication": publication.kind,
+                "revises": publication.revises,
                 "row_count": frame.height,
                 "rows": (shown if args.top is None else shown.head(args.top)).to_dicts(),
             }
@@ -176,12 +185,49 @@ def cmd_diff(args: argparse.Namespace) -> int:
     lake = _lake(args)
     period, version = _pick(lake, args.list, args.period, args.version)
     manifest = publish.read_manifest(lake, args.list, period, version)
+    if args.from_original:
+        return _diff_from_original(args, lake, period, version, manifest)
     if version == 1:
         raise UserError(f"{args.list} {period} v1 is the first version; there is nothing to diff")
     diff = publish.read_diff(lake, args.list, period, version)
     if args.json:
         print_json({"manifest": manifest, "diff": diff.to_dicts()})
         return 0
+    title = f"{args.list} {period} v{version} against v{manifest.get('parent_version')}"
+    _print_diff(args, diff, manifest, title, f"reason: {plain(manifest.get('reason'))}")
+    return 0
+
+
+def _diff_from_original(
+    args: argparse.Namespace, lake: Path, period: str, version: int, manifest: dict
+) -> int:
+    """`ratings diff LIST P --from-original`: the period's original list against `version` (the
+    latest by default), each changed player with the causes of every revision in between."""
+    original = revisions.original_version(lake, args.list, period) or 1
+    if version <= original:
+        raise UserError(
+            f"{args.list} {period} v{version} is the original list; there is no revision to diff"
+            if version == original
+            else f"{args.list} {period} v{version} is older than its original v{original}"
+        )
+    diff = revisions.diff_between(lake, args.list, period, original, version)
+    if args.json:
+        print_json({"manifest": manifest, "from_version": original, "diff": diff.to_dicts()})
+        return 0
+    title = f"{args.list} {period} v{version} against the original v{original}"
+    heading = (
+        f"{version - original} revision{'s' if version - original > 1 else ''} since the "
+        f"original; latest reason: {plain(manifest.get('reason'))}"
+    )
+    _print_diff(args, diff, manifest, title, heading)
+    return 0
+
+
+def _print_diff(
+    args: argparse.Namespace, diff: pl.DataFrame, manifest: dict, title: str, heading: str
+) -> None:
+    """The diff as a table under `heading` (the cause column left out when every row gives the
+    version's reason itself)."""
     shown = diff.drop(["list", "period", "version"], strict=False)
     if (shown["cause"] == manifest.get("reason")).all():  # the title already says it
         shown = shown.drop("cause")
@@ -189,9 +235,9 @@ def cmd_diff(args: argparse.Namespace) -> int:
     # on its own values, never the two side by side (their lengths differ)
     if all((shown.get_column(c).drop_nulls() % 1 == 0).all() for c in ("old", "new")):
         shown = shown.with_columns(pl.col("old", "new", "change").cast(pl.Int64))
-    console.print(f"reason: {plain(manifest.get('reason'))}", highlight=False)
+    console.print(heading, highlight=False)
     print_table(
-        f"{args.list} {period} v{version} against v{manifest.get('parent_version')}",
+        title,
         shown.columns,
         shown.with_columns(pl.col(pl.Float64).round(1)).rows(),
         wrap=TEXT_COLUMNS,
@@ -199,7 +245,6 @@ def cmd_diff(args: argparse.Namespace) -> int:
         stack_when_narrow=args.all,
         hint="--all or --json shows every column",
     )
-    return 0
 
 
 def player_history(lake: Path, player: str) -> pl.DataFrame:

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 import polars as pl
 
@@ -94,6 +94,11 @@ MANIFEST_FILE = "manifest.json"
 TMP_PREFIX = ".tmp-"
 """Prefix of the staging folders of older releases, inside the period folder (cleaned on sight)."""
 PARTIAL_SUFFIX = ".partial"
+
+ORIGINAL: Final = "original"
+REVISION: Final = "revision"
+"""Values of a manifest's `publication`: a period's first publication, or a revision of the
+version named in `revises` (`rating_core.lake.revisions` reads them, older manifests too)."""
 
 _sha256_file = sha256_file
 
@@ -509,7 +514,9 @@ def publish_list(
     The version is staged under `<lake>/.staging/` and renamed to `lists/.../v<N>` in one step, so
     a crash never leaves a visible half-written version, nor a staged file the `lists/**` glob
     could read; the next call cleans the leftovers and publishes. `extra_manifest` adds fields to
-    the manifest (a club list records the folder it comes from). `tidy_staging=False` leaves the
+    the manifest (a club list records the folder it comes from). The manifest says whether the
+    version is the period's original publication or a revision of its parent (`publication`,
+    `revises`; `rating_core.lake.revisions`). `tidy_staging=False` leaves the
     emptied staging folders for one `drop_empty_staging(lake)` after a batch of publications
     (each removal and re-creation of `.staging/<list>/<period>` costs two folder updates).
     """
@@ -583,6 +590,8 @@ def publish_list(
                 "checksums": checksums,
                 "parent_version": parent,
                 "reason": full_reason,
+                "publication": ORIGINAL if parent is None else REVISION,
+                "revises": parent,
                 "key": key,
                 "value": value,
                 "columns": canonical.columns,
