@@ -174,6 +174,10 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--all", action="store_true", help="print every column")
     _add_lake(history)
 
+    from pipelines.preview import add_preview_parser
+
+    add_preview_parser(sub)
+
     ui = sub.add_parser("ui", help="open the Dagster web UI on this workspace")
     ui.add_argument("--inbox", default="data_samples")
     _add_lake(ui)
@@ -246,13 +250,14 @@ def cmd_ui(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `ratings` console script: every failure ends as one sentence."""
-    from pipelines import reading
+    from pipelines import preview, reading
 
     handlers = {
         "run": cmd_run,
         "show": reading.cmd_show,
         "diff": reading.cmd_diff,
         "history": reading.cmd_history,
+        "preview": preview.cmd_preview,
         "ui": cmd_ui,
         "calc": calculators.cmd_calc,
     }
