@@ -316,7 +316,7 @@ def _print_players(version: PreviewedVersion) -> None:
         f"{version.list} {version.period}: players changed",
         columns,
         rows,
-        wrap=("name", "cause"),
+        wrap=("cause",),  # names stay whole (a wrapped name beside a long cause overflowed 80)
         drop_order=("name",),
         right=("change",),
     )
