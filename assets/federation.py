@@ -13,6 +13,7 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
+from assets.period_io import read_period_range
 from assets.systems import (
     CheckInput,
     PeriodCheck,
@@ -22,7 +23,8 @@ from assets.systems import (
     read_states,
     system_assets,
 )
-from rating_core.lake.storage import read_table
+from rating_core.lake import tables
+from rating_core.lake.storage import read_table, table_partitions, write_partitioned
 from rating_core.schemas import GAMES_SCHEMA, RATING_LISTS
 from rating_core.systems.federation import (
     CLUB_STATE,
@@ -32,6 +34,11 @@ from rating_core.systems.federation import (
     ukd_lists_periods,
 )
 from rating_core.systems.fide.rules import FIDE_RULES
+from rating_core.systems.tournament_causes import (
+    APPLIED_TOURNAMENTS_SCHEMA,
+    tournament_causes,
+    tournament_players,
+)
 from rating_core.systems.ukd.rules import UKD_RULES
 
 
@@ -116,6 +123,34 @@ def _publishing(reason: str):
     return lambda lake, periods: Publishing(reason=lambda period: reason)
 
 
+def _tournament_publishing(system: str, reason: str):
+    """Publishing of the FIDE or UKD lists: a player moved by a tournament new, changed or gone
+    since the last publication has it as cause (`rating_core.systems.tournament_causes`); the
+    tournaments published are recorded in `applied/<system>-tournaments` afterwards."""
+    table = tables.applied_tournaments(system)
+
+    def publishing(lake: Path, periods: list[str]) -> Publishing:
+        games = _games(lake, periods, "federation")
+        current = {
+            period: tournament_players(games.filter(pl.col("period") == period))
+            for period in periods
+        }
+        recorded = set(table_partitions(lake, table))
+        applied = read_period_range(lake, table.name, periods, APPLIED_TOURNAMENTS_SCHEMA)
+
+        def causes(period: str) -> pl.DataFrame | None:
+            before = applied[period] if period in recorded else None
+            return tournament_causes(current[period], before)
+
+        def after(done: list[str]) -> None:
+            frames = [current[p].with_columns(period=pl.lit(p)) for p in done]
+            write_partitioned(lake, table, pl.concat(frames), partitions=done)
+
+        return Publishing(reason=lambda period: reason, causes=causes, after=after)
+
+    return publishing
+
+
 def _started_from(outputs: dict) -> dict:
     return {
         "started_from": dg.MetadataValue.json(
@@ -133,7 +168,7 @@ FIDE = SystemSpec(
     rate=lambda i, periods: fide_lists_periods(
         i["games"], i["starting_lists"], i["states"], i["players"], periods
     ),
-    publishing=_publishing("rated from the period's federation games"),
+    publishing=_tournament_publishing("fide", "rated from the period's federation games"),
     checks=[
         PeriodCheck(
             "fide_k_allowed",
@@ -162,7 +197,7 @@ UKD = SystemSpec(
     rate=lambda i, periods: ukd_lists_periods(
         i["games"], i["starting_lists"], i["states"], periods
     ),
-    publishing=_publishing("rated from the period's federation games"),
+    publishing=_tournament_publishing("ukd", "rated from the period's federation games"),
     checks=[
         PeriodCheck("ukd_floor_respected", "No UKD below 1000.", "below_1000", ukd_below_floor)
     ],

@@ -30,6 +30,7 @@ from rating_core.schemas import (
     TableSchema,
 )
 from rating_core.systems.site.moderation import APPLIED_SCHEMA
+from rating_core.systems.tournament_causes import APPLIED_TOURNAMENTS_SCHEMA
 
 PERIOD = "period"
 """Partition column of every period table (`YYYY-MM`)."""
@@ -106,6 +107,15 @@ APPLIED_SITE_ANNULMENTS = LakeTable(
     "applied/site_annulments", PERIOD, {**APPLIED_SCHEMA, PERIOD: pl.String}
 )
 """Per period, the annulments the last publication of the site lists applied."""
+
+
+def applied_tournaments(system: str) -> LakeTable:
+    """`applied/<system>-tournaments`: per period, who played in which tournament when the
+    system's lists were last published (the diff causes of the next publication)."""
+    return LakeTable(
+        f"applied/{system}-tournaments", PERIOD, {**APPLIED_TOURNAMENTS_SCHEMA, PERIOD: pl.String}
+    )
+
 
 # --- per-system period tables -----------------------------------------------------------------
 
@@ -185,6 +195,7 @@ CATALOGUE: tuple[LakeTable, ...] = (
     PLAYER_NAMES,
     RUN_INPUTS,
     APPLIED_SITE_ANNULMENTS,
+    *(applied_tournaments(system) for system in FEDERATION_SYSTEMS),
     *_system_tables(),
 )
 """Every table a full `ratings run` writes (a test compares it with a run on the samples)."""

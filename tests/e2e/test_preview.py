@@ -126,6 +126,11 @@ def test_preview_writes_nothing_and_predicts_the_next_run_exactly(
         v for v in preview["lists"] if (v["list"], v["period"]) == ("fide-standard", "2026-02")
     )
     assert {r["player_id"] for r in late["diff"]} == {"13400002", "34500002"}
+    for name in ("fide-standard", "ukd-standard"):  # the late tournament is the cause, by name
+        entry = next(v for v in preview["lists"] if (v["list"], v["period"]) == (name, "2026-02"))
+        assert {r["cause"] for r in entry["diff"]} == {
+            "late result: tournament late-match-2026-02 (standard)"
+        }, entry
     _check_original_queries(lake, revised={(n, p) for n, p, _ in new})
 
 

@@ -1,0 +1,80 @@
+"""Diff causes of the federation lists: tournaments new, changed or gone since the last
+publication (rating_core.systems.tournament_causes)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import polars as pl
+
+from rating_core.systems.tournament_causes import tournament_causes, tournament_players
+
+
+def _games(*rows: tuple[str, str, str, str, str]) -> pl.DataFrame:
+    """Games (game_id, tournament_id, white_id, black_id, result), all standard and rated."""
+    return pl.DataFrame(
+        {
+            "game_id": [r[0] for r in rows],
+            "tournament_id": [r[1] for r in rows],
+            "round": [1] * len(rows),
+            "played_at": [datetime(2026, 2, 20, tzinfo=UTC)] * len(rows),
+            "white_id": [r[2] for r in rows],
+            "black_id": [r[3] for r in rows],
+            "result": [r[4] for r in rows],
+            "rating_list": ["standard"] * len(rows),
+            "rated": [True] * len(rows),
+            "status": ["finished"] * len(rows),
+        }
+    )
+
+
+OPEN = [("g1", "open", "a", "b", "1-0"), ("g2", "open", "c", "a", "0-1")]
+
+
+def _causes(before: pl.DataFrame | None, now: pl.DataFrame) -> dict[str, str]:
+    causes = tournament_causes(tournament_players(now), before)
+    assert causes is not None
+    return dict(causes.iter_rows())
+
+
+def test_who_played_where_with_one_digest_per_tournament() -> None:
+    players = tournament_players(_games(*OPEN, ("g3", "cup", "d", "e", "1-0")))
+    assert players.select("tournament_id", "player_id").rows() == [
+        ("cup", "d"),
+        ("cup", "e"),
+        ("open", "a"),
+        ("open", "b"),
+        ("open", "c"),
+    ]
+    digests = dict(players.select("tournament_id", "digest").unique().iter_rows())
+    assert len(set(digests.values())) == 2 and set(players["rating_list"]) == {"standard"}
+    # the digest is the games', not their order in the file
+    again = tournament_players(_games(OPEN[1], ("g3", "cup", "d", "e", "1-0"), OPEN[0]))
+    assert dict(again.select("tournament_id", "digest").unique().iter_rows()) == digests
+
+
+def test_a_late_tournament_names_its_players_only() -> None:
+    before = tournament_players(_games(*OPEN))
+    now = _games(*OPEN, ("late-1", "late-match", "d", "b", "0-1"))
+    assert _causes(before, now) == {
+        "b": "late result: tournament late-match (standard)",
+        "d": "late result: tournament late-match (standard)",
+    }
+
+
+def test_changed_and_withdrawn_tournaments() -> None:
+    before = tournament_players(_games(*OPEN, ("g3", "cup", "d", "e", "1-0")))
+    now = _games(("g1", "open", "a", "b", "0-1"), OPEN[1])  # g1 corrected, the cup withdrawn
+    assert _causes(before, now) == {
+        "a": "changed results: tournament open (standard)",
+        "b": "changed results: tournament open (standard)",
+        "c": "changed results: tournament open (standard)",
+        "d": "withdrawn: tournament cup (standard)",
+        "e": "withdrawn: tournament cup (standard)",
+    }
+
+
+def test_nothing_new_and_no_record() -> None:
+    before = tournament_players(_games(*OPEN))
+    assert _causes(before, _games(*OPEN)) == {}
+    assert tournament_causes(tournament_players(_games(*OPEN)), None) is None
