@@ -243,3 +243,47 @@ def test_preview_of_a_lake_not_yet_created_creates_nothing(tmp_path: Path, sampl
         for v in preview["lists"]
     )
     assert {v["list"] for v in preview["lists"]} >= {"fide-standard", "site-elo", "fibs"}
+
+
+def test_the_scratch_copy_links_files_and_leaves_out_what_is_written_in_place(
+    tmp_path: Path,
+) -> None:
+    from pipelines.preview import scratch_copy
+    from rating_core.lake.storage import write_table
+
+    lake, scratch = tmp_path / "lake", tmp_path / "lake" / ".preview-x"
+    write_table(lake, tables.RUN_INPUTS, pl.DataFrame({"period": ["2026-01"], "digest": ["d"]}))
+    (lake / "lists" / "fide-standard" / "2026-01" / "v1").mkdir(parents=True)
+    (lake / "lists" / "fide-standard" / "2026-01" / "v1" / "manifest.json").write_text("{}")
+    (lake / "lists" / "fide-standard" / "2026-01" / ".lock").write_text("")
+    (lake / ".lock").write_text('{"pid": 1}')
+    (lake / ".dagster").mkdir()
+    (lake / ".dagster" / "runs.db").write_text("sqlite")
+    (lake / "run_inputs" / ".part-0.parquet.tmp-123").write_text("half")
+    before = _tree(lake)
+    scratch_copy(lake, scratch)
+    copied = _tree(scratch)
+    assert set(copied) == {
+        "run_inputs/part-0.parquet",
+        "lists/fide-standard/2026-01/v1/manifest.json",
+    }
+    part = lake / "run_inputs" / "part-0.parquet"
+    assert (scratch / "run_inputs" / "part-0.parquet").stat().st_ino == part.stat().st_ino
+    # the scratch run replaces a linked file by renaming a new one over it: the lake's stays
+    write_table(scratch, tables.RUN_INPUTS, pl.DataFrame({"period": ["2026-02"], "digest": ["e"]}))
+    shutil.rmtree(scratch)
+    assert _tree(lake) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--inbox", "no-such-inbox"], "inbox folder 'no-such-inbox' does not exist"),
+        (["--lake", "README.md"], "is a file, not a folder"),
+    ],
+)
+def test_preview_mistakes_are_one_sentence(args: list[str], fragment: str) -> None:
+    proc = ratings("preview", *args, check=False)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("ratings: ") and fragment in proc.stderr
+    assert "Traceback" not in proc.stderr
