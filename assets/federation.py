@@ -34,11 +34,7 @@ from rating_core.systems.federation import (
     ukd_lists_periods,
 )
 from rating_core.systems.fide.rules import FIDE_RULES
-from rating_core.systems.tournament_causes import (
-    APPLIED_TOURNAMENTS_SCHEMA,
-    tournament_causes,
-    tournament_players,
-)
+from rating_core.systems.input_causes import APPLIED_INPUTS_SCHEMA, input_causes, period_inputs
 from rating_core.systems.ukd.rules import UKD_RULES
 
 
@@ -123,24 +119,28 @@ def _publishing(reason: str):
     return lambda lake, periods: Publishing(reason=lambda period: reason)
 
 
-def _tournament_publishing(system: str, reason: str):
-    """Publishing of the FIDE or UKD lists: a player moved by a tournament new, changed or gone
-    since the last publication has it as cause (`rating_core.systems.tournament_causes`); the
-    tournaments published are recorded in `applied/<system>-tournaments` afterwards."""
-    table = tables.applied_tournaments(system)
+def _input_publishing(system: str, reason: str):
+    """Publishing of the FIDE or UKD lists: a player moved by a tournament or a starting-list
+    entry new, changed or gone since the last publication has it as cause
+    (`rating_core.systems.input_causes`); the inputs published are recorded in
+    `applied/<system>-inputs` afterwards."""
+    table = tables.applied_inputs(system)
 
     def publishing(lake: Path, periods: list[str]) -> Publishing:
         games = _games(lake, periods, "federation")
+        starting_lists = read_table(lake, "starting_lists").collect()
         current = {
-            period: tournament_players(games.filter(pl.col("period") == period))
+            period: period_inputs(
+                games.filter(pl.col("period") == period), starting_lists, system, period
+            )
             for period in periods
         }
         recorded = set(table_partitions(lake, table))
-        applied = read_period_range(lake, table.name, periods, APPLIED_TOURNAMENTS_SCHEMA)
+        applied = read_period_range(lake, table.name, periods, APPLIED_INPUTS_SCHEMA)
 
         def causes(period: str) -> pl.DataFrame | None:
             before = applied[period] if period in recorded else None
-            return tournament_causes(current[period], before)
+            return input_causes(current[period], before)
 
         def after(done: list[str]) -> None:
             frames = [current[p].with_columns(period=pl.lit(p)) for p in done]
@@ -168,7 +168,7 @@ FIDE = SystemSpec(
     rate=lambda i, periods: fide_lists_periods(
         i["games"], i["starting_lists"], i["states"], i["players"], periods
     ),
-    publishing=_tournament_publishing("fide", "rated from the period's federation games"),
+    publishing=_input_publishing("fide", "rated from the period's federation games"),
     checks=[
         PeriodCheck(
             "fide_k_allowed",
@@ -197,7 +197,7 @@ UKD = SystemSpec(
     rate=lambda i, periods: ukd_lists_periods(
         i["games"], i["starting_lists"], i["states"], periods
     ),
-    publishing=_tournament_publishing("ukd", "rated from the period's federation games"),
+    publishing=_input_publishing("ukd", "rated from the period's federation games"),
     checks=[
         PeriodCheck("ukd_floor_respected", "No UKD below 1000.", "below_1000", ukd_below_floor)
     ],

@@ -29,8 +29,8 @@ from rating_core.schemas import (
     STARTING_LIST_SCHEMA,
     TableSchema,
 )
+from rating_core.systems.input_causes import APPLIED_INPUTS_SCHEMA
 from rating_core.systems.site.moderation import APPLIED_SCHEMA
-from rating_core.systems.tournament_causes import APPLIED_TOURNAMENTS_SCHEMA
 
 PERIOD = "period"
 """Partition column of every period table (`YYYY-MM`)."""
@@ -109,11 +109,11 @@ APPLIED_SITE_ANNULMENTS = LakeTable(
 """Per period, the annulments the last publication of the site lists applied."""
 
 
-def applied_tournaments(system: str) -> LakeTable:
-    """`applied/<system>-tournaments`: per period, who played in which tournament when the
-    system's lists were last published (the diff causes of the next publication)."""
+def applied_inputs(system: str) -> LakeTable:
+    """`applied/<system>-inputs`: per period, the tournaments and starting-list entries, player
+    by player, the system's lists were last published from (the next diff's causes)."""
     return LakeTable(
-        f"applied/{system}-tournaments", PERIOD, {**APPLIED_TOURNAMENTS_SCHEMA, PERIOD: pl.String}
+        f"applied/{system}-inputs", PERIOD, {**APPLIED_INPUTS_SCHEMA, PERIOD: pl.String}
     )
 
 
@@ -195,7 +195,7 @@ CATALOGUE: tuple[LakeTable, ...] = (
     PLAYER_NAMES,
     RUN_INPUTS,
     APPLIED_SITE_ANNULMENTS,
-    *(applied_tournaments(system) for system in FEDERATION_SYSTEMS),
+    *(applied_inputs(system) for system in FEDERATION_SYSTEMS),
     *_system_tables(),
 )
 """Every table a full `ratings run` writes (a test compares it with a run on the samples)."""

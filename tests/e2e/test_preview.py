@@ -287,3 +287,24 @@ def test_preview_mistakes_are_one_sentence(args: list[str], fragment: str) -> No
     assert proc.returncode == 2
     assert proc.stderr.startswith("ratings: ") and fragment in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_changed_starting_list_entry_is_the_cause_it_names(
+    tmp_path: Path, samples: Path, published: Path
+) -> None:
+    lake = tmp_path / "lake"
+    shutil.copytree(published, lake)
+    inbox = tmp_path / "inbox"
+    shutil.copytree(samples, inbox)
+    path = inbox / "federation" / "lists" / "fide-standard@2025-12.csv"
+    header, first, *rest = path.read_text(encoding="utf-8").splitlines()
+    player, rating, *others = first.split(",")
+    corrected = ",".join([player, str(int(rating) + 50), *others])
+    path.write_text("\n".join([header, corrected, *rest]) + "\n", encoding="utf-8")
+    ratings("run", "--inbox", str(inbox), "--lake", str(lake))
+    diff = publish.read_diff(lake, "fide-standard", "2026-01")
+    row = diff.filter(pl.col("player_id") == player).row(0, named=True)
+    assert row["cause"] == "changed starting list fide-standard@2025-12"
+    assert row["new"] - row["old"] != 0
+    # the UKD lists start from their own starting lists: nothing of theirs changed
+    assert publish.latest_version(lake, "ukd-standard", "2026-01") == 1

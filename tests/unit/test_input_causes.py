@@ -1,5 +1,5 @@
-"""Diff causes of the federation lists: tournaments new, changed or gone since the last
-publication (rating_core.systems.tournament_causes)."""
+"""Diff causes of the federation lists: tournaments and starting-list entries new, changed or
+gone since the last publication (rating_core.systems.input_causes)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import polars as pl
 
-from rating_core.systems.tournament_causes import tournament_causes, tournament_players
+from rating_core.systems.input_causes import input_causes, period_inputs, tournament_players
 
 
 def _games(*rows: tuple[str, str, str, str, str]) -> pl.DataFrame:
@@ -32,25 +32,25 @@ OPEN = [("g1", "open", "a", "b", "1-0"), ("g2", "open", "c", "a", "0-1")]
 
 
 def _causes(before: pl.DataFrame | None, now: pl.DataFrame) -> dict[str, str]:
-    causes = tournament_causes(tournament_players(now), before)
+    causes = input_causes(tournament_players(now), before)
     assert causes is not None
     return dict(causes.iter_rows())
 
 
 def test_who_played_where_with_one_digest_per_tournament() -> None:
     players = tournament_players(_games(*OPEN, ("g3", "cup", "d", "e", "1-0")))
-    assert players.select("tournament_id", "player_id").rows() == [
+    assert players.select("name", "player_id").rows() == [
         ("cup", "d"),
         ("cup", "e"),
         ("open", "a"),
         ("open", "b"),
         ("open", "c"),
     ]
-    digests = dict(players.select("tournament_id", "digest").unique().iter_rows())
+    digests = dict(players.select("name", "digest").unique().iter_rows())
     assert len(set(digests.values())) == 2 and set(players["rating_list"]) == {"standard"}
     # the digest is the games', not their order in the file
     again = tournament_players(_games(OPEN[1], ("g3", "cup", "d", "e", "1-0"), OPEN[0]))
-    assert dict(again.select("tournament_id", "digest").unique().iter_rows()) == digests
+    assert dict(again.select("name", "digest").unique().iter_rows()) == digests
 
 
 def test_a_late_tournament_names_its_players_only() -> None:
@@ -77,4 +77,46 @@ def test_changed_and_withdrawn_tournaments() -> None:
 def test_nothing_new_and_no_record() -> None:
     before = tournament_players(_games(*OPEN))
     assert _causes(before, _games(*OPEN)) == {}
-    assert tournament_causes(tournament_players(_games(*OPEN)), None) is None
+    assert input_causes(tournament_players(_games(*OPEN)), None) is None
+
+
+def _starting(*rows: tuple[str, str, str, int]) -> pl.DataFrame:
+    """Starting-list entries (list, period, player_id, rating)."""
+    return pl.DataFrame(
+        {
+            "list": [r[0] for r in rows],
+            "period": [r[1] for r in rows],
+            "player_id": [r[2] for r in rows],
+            "rating": [r[3] for r in rows],
+            "rated_games": [50] * len(rows),
+            "peak_rating": [2000] * len(rows),
+        },
+        schema_overrides={"rating": pl.Int32, "rated_games": pl.Int32, "peak_rating": pl.Int32},
+    )
+
+
+def test_starting_list_entries_new_changed_and_removed() -> None:
+    no_games = _games(*OPEN).clear()
+    january = _starting(
+        ("fide-standard", "2026-01", "a", 1900), ("fide-standard", "2026-01", "b", 1800)
+    )
+    before = period_inputs(no_games, january, "fide", "2026-02")
+    assert set(before["name"]) == {"fide-standard@2026-01"}
+    # a UKD list, or a list official after another month, is not February's FIDE input
+    others = _starting(("ukd-standard", "2026-01", "z", 1500), ("fide-rapid", "2025-12", "y", 1500))
+    assert period_inputs(no_games, others, "fide", "2026-02").height == 0
+    corrected = pl.concat(
+        [
+            _starting(
+                ("fide-standard", "2026-01", "a", 1910), ("fide-standard", "2026-01", "c", 1700)
+            ),
+            _starting(("fide-rapid", "2026-01", "a", 1850)),
+        ]
+    )
+    causes = input_causes(period_inputs(no_games, corrected, "fide", "2026-02"), before)
+    assert causes is not None
+    assert dict(causes.iter_rows()) == {
+        "a": "changed starting list fide-standard@2026-01; new starting list fide-rapid@2026-01",
+        "b": "removed from starting list fide-standard@2026-01",
+        "c": "changed starting list fide-standard@2026-01",
+    }

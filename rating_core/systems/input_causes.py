@@ -1,0 +1,201 @@
+"""The causes a federation list's diff names: what of a period's inputs is new, changed or gone
+since the list's last publication (issue 11 item 2: "late result: tournament T", a new
+starting list).
+
+After publishing a period, the federation assets record its inputs player by player
+(`applied/<system>-inputs`): who played in which tournament, with a digest of each tournament's
+games, and each entry of the starting list the period starts from. The next publication
+compares the period's inputs with that record:
+
+- a tournament that was not there: `late result: tournament T (standard)` for its players;
+  one whose games differ: `changed results: tournament T (standard)`; one no longer there:
+  `withdrawn: tournament T (standard)`;
+- a starting list that was not there: `new starting list fide-standard@2026-01` for its players;
+  an entry that differs or is new in a list already there: `changed starting list ...`; an entry
+  no longer there: `removed from starting list ...`.
+
+A player moved only because an earlier period changed keeps the version's reason as cause.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import polars as pl
+
+from rating_core.periods import previous_period
+from rating_core.schemas import TableSchema
+
+TOURNAMENT = "tournament"
+STARTING_LIST = "starting list"
+"""Values of `source` in the record: what a row of inputs is."""
+
+APPLIED_INPUTS_SCHEMA: TableSchema = {
+    "source": pl.String,
+    "name": pl.String,
+    "rating_list": pl.String,
+    "player_id": pl.String,
+    "digest": pl.String,
+}
+"""One row per player per input of a period: a tournament (its id, the digest of its games) or
+the starting list the period starts from (`list@YYYY-MM`, the player's entry as digest)."""
+
+CAUSES_SCHEMA: TableSchema = {"player_id": pl.String, "cause": pl.String}
+
+DIGESTED_COLUMNS = (
+    "game_id",
+    "round",
+    "played_at",
+    "white_id",
+    "black_id",
+    "result",
+    "rating_list",
+    "rated",
+    "status",
+)
+"""The game columns whose change makes a tournament's results changed."""
+
+ENTRY_COLUMNS = ("rating", "rated_games", "peak_rating")
+"""The starting-list columns whose change makes a player's entry changed."""
+
+
+def tournament_players(games: pl.DataFrame) -> pl.DataFrame:
+    """Who played in which tournament of `games` (one period's), with each tournament's rating
+    lists and the digest of its games (`APPLIED_INPUTS_SCHEMA`)."""
+    games = games.filter(pl.col("tournament_id").is_not_null())
+    if not games.height:
+        return pl.DataFrame(schema=APPLIED_INPUTS_SCHEMA)
+    fields = [pl.col(c).cast(pl.String).fill_null("") for c in DIGESTED_COLUMNS]
+    per_tournament = (
+        games.with_columns(pl.concat_str(fields, separator="\x1f").alias("_game"))
+        .group_by("tournament_id")
+        .agg(
+            pl.col("_game").sort().str.join("\x1e").alias("_games"),
+            pl.col("rating_list").cast(pl.String).drop_nulls().unique().sort().str.join("/"),
+        )
+    )
+    digests = [  # one hash per tournament, not per game
+        hashlib.sha256(text.encode("utf-8")).hexdigest()
+        for text in per_tournament.get_column("_games")
+    ]
+    per_tournament = per_tournament.drop("_games").with_columns(
+        pl.Series("digest", digests, dtype=pl.String)
+    )
+    players = pl.concat(
+        [
+            games.select("tournament_id", pl.col("white_id").alias("player_id")),
+            games.select("tournament_id", pl.col("black_id").alias("player_id")),
+        ]
+    ).drop_nulls()
+    return (
+        players.unique()
+        .join(per_tournament, on="tournament_id")
+        .select(
+            pl.lit(TOURNAMENT).alias("source"),
+            pl.col("tournament_id").alias("name"),
+            "rating_list",
+            "player_id",
+            "digest",
+        )
+        .sort("name", "player_id")
+    )
+
+
+def starting_list_players(starting_lists: pl.DataFrame, system: str, period: str) -> pl.DataFrame:
+    """The entries of the `system`'s starting lists that `period` starts from (those official
+    after the period before it), one row per player and list (`APPLIED_INPUTS_SCHEMA`)."""
+    if not starting_lists.height:
+        return pl.DataFrame(schema=APPLIED_INPUTS_SCHEMA)
+    entries = starting_lists.filter(
+        pl.col("list").str.starts_with(f"{system}-") & (pl.col("period") == previous_period(period))
+    )
+    fields = [pl.col(c).cast(pl.String).fill_null("") for c in ENTRY_COLUMNS]
+    return entries.select(
+        pl.lit(STARTING_LIST).alias("source"),
+        pl.format("{}@{}", "list", "period").alias("name"),
+        pl.col("list").str.strip_prefix(f"{system}-").alias("rating_list"),
+        pl.col("player_id").cast(pl.String),
+        pl.concat_str(fields, separator="/").alias("digest"),
+    ).sort("name", "player_id")
+
+
+def period_inputs(
+    games: pl.DataFrame, starting_lists: pl.DataFrame, system: str, period: str
+) -> pl.DataFrame:
+    """Every input of `period` player by player: its tournaments (`games` are the period's) and
+    the starting lists it starts from, as the record of a publication keeps them."""
+    return pl.concat(
+        [tournament_players(games), starting_list_players(starting_lists, system, period)]
+    )
+
+
+def _label(frame: pl.DataFrame, what: str, with_list: bool) -> pl.DataFrame:
+    """`what: tournament T (standard)` or `what NAME` for each (player_id, name) row."""
+    if with_list:
+        text = pl.format("{}: tournament {} ({})", pl.lit(what), "name", "rating_list")
+    else:
+        text = pl.format("{} {}", pl.lit(what), "name")
+    return frame.select("player_id", text.alias("cause"))
+
+
+def _tournament_causes(now: pl.DataFrame, before: pl.DataFrame) -> list[pl.DataFrame]:
+    """Players of tournaments new, changed (digest) or gone since `before`."""
+    whole_now = now.select("name", "rating_list", "digest").unique()
+    whole_before = before.select("name", "rating_list", "digest").unique()
+    new = whole_now.join(whole_before, on="name", how="anti")
+    changed = whole_now.join(whole_before.select("name", old="digest"), on="name").filter(
+        pl.col("digest") != pl.col("old")
+    )
+    gone = whole_before.join(whole_now, on="name", how="anti")
+    players_now, players_before = (
+        now.select("name", "player_id"),
+        before.select("name", "player_id"),
+    )
+    return [
+        _label(new.join(players_now, on="name"), "late result", True),
+        _label(changed.join(players_now, on="name"), "changed results", True),
+        _label(gone.join(players_before, on="name"), "withdrawn", True),
+    ]
+
+
+def _starting_list_causes(now: pl.DataFrame, before: pl.DataFrame) -> list[pl.DataFrame]:
+    """Players on a starting list new since `before`, or whose entry is new, changed or gone."""
+    known = before.select("name").unique()
+    new_list = now.join(known, on="name", how="anti")
+    in_known = now.join(known, on="name")
+    entry_key = ["name", "player_id"]
+    changed = in_known.join(
+        before.select(*entry_key, old="digest"), on=entry_key, how="left"
+    ).filter(pl.col("old").is_null() | (pl.col("digest") != pl.col("old")))
+    removed = before.join(now, on=entry_key, how="anti")
+    return [
+        _label(new_list, "new starting list", False),
+        _label(changed, "changed starting list", False),
+        _label(removed, "removed from starting list", False),
+    ]
+
+
+def input_causes(current: pl.DataFrame, applied: pl.DataFrame | None) -> pl.DataFrame | None:
+    """Per player, what of the period's inputs is new, changed or gone since the `applied`
+    record (the causes above, sorted and joined with `; `); None without a record (then every
+    diff row gives the version's reason)."""
+    if applied is None:
+        return None
+
+    def of(frame: pl.DataFrame, source: str) -> pl.DataFrame:
+        return frame.filter(pl.col("source") == source)
+
+    causes = pl.concat(
+        [
+            *_tournament_causes(of(current, TOURNAMENT), of(applied, TOURNAMENT)),
+            *_starting_list_causes(of(current, STARTING_LIST), of(applied, STARTING_LIST)),
+        ]
+    )
+    if not causes.height:
+        return pl.DataFrame(schema=CAUSES_SCHEMA)
+    return (
+        causes.unique()
+        .group_by("player_id")
+        .agg(pl.col("cause").sort().str.join("; "))
+        .sort("player_id")
+    )
