@@ -140,7 +140,7 @@ def _input_publishing(system: str, reason: str):
 
         def causes(period: str) -> pl.DataFrame | None:
             before = applied[period] if period in recorded else None
-            return input_causes(current[period], before)
+            return input_causes(current[period], before, system)
 
         def after(done: list[str]) -> None:
             frames = [current[p].with_columns(period=pl.lit(p)) for p in done]

@@ -133,8 +133,9 @@ def publish_rows(
 ) -> list[dict]:
     """Publish every list of one period's `list_rows` (a `list` column); unchanged lists stay.
 
-    With `pool`, the lists are published side by side. Returns one outcome per list (list,
-    period, version, status, row_count, changed_rows), in list order.
+    With `pool`, the lists are published side by side. `causes` with a `list` column gives
+    each list its own rows (a standard tournament is no cause on a rapid list). Returns one
+    outcome per list (list, period, version, status, row_count, changed_rows), in list order.
     """
     rows = rows.drop("period", strict=False)
     groups = rows.sort(LIST_COLUMN).group_by(LIST_COLUMN, maintain_order=True)
@@ -144,6 +145,9 @@ def publish_rows(
         digest = frame.get_column(INPUT_DIGEST)[0] if INPUT_DIGEST in frame.columns else None
         extra = {"club_folder": frame[CLUB_FOLDER][0]} if CLUB_FOLDER in frame.columns else None
         content = frame.drop([LIST_COLUMN, INPUT_DIGEST, CLUB_FOLDER], strict=False)
+        mine = causes
+        if causes is not None and LIST_COLUMN in causes.columns:
+            mine = causes.filter(pl.col(LIST_COLUMN) == list_name).drop(LIST_COLUMN)
         outcome = publish_list(
             lake,
             str(list_name),
@@ -152,7 +156,7 @@ def publish_rows(
             reason=reason,
             input_digest=digest or digest_frame(content),
             code_version=CODE_VERSION,
-            causes=causes,
+            causes=mine,
             value=value,
             extra_manifest=extra,
             tidy_staging=False,  # the publishing asset tidies `.staging` once, after the range

@@ -40,7 +40,8 @@ APPLIED_INPUTS_SCHEMA: TableSchema = {
 """One row per player per input of a period: a tournament (its id, the digest of its games) or
 the starting list the period starts from (`list@YYYY-MM`, the player's entry as digest)."""
 
-CAUSES_SCHEMA: TableSchema = {"player_id": pl.String, "cause": pl.String}
+CAUSES_SCHEMA: TableSchema = {"list": pl.String, "player_id": pl.String, "cause": pl.String}
+"""Causes per list and player: a standard tournament is a cause on the standard lists only."""
 
 DIGESTED_COLUMNS = (
     "game_id",
@@ -130,12 +131,13 @@ def period_inputs(
 
 
 def _label(frame: pl.DataFrame, what: str, with_list: bool) -> pl.DataFrame:
-    """`what: tournament T (standard)` or `what NAME` for each (player_id, name) row."""
+    """`what: tournament T (standard)` or `what NAME` for each (player_id, name) row, with the
+    row's rating lists."""
     if with_list:
         text = pl.format("{}: tournament {} ({})", pl.lit(what), "name", "rating_list")
     else:
         text = pl.format("{} {}", pl.lit(what), "name")
-    return frame.select("player_id", text.alias("cause"))
+    return frame.select("rating_list", "player_id", text.alias("cause"))
 
 
 def _tournament_causes(now: pl.DataFrame, before: pl.DataFrame) -> list[pl.DataFrame]:
@@ -175,9 +177,12 @@ def _starting_list_causes(now: pl.DataFrame, before: pl.DataFrame) -> list[pl.Da
     ]
 
 
-def input_causes(current: pl.DataFrame, applied: pl.DataFrame | None) -> pl.DataFrame | None:
-    """Per player, what of the period's inputs is new, changed or gone since the `applied`
-    record (the causes above, sorted and joined with `; `); None without a record (then every
+def input_causes(
+    current: pl.DataFrame, applied: pl.DataFrame | None, system: str
+) -> pl.DataFrame | None:
+    """Per list of `system` and player, what of the period's inputs is new, changed or gone
+    since the `applied` record (the causes above, sorted and joined with `; `; an input of the
+    standard list is a cause on `<system>-standard` only); None without a record (then every
     diff row gives the version's reason)."""
     if applied is None:
         return None
@@ -194,8 +199,13 @@ def input_causes(current: pl.DataFrame, applied: pl.DataFrame | None) -> pl.Data
     if not causes.height:
         return pl.DataFrame(schema=CAUSES_SCHEMA)
     return (
-        causes.unique()
-        .group_by("player_id")
+        causes.with_columns(pl.col("rating_list").str.split("/"))
+        .explode("rating_list")
+        .select(
+            pl.format("{}-{}", pl.lit(system), "rating_list").alias("list"), "player_id", "cause"
+        )
+        .unique()
+        .group_by("list", "player_id")
         .agg(pl.col("cause").sort().str.join("; "))
-        .sort("player_id")
+        .sort("list", "player_id")
     )

@@ -32,9 +32,10 @@ OPEN = [("g1", "open", "a", "b", "1-0"), ("g2", "open", "c", "a", "0-1")]
 
 
 def _causes(before: pl.DataFrame | None, now: pl.DataFrame) -> dict[str, str]:
-    causes = input_causes(tournament_players(now), before)
+    causes = input_causes(tournament_players(now), before, "fide")
     assert causes is not None
-    return dict(causes.iter_rows())
+    assert set(causes["list"]) <= {"fide-standard"}
+    return dict(causes.select("player_id", "cause").iter_rows())
 
 
 def test_who_played_where_with_one_digest_per_tournament() -> None:
@@ -77,7 +78,7 @@ def test_changed_and_withdrawn_tournaments() -> None:
 def test_nothing_new_and_no_record() -> None:
     before = tournament_players(_games(*OPEN))
     assert _causes(before, _games(*OPEN)) == {}
-    assert input_causes(tournament_players(_games(*OPEN)), None) is None
+    assert input_causes(tournament_players(_games(*OPEN)), None, "fide") is None
 
 
 def _starting(*rows: tuple[str, str, str, int]) -> pl.DataFrame:
@@ -113,10 +114,31 @@ def test_starting_list_entries_new_changed_and_removed() -> None:
             _starting(("fide-rapid", "2026-01", "a", 1850)),
         ]
     )
-    causes = input_causes(period_inputs(no_games, corrected, "fide", "2026-02"), before)
+    causes = input_causes(period_inputs(no_games, corrected, "fide", "2026-02"), before, "fide")
     assert causes is not None
-    assert dict(causes.iter_rows()) == {
-        "a": "changed starting list fide-standard@2026-01; new starting list fide-rapid@2026-01",
-        "b": "removed from starting list fide-standard@2026-01",
-        "c": "changed starting list fide-standard@2026-01",
-    }
+    # each list names its own starting list only
+    assert causes.rows() == [
+        ("fide-rapid", "a", "new starting list fide-rapid@2026-01"),
+        ("fide-standard", "a", "changed starting list fide-standard@2026-01"),
+        ("fide-standard", "b", "removed from starting list fide-standard@2026-01"),
+        ("fide-standard", "c", "changed starting list fide-standard@2026-01"),
+    ]
+
+
+def test_a_tournament_of_two_lists_is_a_cause_on_both() -> None:
+    before = tournament_players(_games(*OPEN))
+    mixed = _games(*OPEN, ("r1", "festival", "a", "d", "1-0"), ("b1", "festival", "d", "a", "1-0"))
+    mixed = mixed.with_columns(
+        rating_list=pl.when(pl.col("game_id") == "b1")
+        .then(pl.lit("blitz"))
+        .otherwise("rating_list")
+    )
+    causes = input_causes(tournament_players(mixed), before, "ukd")
+    assert causes is not None
+    cause = "late result: tournament festival (blitz/standard)"
+    assert causes.rows() == [
+        ("ukd-blitz", "a", cause),
+        ("ukd-blitz", "d", cause),
+        ("ukd-standard", "a", cause),
+        ("ukd-standard", "d", cause),
+    ]
