@@ -19,6 +19,7 @@ from assets.systems import (
     Publishing,
     RangeInputs,
     SystemSpec,
+    games_from,
     read_states,
     system_assets,
 )
@@ -124,6 +125,12 @@ def _started_from(outputs: dict) -> dict:
     }
 
 
+def _federation_inputs(lake: Path) -> bool:
+    """Federation games, or a starting list (a list is republished from it alone)."""
+    lists = read_table(lake, "starting_lists").select(pl.len()).collect().item()
+    return lists > 0 or games_from("federation")(lake)
+
+
 FIDE = SystemSpec(
     name="fide",
     description="FIDE standard, rapid and blitz ratings after the period, with explanations.",
@@ -152,6 +159,7 @@ FIDE = SystemSpec(
         ),
     ],
     metadata=_started_from,
+    has_inputs=_federation_inputs,
 )
 UKD = SystemSpec(
     name="ukd",
@@ -167,6 +175,7 @@ UKD = SystemSpec(
         PeriodCheck("ukd_floor_respected", "No UKD below 1000.", "below_1000", ukd_below_floor)
     ],
     metadata=_started_from,
+    has_inputs=_federation_inputs,
 )
 CLUB = SystemSpec(
     name="club",
@@ -178,6 +187,7 @@ CLUB = SystemSpec(
         i["games"], i["states"][CLUB_STATE], i["players"], periods
     ),
     publishing=_publishing("rated from the period's closed club tournaments"),
+    has_inputs=games_from("club"),
 )
 
 fide_ratings, fide_lists_published = system_assets(FIDE)

@@ -136,11 +136,16 @@ def games_have_unique_ids(paths: PipelinePaths) -> dg.AssetCheckResult:
     description="Every platform game has a site category and every federation game a list.",
 )
 def games_are_classified(paths: PipelinePaths) -> dg.AssetCheckResult:
-    frame = read_table(paths.lake_path, "games").collect()
-    unclassified = frame.filter(
-        ((pl.col("source") == "platform") & pl.col("category").is_null())
-        | ((pl.col("source") != "platform") & pl.col("rating_list").is_null())
-    ).height
+    unclassified = (
+        read_table(paths.lake_path, "games")
+        .filter(
+            ((pl.col("source") == "platform") & pl.col("category").is_null())
+            | ((pl.col("source") != "platform") & pl.col("rating_list").is_null())
+        )
+        .select(pl.len())
+        .collect()
+        .item()
+    )
     return dg.AssetCheckResult(passed=unclassified == 0, metadata={"unclassified": unclassified})
 
 

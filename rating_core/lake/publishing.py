@@ -414,6 +414,22 @@ def drop_empty_staging(lake: Path | str, lists: Iterable[str] | None = None) -> 
         root.rmdir()
 
 
+STAGING_MKDIR_ATTEMPTS = 5
+
+
+def _make_staging(staging: Path) -> None:
+    """Create a version's staging folder and its parents. Another process's tidy-up may remove
+    an empty parent (`.staging` itself) between the creation of the parent and of the child:
+    creating again closes that window (it never removes a folder holding anything)."""
+    for attempt in range(STAGING_MKDIR_ATTEMPTS):
+        try:
+            staging.mkdir(parents=True)
+            return
+        except FileNotFoundError:
+            if attempt == STAGING_MKDIR_ATTEMPTS - 1:
+                raise
+
+
 def _clean_leftovers(folder: Path, staging_root: Path, tidy_staging: bool = True) -> None:
     """Remove a crashed publish's staged versions, old-style `.tmp-*` folders and `v<N>` folders
     without a manifest.
@@ -559,7 +575,7 @@ def publish_list(
                 version=version,
             )
         staging = staging_root / f"v{version}-{uuid.uuid4().hex}"
-        staging.mkdir(parents=True)
+        _make_staging(staging)
         try:
             snapshot = _snapshot_frame(canonical, list_name, period, version)
             checksums = {

@@ -22,6 +22,7 @@ import numpy as np
 import polars as pl
 from numba import njit
 
+from rating_core.kernels.arrays import readonly
 from rating_core.kernels.codes import positions_in
 from rating_core.kernels.intrinsics import aligned_empty, prefetch
 from rating_core.systems.fide.rules import FideRules
@@ -341,7 +342,7 @@ def counted_sums(
         c.own_code,
         c.own_rating,
         c.own_ok,
-        c.white_score.astype(np.float64, copy=False),
+        readonly(c.white_score.astype(np.float64, copy=False)),
         standard,
         rules.difference_cap,
         rules.real_difference_from,
