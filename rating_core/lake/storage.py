@@ -20,6 +20,7 @@ import shutil
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Final
 
 import polars as pl
 
@@ -138,7 +139,7 @@ def clean_interrupted_writes(lake: Path | str) -> list[Path]:
     return removed
 
 
-TABLE_COMPRESSION = "lz4"
+TABLE_COMPRESSION: Final = "lz4"
 """The lake tables' Parquet codec: LZ4 writes the 4M-row site history of a 1M-game month in about
 two thirds of zstd's CPU time, for files about a quarter larger (published lists keep zstd)."""
 
