@@ -266,9 +266,16 @@ def one_game_uncapped(
     cap = rules.difference_cap
     higher = np.concatenate((counted & (d_white < -cap), counted & (d_white > cap)))
     idx = np.flatnonzero(higher)
+    # only a player higher beyond the cap in two games or more can lose the cap in one
+    repeated = np.bincount(c.own_code[idx]) >= 2 if idx.size else np.zeros(0, dtype=bool)
+    idx = idx[repeated[c.own_code[idx]]] if idx.size else idx
     if not idx.size:
         return None
+    higher[:] = False
+    higher[idx] = True
     game = idx % n_games
+    in_game_order = np.argsort(game, kind="stable")  # white before black within a game
+    idx, game = idx[in_game_order], game[in_game_order]
     keeps_cap = (
         pl.DataFrame(
             {
@@ -276,11 +283,12 @@ def one_game_uncapped(
                 "player": c.own_code[idx],
                 "event": g["event_id"].gather(game),
                 "gap": np.abs(d_white[game]),
-                "game": game,
             }
         )
-        .sort(["gap", "game"], descending=[True, False])
-        .unique(["player", "event"], keep="first")["idx"]
+        .lazy()
+        .group_by("player", "event")
+        .agg(pl.col("idx").get(pl.col("gap").arg_max()))
+        .collect()["idx"]
         .to_numpy()
     )
     higher[keeps_cap] = False
