@@ -134,8 +134,8 @@ def publish_rows(
     """Publish every list of one period's `list_rows` (a `list` column); unchanged lists stay.
 
     A list's club folder and rules (era) columns are recorded in its manifest (`club_folder`,
-    `rules`), not in the list. With `pool`, the lists are published side by side. Returns one outcome per list (list,
-    period, version, status, row_count, changed_rows), in list order.
+    `rules`), not in the list. With `pool`, the lists are published side by side. Returns one
+    outcome per list (list, period, version, status, row_count, changed_rows), in list order.
     """
     rows = rows.drop("period", strict=False)
     groups = rows.sort(LIST_COLUMN).group_by(LIST_COLUMN, maintain_order=True)
