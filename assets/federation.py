@@ -32,7 +32,7 @@ from rating_core.systems.federation import (
     fide_lists_periods,
     ukd_lists_periods,
 )
-from rating_core.systems.fide.rules import FIDE_RULES
+from rating_core.systems.fide.rules import rules_for_period
 from rating_core.systems.ukd.rules import UKD_RULES
 
 
@@ -72,22 +72,26 @@ def _rows(check: CheckInput) -> pl.DataFrame:
 
 
 def fide_bad_k(check: CheckInput) -> int:
-    """Rows whose K is not one the rules allow (10, 20, 40 or a K x n cap) or K x n > 700."""
+    """Rows whose K is not one the period's rules allow (10, 20, 40 or a K x n cap since
+    2014-07; 10, 15, 25 before) or, where the era caps it, K x n > 700."""
     rows = _rows(check)
     if not rows.height:
         return 0
+    rules = rules_for_period(check.period)
     played = rows.filter(pl.col("games") > 0)
-    allowed = pl.col("k").is_in(
-        [FIDE_RULES.k_established_top, FIDE_RULES.k_default, FIDE_RULES.k_new, FIDE_RULES.k_junior]
-    ) | (pl.col("k") == FIDE_RULES.k_times_n_max // pl.col("games"))
-    over = pl.col("k") * pl.col("games") > FIDE_RULES.k_times_n_max
+    allowed = pl.col("k").is_in(list(rules.k_values))
+    if rules.k_times_n_max is None:
+        return played.filter(~allowed).height
+    allowed = allowed | (pl.col("k") == rules.k_times_n_max // pl.col("games"))
+    over = pl.col("k") * pl.col("games") > rules.k_times_n_max
     return played.filter(~allowed | over).height
 
 
 def fide_below_floor(check: CheckInput) -> int:
-    """Rows rated below the FIDE floor (1400)."""
+    """Rows rated below the floor of the period's rules (1000 until 2024-02, 1400 from 2024-03)."""
     rows = _rows(check)
-    return rows.filter(pl.col("rating") < FIDE_RULES.floor).height if rows.height else 0
+    floor = rules_for_period(check.period).floor
+    return rows.filter(pl.col("rating") < floor).height if rows.height else 0
 
 
 def fide_one_sided_games(check: CheckInput) -> int:
@@ -131,6 +135,16 @@ def _federation_inputs(lake: Path) -> bool:
     return lists > 0 or games_from("federation")(lake)
 
 
+def _fide_metadata(outputs: dict) -> dict:
+    """Where each period started from, and the rules (era) each period was rated by."""
+    return {
+        **_started_from(outputs),
+        "rules": dg.MetadataValue.json(
+            {period: out.facts.get("rules") for period, out in outputs.items()}
+        ),
+    }
+
+
 FIDE = SystemSpec(
     name="fide",
     description="FIDE standard, rapid and blitz ratings after the period, with explanations.",
@@ -144,12 +158,15 @@ FIDE = SystemSpec(
     checks=[
         PeriodCheck(
             "fide_k_allowed",
-            "K is one the rules allow (10, 20, 40 or a K x n cap) and K x n <= 700.",
+            "K is one the period's rules allow (10, 20, 40 or a K x n cap) and K x n <= 700.",
             "bad_k",
             fide_bad_k,
         ),
         PeriodCheck(
-            "fide_floor_respected", "No FIDE rating below 1400.", "below_1400", fide_below_floor
+            "fide_floor_respected",
+            "No FIDE rating below the floor of the period's rules (1400; 1000 before 2024-03).",
+            "below_floor",
+            fide_below_floor,
         ),
         PeriodCheck(
             "fide_games_counted_both_sides",
@@ -158,7 +175,7 @@ FIDE = SystemSpec(
             fide_one_sided_games,
         ),
     ],
-    metadata=_started_from,
+    metadata=_fide_metadata,
     has_inputs=_federation_inputs,
 )
 UKD = SystemSpec(

@@ -21,7 +21,7 @@ from rating_core.lake.publishing import publish_list
 from rating_core.lake.storage import read_table, write_partitioned
 from rating_core.names import NAMES_SCHEMA, attach_names
 from rating_core.periods import previous_period
-from rating_core.systems.contract import CLUB_FOLDER, LIST_COLUMN
+from rating_core.systems.contract import CLUB_FOLDER, LIST_COLUMN, RULES_COLUMN
 
 INPUT_DIGEST = "_input_digest"
 """Column of `list_rows` carrying the digest of the inputs the rows were computed from."""
@@ -133,8 +133,9 @@ def publish_rows(
 ) -> list[dict]:
     """Publish every list of one period's `list_rows` (a `list` column); unchanged lists stay.
 
-    With `pool`, the lists are published side by side. Returns one outcome per list (list,
-    period, version, status, row_count, changed_rows), in list order.
+    A list's club folder and rules (era) columns are recorded in its manifest (`club_folder`,
+    `rules`), not in the list. With `pool`, the lists are published side by side. Returns one
+    outcome per list (list, period, version, status, row_count, changed_rows), in list order.
     """
     rows = rows.drop("period", strict=False)
     groups = rows.sort(LIST_COLUMN).group_by(LIST_COLUMN, maintain_order=True)
@@ -142,8 +143,12 @@ def publish_rows(
     def publish_one(group: tuple[tuple[object, ...], pl.DataFrame]) -> dict:
         (list_name,), frame = group
         digest = frame.get_column(INPUT_DIGEST)[0] if INPUT_DIGEST in frame.columns else None
-        extra = {"club_folder": frame[CLUB_FOLDER][0]} if CLUB_FOLDER in frame.columns else None
-        content = frame.drop([LIST_COLUMN, INPUT_DIGEST, CLUB_FOLDER], strict=False)
+        extra = {
+            field: frame[column][0]
+            for field, column in (("club_folder", CLUB_FOLDER), ("rules", RULES_COLUMN))
+            if column in frame.columns and frame[column][0] is not None
+        }
+        content = frame.drop([LIST_COLUMN, INPUT_DIGEST, CLUB_FOLDER, RULES_COLUMN], strict=False)
         outcome = publish_list(
             lake,
             str(list_name),
@@ -154,7 +159,7 @@ def publish_rows(
             code_version=CODE_VERSION,
             causes=causes,
             value=value,
-            extra_manifest=extra,
+            extra_manifest=extra or None,
             tidy_staging=False,  # the publishing asset tidies `.staging` once, after the range
         )
         return {

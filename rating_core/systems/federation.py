@@ -20,6 +20,7 @@ from rating_core.systems.club.period import ClubPeriodResult, club_period
 from rating_core.systems.club.rules import CLUB_STATE_SCHEMA
 from rating_core.systems.contract import (
     CLUB_FOLDER,
+    RULES_COLUMN,
     PeriodOutput,
     concat_rows,
     present,
@@ -30,7 +31,12 @@ from rating_core.systems.fide.period import (
     fide_period,
     fide_state_from_starting_list,
 )
-from rating_core.systems.fide.rules import FIDE_RULES, FIDE_STATE_SCHEMA
+from rating_core.systems.fide.rules import (
+    FIDE_RULES,
+    FIDE_STATE_SCHEMA,
+    compression_for_list,
+    rules_for_period,
+)
 from rating_core.systems.ukd.period import (
     UkdPeriodResult,
     ukd_period,
@@ -131,14 +137,19 @@ def fide_lists_period(
     players: pl.DataFrame | None,
     period: str,
 ) -> dict[str, FidePeriodResult]:
-    """Rate standard, then rapid and blitz (seeded from the period-start standard list)."""
+    """Rate standard, then rapid and blitz (seeded from the period-start standard list), by the
+    rules in force on the period's first day, compressing the list when an era says so."""
     results: dict[str, FidePeriodResult] = {}
-    standard_start = seed_from_records(starts.get("standard"), games, period, "standard")
+    rules = rules_for_period(period)
+    compression = compression_for_list(period)
+    standard_start = seed_from_records(
+        starts.get("standard"), games, period, "standard", rules.floor
+    )
     for rating_list in RATING_LISTS:
         start = (
             standard_start
             if rating_list == "standard"
-            else seed_from_records(starts.get(rating_list), games, period, rating_list)
+            else seed_from_records(starts.get(rating_list), games, period, rating_list, rules.floor)
         )
         has_games = games.filter(pl.col("rating_list") == rating_list).height > 0
         if start is None and not has_games and pools.get(rating_list) is None:
@@ -151,6 +162,8 @@ def fide_lists_period(
             rating_list,
             standard_state=standard_start if rating_list != "standard" else None,
             pool=pools.get(rating_list),
+            rules=rules,
+            compression=compression,
         )
     return results
 
@@ -249,9 +262,12 @@ def _federation_periods(
     starting_lists: pl.DataFrame,
     states: dict[str, pl.DataFrame | None],
     periods: list[str],
+    rules_name: Callable[[str], str] | None = None,
 ) -> dict[str, PeriodOutput]:
     """Rate the periods in order: each starts from the previous one's states, except that an
-    official starting list after P-1 replaces the carried state of its list (`list_start`)."""
+    official starting list after P-1 replaces the carried state of its list (`list_start`).
+    `rules_name(period)` names the rules a period is rated by, on its list rows (RULES_COLUMN)
+    and in its facts (a system with one era passes None)."""
     carried = {table: present(frame) for table, frame in states.items()}
     outputs: dict[str, PeriodOutput] = {}
     for period, period_games in games_by_period(games, periods).items():
@@ -265,17 +281,22 @@ def _federation_periods(
         out_states: dict[str, pl.DataFrame] = {}
         explanations: dict[str, pl.DataFrame] = {}
         rows = []
+        facts: dict[str, object] = {"started_from": origins}
+        era = rules_name(period) if rules_name is not None else None
         for kind, result in results.items():
             name = f"{system}-{kind}"
             out_states[f"state/{name}"] = result.state
             out_states[f"state/{name}-pool"] = result.pool
             for table in explanation_tables:
                 explanations[f"history/{name}-{table}"] = getattr(result, table)
-            rows.append(tag_list(result.list_rows, name))
+            tagged = tag_list(result.list_rows, name)
+            if era is not None:
+                tagged = tagged.with_columns(pl.lit(era, dtype=pl.String).alias(RULES_COLUMN))
+            rows.append(tagged)
+        if era is not None:
+            facts["rules"] = era
         carried = {table: present(out_states.get(table)) for table in carried | out_states}
-        outputs[period] = PeriodOutput(
-            out_states, concat_rows(rows), explanations, {"started_from": origins}
-        )
+        outputs[period] = PeriodOutput(out_states, concat_rows(rows), explanations, facts)
     return outputs
 
 
@@ -287,7 +308,8 @@ def fide_lists_periods(
     periods: list[str],
 ) -> dict[str, PeriodOutput]:
     """Every FIDE period of `periods` in order (`games`: their federation games; `states`: the
-    tables of `federation_state_tables("fide")` after the period before the first)."""
+    tables of `federation_state_tables("fide")` after the period before the first), each by the
+    rules of its own era (RULES §3.3), named on its list rows."""
     return _federation_periods(
         "fide",
         lambda g, starts, pools, period: fide_lists_period(g, starts, pools, players, period),
@@ -296,6 +318,7 @@ def fide_lists_periods(
         starting_lists,
         states,
         periods,
+        lambda period: rules_for_period(period).name,
     )
 
 
@@ -305,7 +328,8 @@ def ukd_lists_periods(
     states: dict[str, pl.DataFrame | None],
     periods: list[str],
 ) -> dict[str, PeriodOutput]:
-    """Every UKD period of `periods` in order, as `fide_lists_periods`."""
+    """Every UKD period of `periods` in order, as `fide_lists_periods` (UKD has one era: RULES
+    §4 gives no dates)."""
     return _federation_periods(
         "ukd", ukd_lists_period, UKD_EXPLANATIONS, games, starting_lists, states, periods
     )
