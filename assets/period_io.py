@@ -121,6 +121,13 @@ def frame_metadata(frame: pl.DataFrame) -> dict[str, dg.MetadataValue]:
     }
 
 
+def _causes_of(causes: pl.DataFrame | None, list_name: str) -> pl.DataFrame | None:
+    """The causes of one list: those of a causes frame with a `list` column name their list."""
+    if causes is None or LIST_COLUMN not in causes.columns:
+        return causes
+    return causes.filter(pl.col(LIST_COLUMN) == list_name).drop(LIST_COLUMN)
+
+
 def publish_rows(
     lake: Path,
     period: str,
@@ -133,7 +140,8 @@ def publish_rows(
 ) -> list[dict]:
     """Publish every list of one period's `list_rows` (a `list` column); unchanged lists stay.
 
-    With `pool`, the lists are published side by side. Returns one outcome per list (list,
+    `causes` (player_id, cause) name why a player's value moved; with a `list` column, each list
+    takes its own rows. With `pool`, the lists are published side by side. Returns one outcome per list (list,
     period, version, status, row_count, changed_rows), in list order.
     """
     rows = rows.drop("period", strict=False)
@@ -152,7 +160,7 @@ def publish_rows(
             reason=reason,
             input_digest=digest or digest_frame(content),
             code_version=CODE_VERSION,
-            causes=causes,
+            causes=_causes_of(causes, str(list_name)),
             value=value,
             extra_manifest=extra,
             tidy_staging=False,  # the publishing asset tidies `.staging` once, after the range
