@@ -168,6 +168,12 @@ def read_corrections(path: Path, source_file: str | None = None) -> IngestResult
             pl.format("{} '{}' is not {}", pl.col("field"), pl.col("value"), _wanted()),
         ),
         Check(
+            (pl.col("field") == "birth_date")
+            & (_number() > pl.col("period").str.slice(0, 4).cast(pl.Int32, strict=False)),
+            pl.col("value"),
+            pl.format("birth_date '{}' is after the period {}", pl.col("value"), pl.col("period")),
+        ),
+        Check(
             pl.col("reason") == "",
             pl.col("reason"),
             pl.lit("the reason is empty: a correction must say why"),

@@ -245,6 +245,7 @@ def test_a_ukd_rating_correction_carries_to_the_next_period(tmp_path: Path) -> N
             "fide-standard,2026-03,a,birth_date,2010-02-30,x",
             "birth_date '2010-02-30' is not a date",
         ),
+        ("fide-standard,2026-03,a,birth_date,2027,x", "birth_date '2027' is after the period"),
         ("fide-standard,2026-03,a,rating,1830,", "the reason is empty: a correction must say why"),
     ],
 )
