@@ -141,8 +141,8 @@ def publish_rows(
     """Publish every list of one period's `list_rows` (a `list` column); unchanged lists stay.
 
     `causes` (player_id, cause) name why a player's value moved; with a `list` column, each list
-    takes its own rows. With `pool`, the lists are published side by side. Returns one outcome per list (list,
-    period, version, status, row_count, changed_rows), in list order.
+    takes its own rows. With `pool`, the lists are published side by side. Returns one outcome
+    per list (list, period, version, status, row_count, changed_rows), in list order.
     """
     rows = rows.drop("period", strict=False)
     groups = rows.sort(LIST_COLUMN).group_by(LIST_COLUMN, maintain_order=True)
