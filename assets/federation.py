@@ -13,6 +13,7 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
+from assets.period_io import read_period_range
 from assets.systems import (
     CheckInput,
     PeriodCheck,
@@ -23,11 +24,20 @@ from assets.systems import (
     read_states,
     system_assets,
 )
-from rating_core.lake.storage import read_table
-from rating_core.schemas import GAMES_SCHEMA, RATING_LISTS
+from rating_core.lake.storage import read_table, write_partitioned
+from rating_core.schemas import GAMES_SCHEMA, RATING_LISTS, empty
+from rating_core.systems.corrections import (
+    CORRECTION_LOG_SCHEMA,
+    applied_birth_years,
+    correction_causes,
+    correction_quarantine,
+    correction_summary,
+    system_corrections,
+)
 from rating_core.systems.federation import (
     CLUB_STATE,
     club_lists_periods,
+    corrections_table,
     federation_state_tables,
     fide_lists_periods,
     ukd_lists_periods,
@@ -47,16 +57,63 @@ def _registry(lake: Path) -> pl.DataFrame | None:
     return registry if registry.height else None
 
 
+def _correction_logs(lake: Path, system: str) -> pl.DataFrame:
+    """Every period's log of the system's corrections (`history/<system>-corrections`)."""
+    logs = read_table(lake, corrections_table(system)).collect()
+    return logs if logs.columns else empty({**CORRECTION_LOG_SCHEMA, "period": pl.String})
+
+
 def _load_federation(system: str):
     def load(lake: Path, periods: list[str]) -> RangeInputs:
+        corrections = system_corrections(read_table(lake, "corrections").collect(), system)
+        before = _correction_logs(lake, system).filter(pl.col("period") < periods[0])
         return {
             "games": _games(lake, periods, "federation"),
             "starting_lists": read_table(lake, "starting_lists").collect(),
             "players": _registry(lake) if system == "fide" else None,
             "states": read_states(lake, federation_state_tables(system), periods[0]),
+            "corrections": corrections,
+            # the birth dates corrected before the range still hold in it
+            "birth_years": applied_birth_years(before.sort("period", "source_line")),
         }
 
     return load
+
+
+def _quarantine_corrections(system: str):
+    """Replace the quarantine's `source=corrections-<system>` with the system's corrections that
+    did not apply, over every period rated so far (a player not on the list, a period not
+    computed...): ingest cannot tell, only the rated period can."""
+
+    def after(lake: Path) -> None:
+        corrections = system_corrections(read_table(lake, "corrections").collect(), system)
+        source = f"corrections-{system}"
+        rows = correction_quarantine(corrections, _correction_logs(lake, system))
+        tagged = rows.with_columns(source=pl.lit(source))
+        write_partitioned(lake, "quarantine", tagged, partition_col="source", partitions=[source])
+
+    return after
+
+
+def _federation_publishing(system: str, reason: str):
+    """Each period's reason names the corrections applied to it; a player a correction moved
+    has it as the diff's cause (`correction: rating 1812 -> 1830 (<the officer's reason>)`)."""
+
+    def publishing(lake: Path, periods: list[str]) -> Publishing:
+        schema = {**CORRECTION_LOG_SCHEMA, "period": pl.String}
+        logs = read_period_range(lake, corrections_table(system), periods, schema)
+
+        def period_reason(period: str) -> str:
+            applied = correction_summary(logs[period])
+            return f"{reason}; {applied}" if applied else reason
+
+        def causes(period: str) -> pl.DataFrame | None:
+            found = correction_causes(logs[period])
+            return found if found.height else None
+
+        return Publishing(reason=period_reason, causes=causes)
+
+    return publishing
 
 
 def _load_club(lake: Path, periods: list[str]) -> RangeInputs:
@@ -148,13 +205,19 @@ def _fide_metadata(outputs: dict) -> dict:
 FIDE = SystemSpec(
     name="fide",
     description="FIDE standard, rapid and blitz ratings after the period, with explanations.",
-    deps=["games", "starting_lists", "players"],
+    deps=["games", "starting_lists", "players", "corrections"],
     state_tables=federation_state_tables("fide"),
     load=_load_federation("fide"),
     rate=lambda i, periods: fide_lists_periods(
-        i["games"], i["starting_lists"], i["states"], i["players"], periods
+        i["games"],
+        i["starting_lists"],
+        i["states"],
+        i["players"],
+        periods,
+        i["corrections"],
+        i["birth_years"],
     ),
-    publishing=_publishing("rated from the period's federation games"),
+    publishing=_federation_publishing("fide", "rated from the period's federation games"),
     checks=[
         PeriodCheck(
             "fide_k_allowed",
@@ -177,22 +240,24 @@ FIDE = SystemSpec(
     ],
     metadata=_fide_metadata,
     has_inputs=_federation_inputs,
+    after_rating=_quarantine_corrections("fide"),
 )
 UKD = SystemSpec(
     name="ukd",
     description="UKD standard, rapid and blitz ratings after the period, with explanations.",
-    deps=["games", "starting_lists"],
+    deps=["games", "starting_lists", "corrections"],
     state_tables=federation_state_tables("ukd"),
     load=_load_federation("ukd"),
     rate=lambda i, periods: ukd_lists_periods(
-        i["games"], i["starting_lists"], i["states"], periods
+        i["games"], i["starting_lists"], i["states"], periods, i["corrections"]
     ),
-    publishing=_publishing("rated from the period's federation games"),
+    publishing=_federation_publishing("ukd", "rated from the period's federation games"),
     checks=[
         PeriodCheck("ukd_floor_respected", "No UKD below 1000.", "below_1000", ukd_below_floor)
     ],
     metadata=_started_from,
     has_inputs=_federation_inputs,
+    after_rating=_quarantine_corrections("ukd"),
 )
 CLUB = SystemSpec(
     name="club",

@@ -121,6 +121,13 @@ def frame_metadata(frame: pl.DataFrame) -> dict[str, dg.MetadataValue]:
     }
 
 
+def _causes_of(causes: pl.DataFrame | None, list_name: str) -> pl.DataFrame | None:
+    """The causes of one list: those of a causes frame with a `list` column name their list."""
+    if causes is None or LIST_COLUMN not in causes.columns:
+        return causes
+    return causes.filter(pl.col(LIST_COLUMN) == list_name).drop(LIST_COLUMN)
+
+
 def publish_rows(
     lake: Path,
     period: str,
@@ -134,8 +141,10 @@ def publish_rows(
     """Publish every list of one period's `list_rows` (a `list` column); unchanged lists stay.
 
     A list's club folder and rules (era) columns are recorded in its manifest (`club_folder`,
-    `rules`), not in the list. With `pool`, the lists are published side by side. Returns one
-    outcome per list (list, period, version, status, row_count, changed_rows), in list order.
+    `rules`), not in the list. `causes` (player_id, cause) name why a player's value moved; with
+    a `list` column, each list takes its own rows. With `pool`, the lists are published side by
+    side. Returns one outcome per list (list, period, version, status, row_count, changed_rows),
+    in list order.
     """
     rows = rows.drop("period", strict=False)
     groups = rows.sort(LIST_COLUMN).group_by(LIST_COLUMN, maintain_order=True)
@@ -157,7 +166,7 @@ def publish_rows(
             reason=reason,
             input_digest=digest or digest_frame(content),
             code_version=CODE_VERSION,
-            causes=causes,
+            causes=_causes_of(causes, str(list_name)),
             value=value,
             extra_manifest=extra or None,
             tidy_staging=False,  # the publishing asset tidies `.staging` once, after the range

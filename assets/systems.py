@@ -130,6 +130,10 @@ class SystemSpec:
         from an earlier run (whose inputs may have gone: its lists are recomputed)."""
         return self.has_inputs(lake) or bool(table_partitions(lake, f"list_rows/{self.name}"))
 
+    after_rating: Callable[[Path], None] = lambda lake: None
+    """What to do once the range's tables are written (the federation systems quarantine the
+    corrections that did not apply)."""
+
     @property
     def ratings_key(self) -> str:
         """`<system>_ratings`."""
@@ -273,6 +277,7 @@ def _ratings_asset(spec: SystemSpec) -> dg.AssetsDefinition:
         frames_of[f"list_rows/{spec.name}"] = rows
         with ThreadPoolExecutor(max_workers=WRITERS) as pool:  # tables are independent files
             list(pool.map(lambda t: _write_range(lake, t, frames_of[t], periods), frames_of))
+        spec.after_rating(lake)
         checks = [_evaluate(c, outputs, before, inputs, spec.ratings_key) for c in spec.checks]
         for period in periods:  # each partition's own figures (the data version is the range's)
             context.add_asset_metadata(

@@ -1208,6 +1208,28 @@ def make_backgammon() -> None:
     )
 
 
+def make_corrections() -> None:
+    """The rating officer's corrections: one real one (34500007's round 2 game of
+    istanbul-spring-2026-04 was a draw, entered 0-1: ΔR -0.69 becomes -0.19, K 20, so April's
+    change is 20 x 0.44 = 8.8 -> +9 instead of 20 x -0.06 = -1.2 -> -1, 1598 -> 1607 instead of
+    1597) and one the UKD lists cannot hold (a UKD K follows from the rating's band)."""
+    write_csv(
+        "federation/corrections.csv",
+        ["list", "period", "player_id", "field", "value", "reason"],
+        [
+            [
+                "fide-standard",
+                "2026-04",
+                "34500007",
+                "rating",
+                1607,
+                "arbiter's report: round 2 against 34500010 was a draw, entered 0-1",
+            ],
+            ["ukd-standard", "2026-04", "34500007", "k", 20, "K as on the FIDE list"],
+        ],
+    )
+
+
 def main() -> None:
     make_players()
     make_lists()
@@ -1217,6 +1239,7 @@ def main() -> None:
     make_clubs()
     make_trf()
     make_backgammon()
+    make_corrections()
 
 
 if __name__ == "__main__":
