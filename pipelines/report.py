@@ -87,6 +87,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         TimeElapsedColumn(),
         console=console,
         transient=True,
+        disable=not console.is_terminal,  # a log or a pipe gets the closing line only
     )
     with progress:
         task = progress.add_task("reading the lake", total=report_steps(len(chosen), args.player))
@@ -110,9 +111,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         _write_atomically(output, page)
     size = len(page.encode("utf-8")) / 1e6
     console.print(
-        f"wrote {output} ({len(charts)} charts, {size:.1f} MB; open it in a browser, "
-        "no network needed)",
+        f"wrote {output} ({len(charts)} charts, {size:.1f} MB): open {output.resolve().as_uri()} "
+        "in a browser (no network needed)",
         highlight=False,
         markup=False,
+        soft_wrap=True,
     )
     return 0

@@ -419,9 +419,11 @@ def player_chart(player_label: str, timeline: pl.DataFrame) -> alt.TopLevelMixin
         height=320,
         title=alt.Title(
             f"Rating of {player_label} over time",
-            subtitle=f"{len(lists)} lists; the line follows each period's newest version; "
-            f"{revisions} revised value(s): orange diamond = revised rating (vN), "
-            "hollow circle = the rating it replaced",
+            subtitle=[
+                f"on {_count(len(lists), 'list')}; the line follows each period's newest version",
+                f"{_count(revisions, 'revised rating')}: an orange diamond marks the revised "
+                "version (vN), a hollow circle the rating it replaced",
+            ],
         ),
     )
     return _config(chart)
