@@ -159,7 +159,7 @@ def histogram_chart(latest: LatestList) -> alt.TopLevelMixin:
         )
         .properties(
             width=HALF_WIDTH,
-            height=220,
+            height=190,
             title=alt.Title(
                 "Rating distribution",
                 subtitle=f"{latest.players} players, bars {_number(width)} points wide",
@@ -242,8 +242,9 @@ def activity_chart(activity: pl.DataFrame) -> alt.TopLevelMixin:
             )
         )
     )
+    lists = long["list"].unique(maintain_order=True).to_list()
     base = (
-        alt.Chart(_values(long))
+        alt.Chart()
         .mark_line(point=alt.OverlayMarkDef(size=28), strokeWidth=2)
         .encode(
             x=alt.X(
@@ -270,12 +271,15 @@ def activity_chart(activity: pl.DataFrame) -> alt.TopLevelMixin:
         )
         .properties(width=SMALL_MULTIPLE_WIDTH, height=110)
     )
+    # one small chart per list (a concatenation, not a facet: a facet's wrapped last row draws
+    # axes under its empty cells); time is shared so the periods line up, counts are not
+    cells = [
+        base.transform_filter(alt.datum.list == name).properties(title=alt.Title(name, fontSize=12))
+        for name in lists
+    ]
     chart = (
-        base.facet(
-            facet=alt.Facet("list:N", title=None, header=alt.Header(labelAlign="left")),
-            columns=SMALL_MULTIPLE_COLUMNS,
-        )
-        .resolve_scale(y="independent")
+        alt.concat(*cells, columns=SMALL_MULTIPLE_COLUMNS, data=_values(long), spacing=24)
+        .resolve_scale(x="shared", y="independent", color="shared")
         .properties(
             title=alt.Title(
                 "Players per period, list by list",
