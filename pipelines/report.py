@@ -10,26 +10,33 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pipelines.errors import UserError
 from pipelines.output import console
 
-DEFAULT_OUTPUT = "report.html"
 
-
-def add_report_parser(sub: argparse._SubParsersAction, add_lake) -> None:  # type: ignore[type-arg]
+def add_report_parser(
+    sub: argparse._SubParsersAction,  # type: ignore[type-arg]
+    add_lake: Callable[[argparse.ArgumentParser], None],
+) -> None:
     """The `ratings report` subcommand (`add_lake` adds the shared `--lake` option)."""
     report = sub.add_parser(
         "report", help="write one self-contained HTML page of charts about the published lists"
     )
     report.add_argument(
-        "--output", required=True, help="the HTML file to write, e.g. lake/report.html"
+        "--output",
+        required=True,
+        metavar="FILE.html",
+        help="the HTML file to write, e.g. lake/report.html",
     )
     add_lake(report)
     report.add_argument("--list", help="only this list (default: every list)")
-    report.add_argument("--player", help="add this player's rating over time on every list")
+    report.add_argument(
+        "--player", metavar="ID", help="add this player's rating over time on every list"
+    )
 
 
 def _check_output(path: Path) -> None:

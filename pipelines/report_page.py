@@ -189,6 +189,7 @@ def movers_chart(latest: LatestList) -> alt.TopLevelMixin:
                 "change:Q",
                 title=f"Rating change since {latest.previous_period}",
                 scale=alt.Scale(domain=_padded(movers["change"]), nice=False),
+                axis=alt.Axis(tickCount=6),
             ),
             y=y,
             color=alt.Color(
