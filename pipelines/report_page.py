@@ -9,11 +9,14 @@ embedded so that no value can close their `<script>` element.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import json
+import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 
 import altair as alt
 import polars as pl
@@ -602,14 +605,43 @@ for (const holder of document.querySelectorAll("[data-chart]")) {
 `data-rendered` tells a test which ones were drawn)."""
 
 
-def vega_scripts() -> str:
+BUNDLE_MARKER = "window.vegaEmbed="
+"""What every complete bundle defines (a cached file without it is rebuilt)."""
+
+
+def scripts_cache_dir() -> Path:
+    """Where the Vega bundle is kept between reports: `$XDG_CACHE_HOME/rating-lists` (by
+    default `~/.cache/rating-lists`)."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "rating-lists"
+
+
+def vega_scripts(cache_dir: Path | None = None) -> str:
     """Vega, Vega-Lite and Vega-Embed as one script (vl-convert's bundle, about 0.9 MB), for the
-    Vega-Lite version Altair writes; it defines `window.vegaEmbed`."""
+    Vega-Lite version Altair writes; it defines `window.vegaEmbed`.
+
+    Bundling takes seconds, so the bundle is kept in `cache_dir` (by default
+    `scripts_cache_dir()`), one file per vl-convert and Vega-Lite version; a cache that cannot be
+    read or written is skipped, never an error.
+    """
     import vl_convert
 
     version = ".".join(alt.SCHEMA_VERSION.lstrip("v").split(".")[:2])
     supported = getattr(vl_convert, "get_vegalite_versions", lambda: [version])()
-    return vl_convert.javascript_bundle(vl_version=version if version in supported else None)
+    wanted = version if version in supported else None
+    tool = getattr(vl_convert, "__version__", "unknown")
+    cached = (cache_dir or scripts_cache_dir()) / f"vega-bundle-{tool}-vl{wanted}.js"
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        text = cached.read_text(encoding="utf-8")
+        if BUNDLE_MARKER in text:
+            return text
+    bundle = vl_convert.javascript_bundle(vl_version=wanted)
+    with contextlib.suppress(OSError):
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        partial = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")
+        partial.write_text(bundle, encoding="utf-8")
+        os.replace(partial, cached)  # readers see the whole bundle or none
+    return bundle
 
 
 def build_page(

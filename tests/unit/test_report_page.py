@@ -168,3 +168,26 @@ def test_a_report_without_player_or_quarantine_says_so(tmp_path: Path) -> None:
     assert "No record was quarantined" in page
     assert "2024-01 is the list&#x27;s first period" in page
     assert "The lake holds no games." in page
+
+
+def test_the_vega_bundle_is_built_once_and_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import vl_convert
+
+    calls: list[object] = []
+
+    def bundle(vl_version: object = None) -> str:
+        calls.append(vl_version)
+        return f"/* bundle {len(calls)} */ window.vegaEmbed=function(){{}};"
+
+    monkeypatch.setattr(vl_convert, "javascript_bundle", bundle)
+    cache = tmp_path / "cache"
+    first = report_page.vega_scripts(cache)
+    assert report_page.vega_scripts(cache) == first and len(calls) == 1
+    (kept,) = cache.iterdir()
+    kept.write_text("/* cut short */", encoding="utf-8")  # no marker: built again
+    assert report_page.vega_scripts(cache).startswith("/* bundle 2 */") and len(calls) == 2
+    a_file = tmp_path / "file"
+    a_file.write_text("", encoding="utf-8")
+    assert report_page.BUNDLE_MARKER in report_page.vega_scripts(a_file / "cache")  # no cache
