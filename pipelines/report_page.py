@@ -22,6 +22,7 @@ import altair as alt
 import polars as pl
 
 from rating_core.lake.report_data import TOP_MOVERS, LatestList, ReportData
+from rating_core.rounding import round_half_away
 
 # --- looks: one place for the page's colours, sizes and fonts ---------------------------------
 
@@ -466,6 +467,7 @@ def _script_json(payload: object) -> str:
 
 
 def _esc(value: object) -> str:
+    """`value` as HTML text (names and reasons come from input files)."""
     return html.escape("" if value is None else str(value), quote=True)
 
 
@@ -482,9 +484,11 @@ class _Page:
         self.on_chart = on_chart
 
     def add(self, markup: str) -> None:
+        """Append markup the caller built (and escaped)."""
         self.parts.append(markup)
 
     def chart(self, kind: str, chart: alt.TopLevelMixin, css: str = "chart") -> str:
+        """Register `chart` and return the element it is drawn into."""
         chart_id = f"chart-{len(self.charts) + 1}"
         # Altair validates each spec against the Vega-Lite schema as it builds it (about 0.1 s
         # a chart); the unit tests validate every kind of chart, so the page skips it
@@ -495,10 +499,12 @@ class _Page:
 
 
 def _note(text: str) -> str:
+    """A sentence in place of a chart that has nothing to show."""
     return f'<p class="note">{_esc(text)}</p>'
 
 
 def _table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
+    """A plain HTML table, every cell escaped."""
     head = "".join(f"<th>{_esc(h)}</th>" for h in headers)
     body = "".join(
         "<tr>" + "".join(f"<td>{_esc(cell)}</td>" for cell in row) + "</tr>" for row in rows
@@ -507,6 +513,7 @@ def _table(headers: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
 
 
 def _player_section(page: _Page, data: ReportData) -> None:
+    """The `--player` section: the rating chart and the table of revised versions."""
     timeline = data.timeline
     names = timeline["name"].drop_nulls()
     name = names[-1] if names.len() else None
@@ -539,12 +546,14 @@ def _player_section(page: _Page, data: ReportData) -> None:
 
 
 def _format(value: float | None, fmt: str) -> str:
+    """A rating for the table: one decimal (`.1f`) or whole, rounded half away from zero."""
     if value is None:
         return ""
-    return f"{value:.1f}" if fmt == ".1f" else f"{value:.0f}"
+    return f"{round_half_away(value, 1):.1f}" if fmt == ".1f" else str(round_half_away(value))
 
 
 def _list_section(page: _Page, latest: LatestList) -> None:
+    """One list's card: its distribution and its top movers (or why there are none)."""
     anchor = f"list-{latest.list}"
     page.add(
         f'<section class="list" id="{_esc(anchor)}"><h3>{_esc(latest.list)} '
