@@ -396,7 +396,8 @@ def player_chart(player_label: str, timeline: pl.DataFrame) -> alt.TopLevelMixin
     )
     y = alt.Y("rating:Q", title="Rating", scale=alt.Scale(zero=False))
     lists = sorted(set(timeline["list"].to_list()))
-    colour = alt.Color("list:N", title="List", scale=alt.Scale(scheme="tableau10", domain=lists))
+    scheme = "tableau10" if len(lists) <= 10 else "tableau20"  # one colour per list
+    colour = alt.Color("list:N", title="List", scale=alt.Scale(scheme=scheme, domain=lists))
     tooltip = [
         alt.Tooltip("list:N", title="List"),
         alt.Tooltip("period:N", title="Period"),
@@ -701,7 +702,7 @@ def build_page(
     periods = sorted({latest.period for latest in data.latest})
     span = f"{periods[0]} to {periods[-1]}" if len(periods) > 1 else "".join(periods)
     subtitle = (
-        f"{len(data.latest)} list(s), latest period {span} · lake {data.lake} · "
+        f"{_count(len(data.latest), 'list')}, latest period {span} · lake {data.lake} · "
         f"generated {generated_at:%Y-%m-%d %H:%M} UTC"
     )
     nav = "".join(f'<a href="#{anchor}">{_esc(text)}</a>' for anchor, text in links)
