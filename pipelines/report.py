@@ -81,6 +81,11 @@ def cmd_report(args: argparse.Namespace) -> int:
     lake = as_local_path(args.lake)
     output = Path(args.output)
     _check_output(output)
+    if output.resolve().is_relative_to((lake / "lists").resolve()):
+        raise UserError(
+            f"--output '{output}' is inside the published lists, which are never modified; "
+            f"write the report beside them, e.g. {lake / 'report.html'}"
+        )
     names = publish.list_names(lake) if lake.is_dir() else []
     if not names:
         raise UserError(f"no published lists in '{lake}' (run 'ratings run' first)")

@@ -329,6 +329,10 @@ def test_an_unwritable_output_is_one_sentence(
         err = capsys.readouterr().err.strip()
         assert status == 2 and err.startswith("ratings: ") and words in err, err
         assert "\n" not in err and "Traceback" not in err
+    inside = hand_lake / "lists" / "fibs" / "2024-02" / "v1" / "report.html"
+    status = cli.main(["report", "--output", str(inside), "--lake", str(hand_lake)])
+    err = capsys.readouterr().err.strip()
+    assert status == 2 and "inside the published lists" in err and not inside.exists()
     status = cli.main(["report", "--output", str(tmp_path / "r.html"), "--lake", str(a_file)])
     assert status == 2 and "no published lists" in capsys.readouterr().err
 
