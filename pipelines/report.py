@@ -107,7 +107,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         def step(what: str) -> None:
             progress.update(task, advance=1, description=f"read {what}")
 
-        data = gather_report(lake, list_names=chosen, player=args.player, on_step=step)
+        data = gather_report(lake.resolve(), list_names=chosen, player=args.player, on_step=step)
         if args.player is not None and data.timeline.is_empty():
             raise UserError(f"no published list holds player '{args.player}'")
         drawing = progress.add_task("bundling the Vega scripts", total=None)

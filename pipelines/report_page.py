@@ -702,7 +702,7 @@ def build_page(
     periods = sorted({latest.period for latest in data.latest})
     span = f"{periods[0]} to {periods[-1]}" if len(periods) > 1 else "".join(periods)
     subtitle = (
-        f"{_count(len(data.latest), 'list')}, latest period {span} · lake {data.lake} · "
+        f"{_count(len(data.latest), 'list')}, latest period {span} · lake: {data.lake} · "
         f"generated {generated_at:%Y-%m-%d %H:%M} UTC"
     )
     nav = "".join(f'<a href="#{anchor}">{_esc(text)}</a>' for anchor, text in links)
