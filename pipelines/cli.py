@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from pipelines import calculators
+from pipelines import calculators, export
 from pipelines.errors import UserError, debug_enabled, describe_exception
 from pipelines.output import console, err_console
 
@@ -171,6 +171,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_lake(ui)
     ui.add_argument("--port", type=int, default=3000)
 
+    _add_lake(export.add_export_parser(sub))
+
     calc = sub.add_parser("calc", help="the calculators of the seed pages, every step shown")
     calculators.add_calc_parsers(calc.add_subparsers(dest="system", required=True))
     return parser
@@ -247,6 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "history": reading.cmd_history,
         "ui": cmd_ui,
         "calc": calculators.cmd_calc,
+        "export": export.cmd_export,
     }
     command = "the command line"
     try:
