@@ -36,13 +36,18 @@ _XML_PREFIX = {"standard": "", "rapid": "rapid_", "blitz": "blitz_"}
 
 
 def _decoded(path: Path, source_file: str) -> tuple[str, tuple[str, ...]]:
-    """The file's text (UTF-8, else Latin-1 as FIDE's older files are) and a note if Latin-1."""
+    """The file's text: UTF-8, else Windows-1252 (Latin-1 where a byte is not Windows-1252), as
+    TRF and PGN files are read, with a note saying so."""
     data = path.read_bytes()
     try:
         return data.decode("utf-8").removeprefix("\ufeff"), ()
     except UnicodeDecodeError:
-        note = f"{source_file}: not UTF-8, read as Latin-1"
-        return data.decode("latin-1"), (note,)
+        pass
+    try:
+        text = data.decode("cp1252")
+    except UnicodeDecodeError:
+        text = data.decode("latin-1")
+    return text, (f"{source_file}: not UTF-8; read as Windows-1252",)
 
 
 def _txt_fields(

@@ -415,3 +415,14 @@ def test_export_xml_escapes_and_reads_back(tmp_path: Path) -> None:
     back = read_starting_list(write(tmp_path, "fide-standard@2026-05.xml", text), "x.xml")
     assert by_id(back.rows)["777"]["rated_games"] == 5  # K 40, adult: the fewest, 5
     assert by_id(back.rows)["34500001"]["rated_games"] == 30
+
+
+def test_a_file_that_is_not_utf8_is_read_as_windows_1252(tmp_path: Path) -> None:
+    text = (
+        FIDE_HEADER_JAN23 + "\n" + line(STARTS, id="7", name="Müller, Jörg", rating="2000", k="20")
+    )
+    path = tmp_path / "fide-standard@2022-12.txt"
+    path.write_bytes(text.encode("cp1252"))
+    result = read_starting_list(path, "m.txt")
+    assert result.rows.select("player_id", "rating").rows() == [("7", 2000)]
+    assert result.notes == ("m.txt: not UTF-8; read as Windows-1252",)

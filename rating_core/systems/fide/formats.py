@@ -260,11 +260,13 @@ def inferred_career(first_year: int, rules: FideRules = FIDE_RULES) -> tuple[pl.
     or peak, from the columns rating, k, games (of the last period) and birth_year.
 
     Decision: K holds as given for the first computed period (whose year is `first_year`), and
-    the counts are the fewest the file allows. K 40 of a player who is not a junior then means
-    fewer than 30 rated games: the player is taken to have max(5, games), the fewest a rated
-    player can have (a first rating needs 5 games), at most 29; any other K (20, 10, a junior's
-    40) means at least 30: max(30, games). K 10 means a published rating once reached 2400: the
-    peak is max(rating, 2400); otherwise the peak is the rating.
+    the career count is the fewest the file allows. K 40 of a player who is not a junior (by the
+    file's birth year) means fewer than 30 rated games: the player is taken to have max(5, games),
+    the fewest a rated player can have (a first rating needs 5 games), at most 29. Any other K
+    (20, 10, blank) means 30 completed, and so does a junior's 40, which the age explains (the
+    count only matters once the junior K ends): max(30, games). K 10 means a published rating
+    once reached 2400: the peak is max(rating, 2400); otherwise the peak is the rating. From the
+    second period on, K follows the rules from these counts.
     """
     rating, k, games = pl.col("rating"), pl.col("k"), pl.col("games").fill_null(0)
     junior = (pl.col("birth_year") + rules.junior_age >= first_year).fill_null(False) & (
