@@ -48,6 +48,9 @@ def _write_atomically(target: Path, data: bytes) -> None:
     folder = target.parent
     if target.is_dir():
         raise UserError(f"cannot write '{target}': it is a folder")
+    for above in (folder, *folder.parents):
+        if above.exists() and not above.is_dir():
+            raise UserError(f"cannot write '{target}': '{above}' is a file, not a folder")
     if not folder.is_dir():
         raise UserError(f"cannot write '{target}': the folder '{folder}' does not exist")
     temporary = folder / f".{target.name}.{uuid.uuid4().hex}.partial"

@@ -153,6 +153,8 @@ def test_csv_export_is_the_published_csv(lake: Path, tmp_path: Path) -> None:
         (["fide-rapid", "--format", "txt"], "--format must be one of"),
         (["fide-rapid", "--format", "fide-xml", "--output", "/no/such/folder/x.xml"],
          "the folder '/no/such/folder' does not exist"),
+        (["fide-rapid", "--format", "fide-txt", "--output", "pyproject.toml/x.txt"],
+         "'pyproject.toml' is a file, not a folder"),
     ],
 )  # fmt: skip
 def test_export_mistakes_are_one_sentence(
