@@ -125,9 +125,7 @@ def _xml_fields(
         )
     prefix = _XML_PREFIX[kind] if f"<{_XML_PREFIX[kind]}rating>" in text else ""
     chunks = (
-        pl.DataFrame({"chunk": [text]})
-        .select(pl.col("chunk").str.split("<player>"))
-        .explode("chunk")
+        pl.DataFrame({"chunk": text.split("<player>")}, schema={"chunk": pl.String})
         .with_columns(pl.col("chunk").str.count_matches("\n").alias("_nl"))
         .with_columns((pl.col("_nl").cum_sum().shift(1, fill_value=0) + 1).alias(LINE))
         .slice(1)  # what comes before the first <player>
