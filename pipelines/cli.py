@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from pipelines import calculators, report
+from pipelines import calculators, export, report
 from pipelines.errors import UserError, debug_enabled, describe_exception
 from pipelines.output import console, err_console
 
@@ -173,6 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     ui.add_argument("--port", type=int, default=3000)
 
     report.add_report_parser(sub, _add_lake)
+    _add_lake(export.add_export_parser(sub))
 
     calc = sub.add_parser("calc", help="the calculators of the seed pages, every step shown")
     calculators.add_calc_parsers(calc.add_subparsers(dest="system", required=True))
@@ -259,6 +260,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "ui": cmd_ui,
         "calc": calculators.cmd_calc,
         "report": report.cmd_report,
+        "export": export.cmd_export,
     }
     command = "the command line"
     try:

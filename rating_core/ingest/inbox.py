@@ -19,6 +19,7 @@ from rating_core.ingest.corrections import CORRECTIONS_FILE, CORRECTIONS_SCHEMA,
 from rating_core.ingest.csv_games import read_game_csv
 from rating_core.ingest.pgn import read_pgn
 from rating_core.ingest.registry import (
+    STARTING_LIST_SUFFIXES,
     read_backgammon,
     read_moderation,
     read_players,
@@ -262,9 +263,9 @@ def ingest_players(inbox: Path) -> InboxBatch:
 
 
 def ingest_starting_lists(inbox: Path) -> InboxBatch:
-    """Every `federation/lists/<list>@<YYYY-MM>.csv`."""
+    """Every `federation/lists/<list>@<YYYY-MM>.csv` (or FIDE's `.txt` / `.xml` download)."""
     inbox = Path(inbox)
-    paths = _files(inbox / "federation" / "lists", (".csv",))
+    paths = _files(inbox / "federation" / "lists", STARTING_LIST_SUFFIXES)
     return _ingest_simple("starting_lists", inbox, paths, read_starting_list, STARTING_LIST_SCHEMA)
 
 
@@ -316,7 +317,7 @@ def inbox_files(inbox: Path) -> list[Path]:
         found.append(inbox / "players.csv")
     for _, _, _, files in _game_sources(inbox):
         found.extend(files)
-    found.extend(_files(inbox / "federation" / "lists", (".csv",)))
+    found.extend(_files(inbox / "federation" / "lists", STARTING_LIST_SUFFIXES))
     found.extend(_files(inbox / "platform" / "moderation", (".csv",)))
     found.extend(_files(inbox / "backgammon", (".csv",)))
     found.extend(_own_file(inbox, CORRECTIONS_FILE))

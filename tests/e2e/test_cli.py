@@ -86,6 +86,7 @@ def test_sample_quarantine_has_each_bad_row_with_a_reason(sample_lake: Path) -> 
         "1-1",
         "bullet",
         "truncated",
+        "not a FIDE number",  # federation/lists/fide-blitz@2025-12.txt, FIDE's TXT download
     ):
         assert fragment in text, fragment
 
