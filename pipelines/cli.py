@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from pipelines import calculators
+from pipelines import calculators, query
 from pipelines.errors import UserError, debug_enabled, describe_exception
 from pipelines.output import console, err_console
 
@@ -166,6 +166,8 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--all", action="store_true", help="print every column")
     _add_lake(history)
 
+    query.add_query_parser(sub, _add_lake)
+
     ui = sub.add_parser("ui", help="open the Dagster web UI on this workspace")
     ui.add_argument("--inbox", default="data_samples")
     _add_lake(ui)
@@ -245,6 +247,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "show": reading.cmd_show,
         "diff": reading.cmd_diff,
         "history": reading.cmd_history,
+        "query": query.cmd_query,
         "ui": cmd_ui,
         "calc": calculators.cmd_calc,
     }
