@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from pipelines import calculators, query
+from pipelines import as_of, calculators, query
 from pipelines.errors import UserError, debug_enabled, describe_exception
 from pipelines.output import console, err_console
 
@@ -150,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     show.add_argument("--json", action="store_true", help="print JSON (every row and column)")
     show.add_argument("--all", action="store_true", help="print every row and column")
+    as_of.add_as_of_options(show)
     _add_lake(show)
 
     diff = sub.add_parser("diff", help="show what a version changed against its parent")
@@ -164,6 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("player")
     history.add_argument("--json", action="store_true", help="print JSON")
     history.add_argument("--all", action="store_true", help="print every column")
+    as_of.add_as_of_options(history)
     _add_lake(history)
 
     query.add_query_parser(sub, _add_lake)
