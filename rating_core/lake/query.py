@@ -272,7 +272,12 @@ def _dataset(part: ViewPart) -> pads.Dataset:
     is null there, Int32 and Int64 read as Int64) and the partition column from the folders."""
     schemas = [pq.read_schema(path) for path in part.files]
     plain = [pa.schema([f.with_type(_plain_type(f.type)) for f in schema]) for schema in schemas]
-    schema = pa.unify_schemas(plain, promote_options="permissive")
+    try:
+        schema = pa.unify_schemas(plain, promote_options="permissive")
+    except (pa.ArrowTypeError, pa.ArrowInvalid) as error:
+        raise QueryError(
+            f"the files of view {part.name} do not share one schema, so it cannot be read: {error}"
+        ) from None
     files = [str(path) for path in part.files]
     if part.partition_col is None:
         return pads.dataset(files, schema=schema, format="parquet")
@@ -315,43 +320,56 @@ class LakeConnection:
     lake: Path
     views: dict[str, str]
     """Every view opened, with what it holds."""
-    unwritten: dict[str, str] = field(default_factory=dict)
-    """Views the catalogue names but no file holds yet (columns unknown), with what they hold."""
+    unopened: dict[str, str] = field(default_factory=dict)
+    """Views that could not be opened, with the sentence saying why (no file holds the table
+    yet and its columns are unknown, or its files disagree on a column's type)."""
+
+
+def _open_view(con: duckdb.DuckDBPyConnection, view: LakeView) -> None:
+    """Register `view` on the connection (QueryError if its files cannot be read as one)."""
+    if not view.parts:
+        con.register(view.name, pl.DataFrame(schema=view.schema or {}).to_arrow())
+    elif len(view.parts) == 1 and view.parts[0].name == view.name:
+        con.register(view.name, _dataset(view.parts[0]))
+    else:  # each part is the view of its own table; this one reads them all
+        selects = []
+        for part in view.parts:
+            con.register(part.name, _dataset(part))
+            constants = "".join(
+                f", {_literal(value)} AS {_identifier(column)}" for column, value in part.constants
+            )
+            selects.append(f"SELECT *{constants} FROM {_identifier(part.name)}")
+        body = " UNION ALL BY NAME ".join(selects)
+        con.execute(f"CREATE TEMP VIEW {_identifier(view.name)} AS {body}")
 
 
 def open_lake(lake: Path | str, names: Collection[str] | None = None) -> LakeConnection:
     """A locked-down DuckDB connection with the lake's views (those in `names`, else all; see
-    the module docstring)."""
+    the module docstring). A view that cannot be opened is left out, with the reason kept for
+    the error a query naming it gets; the other views still open."""
     root = as_local_path(lake)
     con = _read_only_database()
     views: dict[str, str] = {}
-    unwritten: dict[str, str] = {}
+    unopened: dict[str, str] = {}
     for view in lake_views(root, names):
-        if not view.parts:
-            if view.schema is None:
-                unwritten[view.name] = view.what
-                continue
-            con.register(view.name, pl.DataFrame(schema=view.schema).to_arrow())
-        elif len(view.parts) == 1 and view.parts[0].name == view.name:
-            con.register(view.name, _dataset(view.parts[0]))
-        else:  # each part is the view of its own table; this one reads them all
-            selects = []
-            for part in view.parts:
-                con.register(part.name, _dataset(part))
-                constants = "".join(
-                    f", {_literal(value)} AS {_identifier(column)}"
-                    for column, value in part.constants
-                )
-                selects.append(f"SELECT *{constants} FROM {_identifier(part.name)}")
-            body = " UNION ALL BY NAME ".join(selects)
-            con.execute(f"CREATE TEMP VIEW {_identifier(view.name)} AS {body}")
+        if not view.parts and view.schema is None:
+            unopened[view.name] = (
+                f"view {view.name} ({view.what}) has no data in lake '{root}' yet "
+                "(run 'ratings run' first)"
+            )
+            continue
+        try:
+            _open_view(con, view)
+        except QueryError as error:
+            unopened[view.name] = str(error)
+            continue
         views[view.name] = view.what
     if names is None or VERSIONS_VIEW in names:
         con.register(VERSIONS_VIEW, published_versions(root).to_arrow())
         views[VERSIONS_VIEW] = VERSIONS_WHAT
     for statement in LOCKDOWN:
         con.execute(statement)
-    return LakeConnection(con, root, dict(sorted(views.items())), unwritten)
+    return LakeConnection(con, root, dict(sorted(views.items())), unopened)
 
 
 def views_used(sql: str) -> set[str] | None:
@@ -362,7 +380,7 @@ def views_used(sql: str) -> set[str] | None:
         named = duckdb.connect(":memory:").get_table_names(sql, qualified=False)
     except duckdb.Error:
         return None
-    used = {name for name in named if name in known}
+    used = {name.lower() for name in named if name.lower() in known}  # SQL names ignore case
     return used or None
 
 
@@ -419,11 +437,8 @@ def _explain(error: duckdb.Error, lake: LakeConnection) -> QueryError:
     missing = _MISSING_TABLE.search(str(error))
     if isinstance(error, duckdb.CatalogException) and missing:
         name = missing.group("name")
-        if name in lake.unwritten:
-            return QueryError(
-                f"view {name} ({lake.unwritten[name]}) has no data in lake '{lake.lake}' yet "
-                "(run 'ratings run' first)"
-            )
+        if name.lower() in lake.unopened:
+            return QueryError(lake.unopened[name.lower()])
         return QueryError(
             f"there is no view named {name}; the views are {', '.join(MAIN_VIEWS)} and "
             "history_<table> for each explanation table (SHOW TABLES lists them all)"

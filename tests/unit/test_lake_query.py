@@ -265,3 +265,17 @@ def test_a_players_ratings_on_every_list_as_of_a_day(lake: Path) -> None:
 def test_an_as_of_date_is_a_calendar_date(text: str) -> None:
     with pytest.raises(ValueError, match="date"):
         as_of.parse_date(text)
+
+
+def test_partitions_that_disagree_on_a_column_type_are_one_sentence(tmp_path: Path) -> None:
+    from rating_core.lake import tables
+    from rating_core.lake.storage import write_partitioned
+
+    lake = tmp_path / "lake"
+    fibs = tables.history("fibs")
+    write_partitioned(lake, fibs, pl.DataFrame({"player_id": ["a"], "period": ["2026-01"]}))
+    write_partitioned(lake, fibs, pl.DataFrame({"player_id": [7], "period": ["2026-02"]}))
+    with pytest.raises(QueryError, match="files of view history_fibs do not share one schema"):
+        run_query(lake, "SELECT * FROM history_fibs")
+    tables_shown = {row[0] for row in run_query(lake, "SHOW TABLES").rows}
+    assert "games" in tables_shown and "history_fibs" not in tables_shown  # the others still open
