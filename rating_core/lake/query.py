@@ -22,11 +22,12 @@ temporary objects a read-only database still allows are refused in one sentence 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -343,12 +344,17 @@ def _open_view(con: duckdb.DuckDBPyConnection, view: LakeView) -> None:
         con.execute(f"CREATE TEMP VIEW {_identifier(view.name)} AS {body}")
 
 
-def open_lake(lake: Path | str, names: Collection[str] | None = None) -> LakeConnection:
+def open_lake(
+    lake: Path | str,
+    names: Collection[str] | None = None,
+    con: duckdb.DuckDBPyConnection | None = None,
+) -> LakeConnection:
     """A locked-down DuckDB connection with the lake's views (those in `names`, else all; see
-    the module docstring). A view that cannot be opened is left out, with the reason kept for
-    the error a query naming it gets; the other views still open."""
+    the module docstring), on `con` if given (a fresh `_read_only_database()` with no view yet).
+    A view that cannot be opened is left out, with the reason kept for the error a query naming
+    it gets; the other views still open."""
     root = as_local_path(lake)
-    con = _read_only_database()
+    con = con or _read_only_database()
     views: dict[str, str] = {}
     unopened: dict[str, str] = {}
     for view in lake_views(root, names):
@@ -372,12 +378,12 @@ def open_lake(lake: Path | str, names: Collection[str] | None = None) -> LakeCon
     return LakeConnection(con, root, dict(sorted(views.items())), unopened)
 
 
-def views_used(sql: str) -> set[str] | None:
-    """The lake's views `sql` names, by DuckDB's parse; None when that cannot say (SHOW TABLES
-    names none, a query with a mistake fails to parse): then every view is opened."""
+def views_used(con: duckdb.DuckDBPyConnection, sql: str) -> set[str] | None:
+    """The lake's views `sql` names, by DuckDB's parse on `con`; None when that cannot say (SHOW
+    TABLES names none, a query with a mistake fails to parse): then every view is opened."""
     known = set(view_names())
     try:
-        named = duckdb.connect(":memory:").get_table_names(sql, qualified=False)
+        named = con.get_table_names(sql, qualified=False)
     except duckdb.Error:
         return None
     used = {name.lower() for name in named if name.lower() in known}  # SQL names ignore case
@@ -457,35 +463,35 @@ class QueryResult:
     rows: list[tuple[Any, ...]]
 
 
-def run_query(lake: Path | str, sql: str) -> QueryResult:
-    """Run one SELECT over the lake's views; QueryError (one sentence) if it cannot run."""
-    check_read_only(duckdb.connect(":memory:"), sql)
-    opened = open_lake(lake, views_used(sql))
+@contextlib.contextmanager
+def _opened_for(lake: Path | str, sql: str) -> Iterator[LakeConnection]:
+    """The lake opened for one checked SELECT (only the views it names, when DuckDB can say),
+    closed afterwards; a DuckDB error inside becomes one QueryError sentence."""
+    con = _read_only_database()
     try:
+        check_read_only(con, sql)
+        opened = open_lake(lake, views_used(con, sql), con)
         try:
-            relation = opened.connection.sql(sql)
-            if relation is None:  # pragma: no cover - a SELECT always gives a relation
-                raise QueryError("the query returned no result")
-            return QueryResult(
-                list(relation.columns), [str(t) for t in relation.types], relation.fetchall()
-            )
+            yield opened
         except duckdb.Error as error:
             raise _explain(error, opened) from None
     finally:
-        opened.connection.close()
+        con.close()
+
+
+def run_query(lake: Path | str, sql: str) -> QueryResult:
+    """Run one SELECT over the lake's views; QueryError (one sentence) if it cannot run."""
+    with _opened_for(lake, sql) as opened:
+        relation = opened.connection.sql(sql)
+        return QueryResult(
+            list(relation.columns), [str(t) for t in relation.types], relation.fetchall()
+        )
 
 
 def query_frame(lake: Path | str, sql: str) -> pl.DataFrame:
     """One SELECT over the lake's views as a Polars frame (for notebooks)."""
-    check_read_only(duckdb.connect(":memory:"), sql)
-    opened = open_lake(lake, views_used(sql))
-    try:
-        try:
-            return opened.connection.sql(sql).pl()
-        except duckdb.Error as error:
-            raise _explain(error, opened) from None
-    finally:
-        opened.connection.close()
+    with _opened_for(lake, sql) as opened:
+        return opened.connection.sql(sql).pl()
 
 
 # --- Polars --------------------------------------------------------------------------------------
