@@ -38,14 +38,22 @@ def parse_date(text: str) -> date:
         raise ValueError(f"{text!r} is not a date of the calendar") from None
 
 
+def as_day(day: date | str) -> date:
+    """`day` as a date (a notebook may give `"2026-04-15"`)."""
+    return day if isinstance(day, date) else parse_date(day)
+
+
 def end_of_day(day: date) -> datetime:
     """The first instant after `day` (UTC): a version published before it was in force on `day`."""
     return datetime.combine(day + timedelta(days=1), time(), UTC)
 
 
-def versions_in_force(versions: pl.DataFrame, day: date, *, original: bool = False) -> pl.DataFrame:
+def versions_in_force(
+    versions: pl.DataFrame, day: date | str, *, original: bool = False
+) -> pl.DataFrame:
     """The version of each list in force on `day` (rows of `published_versions`, one per list
     that had one; see the module docstring), sorted by list."""
+    day = as_day(day)
     published = versions.filter(
         (pl.col("created_at") < end_of_day(day)) & (pl.col("period") <= day.strftime("%Y-%m"))
     )
@@ -65,7 +73,7 @@ class InForce:
 
 
 def list_in_force(
-    lake: Path | str, list_name: str, day: date, *, original: bool = False
+    lake: Path | str, list_name: str, day: date | str, *, original: bool = False
 ) -> InForce | None:
     """The version of `list_name` in force on `day`, None if none was (see `why_none_in_force`)."""
     versions = published_versions(lake).filter(pl.col("list") == list_name)
@@ -76,8 +84,9 @@ def list_in_force(
     return InForce(row["list"], row["period"], row["version"], row["created_at"])
 
 
-def why_none_in_force(lake: Path | str, list_name: str, day: date) -> str:
+def why_none_in_force(lake: Path | str, list_name: str, day: date | str) -> str:
     """Why no version of `list_name` was in force on `day`, as the end of a sentence."""
+    day = as_day(day)
     versions = published_versions(lake).filter(pl.col("list") == list_name)
     if versions.is_empty():
         return "it has no published version"
@@ -94,7 +103,7 @@ def why_none_in_force(lake: Path | str, list_name: str, day: date) -> str:
 
 
 def ratings_as_of(
-    lake: Path | str, player_id: str, day: date, *, original: bool = False
+    lake: Path | str, player_id: str, day: date | str, *, original: bool = False
 ) -> pl.DataFrame:
     """`player_id`'s row on every list in force on `day`: list, period, version, created_at,
     then RATING_COLUMNS (null where the list has no such column). A list in force that does

@@ -257,6 +257,7 @@ def test_a_players_ratings_on_every_list_as_of_a_day(lake: Path) -> None:
     assert ratings("b", "2026-04-05") == []  # not on the list in force (2026-03)
     assert ratings("a", "2026-01-31") == []
     frame = as_of.ratings_as_of(lake, "a", date(2026, 3, 25))
+    assert frame.equals(as_of.ratings_as_of(lake, "a", "2026-03-25"))  # a notebook's string
     assert frame["created_at"][0] == datetime(2026, 3, 20, 12, 0, tzinfo=UTC)
     assert frame.schema["rating"] == pl.Float64
 
