@@ -86,11 +86,6 @@ class LakeView:
     parts: tuple[ViewPart, ...] = ()
     schema: TableSchema | None = field(default=None, hash=False, compare=False)
 
-    @property
-    def files(self) -> list[Path]:
-        """Every file the view reads."""
-        return [path for part in self.parts for path in part.files]
-
 
 # --- which files each view reads ---------------------------------------------------------------
 
@@ -280,7 +275,7 @@ def _dataset(part: ViewPart) -> pads.Dataset:
             f"the files of view {part.name} do not share one schema, so it cannot be read: {error}"
         ) from None
     files = [str(path) for path in part.files]
-    if part.partition_col is None:
+    if part.partition_col is None or part.partition_col in schema.names:
         return pads.dataset(files, schema=schema, format="parquet")
     key = pa.schema([pa.field(part.partition_col, pa.string())])
     return pads.dataset(
@@ -479,13 +474,27 @@ def _opened_for(lake: Path | str, sql: str) -> Iterator[LakeConnection]:
         con.close()
 
 
+def unique_names(names: list[str]) -> list[str]:
+    """Column names made unique as DuckDB's own frames do (`a`, `a` -> `a`, `a_1`), so a JSON
+    object or a table keeps every column of `SELECT l.*, d.* ...`."""
+    seen: set[str] = set()
+    result = []
+    for name in names:
+        candidate, n = name, 0
+        while candidate in seen:
+            n += 1
+            candidate = f"{name}_{n}"
+        seen.add(candidate)
+        result.append(candidate)
+    return result
+
+
 def run_query(lake: Path | str, sql: str) -> QueryResult:
     """Run one SELECT over the lake's views; QueryError (one sentence) if it cannot run."""
     with _opened_for(lake, sql) as opened:
         relation = opened.connection.sql(sql)
-        return QueryResult(
-            list(relation.columns), [str(t) for t in relation.types], relation.fetchall()
-        )
+        names = unique_names(list(relation.columns))
+        return QueryResult(names, [str(t) for t in relation.types], relation.fetchall())
 
 
 def query_frame(lake: Path | str, sql: str) -> pl.DataFrame:

@@ -119,6 +119,12 @@ def test_an_empty_lake_still_has_the_views_with_their_columns(tmp_path: Path) ->
     assert described["result"] == "VARCHAR"  # an Enum reads as text
 
 
+def test_repeated_column_names_are_made_unique(lake: Path) -> None:
+    result = run_query(lake, "SELECT 1 AS a, 2 AS a, 3 AS a_1")
+    assert result.columns == ["a", "a_1", "a_1_1"]
+    assert result.rows == [(1, 2, 3)]
+
+
 def test_an_unknown_view_names_the_views(lake: Path) -> None:
     with pytest.raises(QueryError, match=r"no view named nope; the views are lists, current_lists"):
         run_query(lake, "SELECT * FROM nope")
