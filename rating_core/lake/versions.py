@@ -53,8 +53,10 @@ def published_versions(lake: Path | str) -> pl.DataFrame:
     rows = []
     for name in publish.list_names(lake):
         for period in publish.list_periods(lake, name):
-            for version in publish.complete_versions(lake, name, period):
-                folder = publish.version_dir(lake, name, period, version)
+            versions = publish.complete_versions(lake, name, period)
+            period_folder = publish.version_dir(lake, name, period, versions[0]).parent
+            for version in versions:
+                folder = period_folder / f"v{version}"
                 manifest = json.loads((folder / publish.MANIFEST_FILE).read_text("utf-8"))
                 rows.append(
                     {
