@@ -76,7 +76,7 @@ def list_in_force(
     lake: Path | str, list_name: str, day: date | str, *, original: bool = False
 ) -> InForce | None:
     """The version of `list_name` in force on `day`, None if none was (see `why_none_in_force`)."""
-    versions = published_versions(lake).filter(pl.col("list") == list_name)
+    versions = published_versions(lake, [list_name])
     chosen = versions_in_force(versions, day, original=original)
     if chosen.is_empty():
         return None
@@ -87,7 +87,7 @@ def list_in_force(
 def why_none_in_force(lake: Path | str, list_name: str, day: date | str) -> str:
     """Why no version of `list_name` was in force on `day`, as the end of a sentence."""
     day = as_day(day)
-    versions = published_versions(lake).filter(pl.col("list") == list_name)
+    versions = published_versions(lake, [list_name])
     if versions.is_empty():
         return "it has no published version"
     month = day.strftime("%Y-%m")

@@ -9,6 +9,7 @@ it; the as-of lookups (`rating_core.lake.as_of`) choose a version by its `create
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from datetime import datetime
 from pathlib import Path
 
@@ -44,14 +45,17 @@ def _created_at(text: str) -> datetime:
     return moment
 
 
-def published_versions(lake: Path | str) -> pl.DataFrame:
-    """Every complete version of every list, sorted by list, period and version.
+def published_versions(lake: Path | str, lists: Collection[str] | None = None) -> pl.DataFrame:
+    """Every complete version of every list (of `lists` only, when given), sorted by list,
+    period and version.
 
     Reads one small manifest per version (the lists' data files are not opened), so a lake of
     years of monthly lists answers in a fraction of a second.
     """
     rows = []
     for name in publish.list_names(lake):
+        if lists is not None and name not in lists:
+            continue
         for period in publish.list_periods(lake, name):
             versions = publish.complete_versions(lake, name, period)
             period_folder = publish.version_dir(lake, name, period, versions[0]).parent
