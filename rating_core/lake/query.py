@@ -288,12 +288,14 @@ def _dataset(part: ViewPart) -> pads.Dataset:
 
 
 LOCKDOWN = (
+    "SET TimeZone = 'UTC'",
     "SET enable_external_access = false",
     "SET autoinstall_known_extensions = false",
     "SET autoload_known_extensions = false",
     "SET lock_configuration = true",
 )
-"""Once the views exist: DuckDB opens no file, loads no extension, and no setting changes back."""
+"""Once the views exist: times in UTC, as the lake holds them (not the machine's zone); then
+DuckDB opens no file, loads no extension, and no setting changes back."""
 
 
 def _read_only_database() -> duckdb.DuckDBPyConnection:

@@ -45,7 +45,8 @@ def test_query_prints_a_table_that_fits_80_columns(lake: str) -> None:
     assert "fide-standard │ 2026-02 │ 1510.0" in narrow.stdout
 
 
-def test_query_json_is_a_list_of_row_objects(lake: str) -> None:
+def test_query_json_is_a_list_of_row_objects(lake: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "Europe/Berlin")  # times stay in UTC whatever the machine's zone
     proc = ratings(
         "query",
         "SELECT list, period, version, created_at, rating FROM lists JOIN versions USING (list, period, version) "
