@@ -38,6 +38,7 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
+from rating_core.ingest.common import UnreadableFileError
 from rating_core.lake import publishing as publish
 from rating_core.lake import tables
 from rating_core.lake.storage import as_local_path, table_dir, table_file, table_partitions
@@ -92,8 +93,11 @@ class LakeView:
 
 def _has_columns(path: Path) -> bool:
     """Whether a Parquet file has at least one column (an empty period may be written with none:
-    it holds no row, and DuckDB cannot read it)."""
-    return bool(pl.read_parquet_schema(path))
+    it holds no row, and DuckDB cannot read it). A damaged file is kept, for `_dataset` to name."""
+    try:
+        return bool(pl.read_parquet_schema(path))
+    except (pl.exceptions.PolarsError, OSError):
+        return True
 
 
 def _table_part(lake: Path, table: tables.LakeTable, **constants: str) -> ViewPart | None:
@@ -266,7 +270,15 @@ def _plain_type(dtype: pa.DataType) -> pa.DataType:
 def _dataset(part: ViewPart) -> pads.Dataset:
     """The part's files as one Arrow dataset: their schemas unified (a column one partition lacks
     is null there, Int32 and Int64 read as Int64) and the partition column from the folders."""
-    schemas = [pq.read_schema(path) for path in part.files]
+    schemas = []
+    for path in part.files:
+        try:
+            schemas.append(pq.read_schema(path))
+        except (pa.ArrowException, OSError) as error:  # a fault of the lake, not of the query
+            raise UnreadableFileError(
+                f"view {part.name} cannot be read: the lake file '{path}' is damaged or "
+                f"incomplete ({error}), perhaps written when the disk was full or a run was killed"
+            ) from None
     plain = [pa.schema([f.with_type(_plain_type(f.type)) for f in schema]) for schema in schemas]
     try:
         schema = pa.unify_schemas(plain, promote_options="permissive")
@@ -318,9 +330,10 @@ class LakeConnection:
     lake: Path
     views: dict[str, str]
     """Every view opened, with what it holds."""
-    unopened: dict[str, str] = field(default_factory=dict)
-    """Views that could not be opened, with the sentence saying why (no file holds the table
-    yet and its columns are unknown, or its files disagree on a column's type)."""
+    unopened: dict[str, Exception] = field(default_factory=dict)
+    """Views that could not be opened, with the error a query naming one raises: a QueryError
+    (no file holds the table yet and its columns are unknown, its files disagree on a column's
+    type) or an UnreadableFileError (a damaged file: a fault of the lake, not of the query)."""
 
 
 def _open_view(con: duckdb.DuckDBPyConnection, view: LakeView) -> None:
@@ -353,18 +366,18 @@ def open_lake(
     root = as_local_path(lake)
     con = con or _read_only_database()
     views: dict[str, str] = {}
-    unopened: dict[str, str] = {}
+    unopened: dict[str, Exception] = {}
     for view in lake_views(root, names):
         if not view.parts and view.schema is None:
-            unopened[view.name] = (
+            unopened[view.name] = QueryError(
                 f"view {view.name} ({view.what}) has no data in lake '{root}' yet "
                 "(run 'ratings run' first)"
             )
             continue
         try:
             _open_view(con, view)
-        except QueryError as error:
-            unopened[view.name] = str(error)
+        except (QueryError, UnreadableFileError) as error:
+            unopened[view.name] = error
             continue
         views[view.name] = view.what
     if names is None or VERSIONS_VIEW in names:
@@ -433,7 +446,7 @@ def check_read_only(con: duckdb.DuckDBPyConnection, sql: str) -> None:
 _MISSING_TABLE = re.compile(r"Table with name (?P<name>\S+) does not exist")
 
 
-def _explain(error: duckdb.Error, lake: LakeConnection) -> QueryError:
+def _explain(error: duckdb.Error, lake: LakeConnection) -> Exception:
     """One sentence for a DuckDB error: an unknown view names the views, a view the lake has no
     data for yet says so, file access says the lake is read through its views only."""
     text = _first_line(error)
@@ -441,7 +454,7 @@ def _explain(error: duckdb.Error, lake: LakeConnection) -> QueryError:
     if isinstance(error, duckdb.CatalogException) and missing:
         name = missing.group("name")
         if name.lower() in lake.unopened:
-            return QueryError(lake.unopened[name.lower()])
+            return lake.unopened[name.lower()]
         return QueryError(
             f"there is no view named {name}; the views are {', '.join(MAIN_VIEWS)} and "
             "history_<table> for each explanation table (SHOW TABLES lists them all)"

@@ -174,3 +174,17 @@ def test_history_as_of_gives_the_ratings_in_force_and_the_periods_up_to_them(lak
     )
     assert [(r["list"], r["rating"]) for r in payload["ratings"]] == [("fide-standard", 1500.0)]
     assert [(r["period"], r["game_id"]) for r in payload["history"]] == [("2026-01", "g1")]
+
+
+def test_a_damaged_lake_file_is_one_sentence_naming_it_exit_1(tmp_path: Path) -> None:
+    """A fault of the lake, not a mistake of the query: exit 1, and the other views still work."""
+    lake = build(tmp_path / "lake")
+    damaged = lake / "games" / "period=2026-01" / "part-0.parquet"
+    damaged.write_bytes(b"PAR1 not a parquet file PAR1")
+    proc = ratings("query", "SELECT count(*) AS n FROM games", "--lake", str(lake))
+    assert proc.returncode == 1
+    sentence = assert_one_sentence(proc)
+    assert "view games cannot be read" in sentence and str(damaged) in sentence
+    assert "damaged or incomplete" in sentence
+    other = ratings("query", "SELECT count(*) AS n FROM quarantine", "--lake", str(lake), "--csv")
+    assert other.stdout == "n\n1\n"
