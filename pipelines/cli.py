@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from pipelines import calculators, export, report
+from pipelines import as_of, calculators, export, query, report
 from pipelines.errors import UserError, debug_enabled, describe_exception
 from pipelines.output import console, err_console
 
@@ -151,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     show.add_argument("--json", action="store_true", help="print JSON (every row and column)")
     show.add_argument("--all", action="store_true", help="print every row and column")
+    as_of.add_as_of_options(show)
     _add_lake(show)
 
     diff = sub.add_parser("diff", help="show what a version changed against its parent")
@@ -165,7 +166,10 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("player")
     history.add_argument("--json", action="store_true", help="print JSON")
     history.add_argument("--all", action="store_true", help="print every column")
+    as_of.add_as_of_options(history)
     _add_lake(history)
+
+    query.add_query_parser(sub, _add_lake)
 
     ui = sub.add_parser("ui", help="open the Dagster web UI on this workspace")
     ui.add_argument("--inbox", default="data_samples")
@@ -257,6 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "show": reading.cmd_show,
         "diff": reading.cmd_diff,
         "history": reading.cmd_history,
+        "query": query.cmd_query,
         "ui": cmd_ui,
         "calc": calculators.cmd_calc,
         "report": report.cmd_report,

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
+from pipelines import as_of
 from pipelines.errors import UserError
 from pipelines.output import console, plain, print_json, print_table
 from rating_core.lake import publishing as publish
@@ -113,6 +114,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     _check_positive(args.top, "--top")
     _check_positive(args.version, "--version")
     lake = _lake(args)
+    if not args.list and as_of.requested(args):
+        return as_of.cmd_lists_in_force(lake, args)
     if not args.list:
         current = publish.current_versions(lake)
         if args.json:
@@ -130,7 +133,10 @@ def cmd_show(args: argparse.Namespace) -> int:
             summary.rows(),
         )
         return 0
-    period, version = _pick(lake, args.list, args.period, args.version)
+    period, version, in_force = as_of.show_choice(lake, args)
+    period, version = _pick(lake, args.list, period, version)
+    if in_force and not args.json:
+        console.print(in_force, highlight=False, markup=False)
     frame = publish.read_list(lake, args.list, period, version)
     shown = frame.drop([c for c in ("list", "period", "version") if c in frame.columns])
     if args.json:  # every row unless --top says otherwise: a script is never silently cut short
@@ -247,6 +253,11 @@ def cmd_history(args: argparse.Namespace) -> int:
         raise UserError(f"no rating history for player '{args.player}' in '{lake}'")
     sort_cols = [c for c in ("system", "period", "played_at", "game_id") if c in history.columns]
     history = history.sort(sort_cols)
+    if as_of.requested(args):  # the ratings in force first, then the rows of those periods
+        kept = as_of.history_as_of(lake, args, history)
+        if kept is None:
+            return 0
+        history = kept
     if args.json:
         print_json(history.to_dicts())
         return 0

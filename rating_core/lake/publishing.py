@@ -148,6 +148,11 @@ def latest_version(lake: Path | str, list_name: str, period: str) -> int | None:
     return versions[-1] if versions else None
 
 
+def complete_versions(lake: Path | str, list_name: str, period: str) -> list[int]:
+    """The complete versions of a list for a period, lowest first (empty if none was published)."""
+    return _complete_versions(_period_dir(lake, list_name, period))
+
+
 def version_dir(lake: Path | str, list_name: str, period: str, version: int | None = None) -> Path:
     """The folder of a complete version (the latest by default); FileNotFoundError otherwise."""
     folder = _period_dir(lake, list_name, period)
