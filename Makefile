@@ -26,6 +26,7 @@ setup: .venv/.synced
 
 run: setup
 	.venv/bin/ratings run --inbox data_samples --lake lake
+	.venv/bin/ratings report --lake lake --output lake/report.html
 
 test: setup
 	.venv/bin/ruff check .

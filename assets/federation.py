@@ -20,20 +20,30 @@ from assets.systems import (
     Publishing,
     RangeInputs,
     SystemSpec,
+    games_from,
     read_states,
     system_assets,
 )
 from rating_core.lake import tables
 from rating_core.lake.storage import read_table, table_partitions, write_partitioned
-from rating_core.schemas import GAMES_SCHEMA, RATING_LISTS
+from rating_core.schemas import GAMES_SCHEMA, RATING_LISTS, empty
+from rating_core.systems.corrections import (
+    CORRECTION_LOG_SCHEMA,
+    applied_birth_years,
+    correction_causes,
+    correction_quarantine,
+    correction_summary,
+    system_corrections,
+)
 from rating_core.systems.federation import (
     CLUB_STATE,
     club_lists_periods,
+    corrections_table,
     federation_state_tables,
     fide_lists_periods,
     ukd_lists_periods,
 )
-from rating_core.systems.fide.rules import FIDE_RULES
+from rating_core.systems.fide.rules import rules_for_period
 from rating_core.systems.input_causes import APPLIED_INPUTS_SCHEMA, input_causes, period_inputs
 from rating_core.systems.ukd.rules import UKD_RULES
 
@@ -49,16 +59,90 @@ def _registry(lake: Path) -> pl.DataFrame | None:
     return registry if registry.height else None
 
 
+def _correction_logs(lake: Path, system: str) -> pl.DataFrame:
+    """Every period's log of the system's corrections (`history/<system>-corrections`)."""
+    logs = read_table(lake, corrections_table(system)).collect()
+    return logs if logs.columns else empty({**CORRECTION_LOG_SCHEMA, "period": pl.String})
+
+
 def _load_federation(system: str):
     def load(lake: Path, periods: list[str]) -> RangeInputs:
+        corrections = system_corrections(read_table(lake, "corrections").collect(), system)
+        before = _correction_logs(lake, system).filter(pl.col("period") < periods[0])
         return {
             "games": _games(lake, periods, "federation"),
             "starting_lists": read_table(lake, "starting_lists").collect(),
             "players": _registry(lake) if system == "fide" else None,
             "states": read_states(lake, federation_state_tables(system), periods[0]),
+            "corrections": corrections,
+            # the birth dates corrected before the range still hold in it
+            "birth_years": applied_birth_years(before.sort("period", "source_line")),
         }
 
     return load
+
+
+def _quarantine_corrections(system: str):
+    """Replace the quarantine's `source=corrections-<system>` with the system's corrections that
+    did not apply, over every period rated so far (a player not on the list, a period not
+    computed...): ingest cannot tell, only the rated period can."""
+
+    def after(lake: Path) -> None:
+        corrections = system_corrections(read_table(lake, "corrections").collect(), system)
+        source = f"corrections-{system}"
+        rows = correction_quarantine(corrections, _correction_logs(lake, system))
+        tagged = rows.with_columns(source=pl.lit(source))
+        write_partitioned(lake, "quarantine", tagged, partition_col="source", partitions=[source])
+
+    return after
+
+
+def _federation_publishing(system: str, reason: str):
+    """Each period's reason names the corrections applied to it; a player a correction moved
+    has it as the diff's cause (`correction: rating 1812 -> 1830 (<the officer's reason>)`), and
+    a player moved by a tournament or a starting-list entry new, changed or gone since the last
+    publication has that (`late result: tournament T (standard)`,
+    `rating_core.systems.input_causes`); the inputs published are recorded in
+    `applied/<system>-inputs` afterwards, for the next publication's causes."""
+    inputs_table = tables.applied_inputs(system)
+
+    def publishing(lake: Path, periods: list[str]) -> Publishing:
+        schema = {**CORRECTION_LOG_SCHEMA, "period": pl.String}
+        logs = read_period_range(lake, corrections_table(system), periods, schema)
+        games = _games(lake, periods, "federation")
+        starting_lists = read_table(lake, "starting_lists").collect()
+        current = {
+            period: period_inputs(
+                games.filter(pl.col("period") == period), starting_lists, system, period
+            )
+            for period in periods
+        }
+        recorded = set(table_partitions(lake, inputs_table))
+        inputs_before = read_period_range(lake, inputs_table.name, periods, APPLIED_INPUTS_SCHEMA)
+
+        def period_reason(period: str) -> str:
+            applied = correction_summary(logs[period])
+            return f"{reason}; {applied}" if applied else reason
+
+        def causes(period: str) -> pl.DataFrame | None:
+            before = inputs_before[period] if period in recorded else None
+            found = [
+                frame
+                for frame in (
+                    correction_causes(logs[period]),
+                    input_causes(current[period], before, system),
+                )
+                if frame is not None and frame.height
+            ]
+            return pl.concat(found, how="diagonal_relaxed") if found else None
+
+        def after(done: list[str]) -> None:
+            frames = [current[p].with_columns(period=pl.lit(p)) for p in done]
+            write_partitioned(lake, inputs_table, pl.concat(frames), partitions=done)
+
+        return Publishing(reason=period_reason, causes=causes, after=after)
+
+    return publishing
 
 
 def _load_club(lake: Path, periods: list[str]) -> RangeInputs:
@@ -74,22 +158,26 @@ def _rows(check: CheckInput) -> pl.DataFrame:
 
 
 def fide_bad_k(check: CheckInput) -> int:
-    """Rows whose K is not one the rules allow (10, 20, 40 or a K x n cap) or K x n > 700."""
+    """Rows whose K is not one the period's rules allow (10, 20, 40 or a K x n cap since
+    2014-07; 10, 15, 25 before) or, where the era caps it, K x n > 700."""
     rows = _rows(check)
     if not rows.height:
         return 0
+    rules = rules_for_period(check.period)
     played = rows.filter(pl.col("games") > 0)
-    allowed = pl.col("k").is_in(
-        [FIDE_RULES.k_established_top, FIDE_RULES.k_default, FIDE_RULES.k_new, FIDE_RULES.k_junior]
-    ) | (pl.col("k") == FIDE_RULES.k_times_n_max // pl.col("games"))
-    over = pl.col("k") * pl.col("games") > FIDE_RULES.k_times_n_max
+    allowed = pl.col("k").is_in(list(rules.k_values))
+    if rules.k_times_n_max is None:
+        return played.filter(~allowed).height
+    allowed = allowed | (pl.col("k") == rules.k_times_n_max // pl.col("games"))
+    over = pl.col("k") * pl.col("games") > rules.k_times_n_max
     return played.filter(~allowed | over).height
 
 
 def fide_below_floor(check: CheckInput) -> int:
-    """Rows rated below the FIDE floor (1400)."""
+    """Rows rated below the floor of the period's rules (1000 until 2024-02, 1400 from 2024-03)."""
     rows = _rows(check)
-    return rows.filter(pl.col("rating") < FIDE_RULES.floor).height if rows.height else 0
+    floor = rules_for_period(check.period).floor
+    return rows.filter(pl.col("rating") < floor).height if rows.height else 0
 
 
 def fide_one_sided_games(check: CheckInput) -> int:
@@ -119,38 +207,6 @@ def _publishing(reason: str):
     return lambda lake, periods: Publishing(reason=lambda period: reason)
 
 
-def _input_publishing(system: str, reason: str):
-    """Publishing of the FIDE or UKD lists: a player moved by a tournament or a starting-list
-    entry new, changed or gone since the last publication has it as cause
-    (`rating_core.systems.input_causes`); the inputs published are recorded in
-    `applied/<system>-inputs` afterwards."""
-    table = tables.applied_inputs(system)
-
-    def publishing(lake: Path, periods: list[str]) -> Publishing:
-        games = _games(lake, periods, "federation")
-        starting_lists = read_table(lake, "starting_lists").collect()
-        current = {
-            period: period_inputs(
-                games.filter(pl.col("period") == period), starting_lists, system, period
-            )
-            for period in periods
-        }
-        recorded = set(table_partitions(lake, table))
-        applied = read_period_range(lake, table.name, periods, APPLIED_INPUTS_SCHEMA)
-
-        def causes(period: str) -> pl.DataFrame | None:
-            before = applied[period] if period in recorded else None
-            return input_causes(current[period], before, system)
-
-        def after(done: list[str]) -> None:
-            frames = [current[p].with_columns(period=pl.lit(p)) for p in done]
-            write_partitioned(lake, table, pl.concat(frames), partitions=done)
-
-        return Publishing(reason=lambda period: reason, causes=causes, after=after)
-
-    return publishing
-
-
 def _started_from(outputs: dict) -> dict:
     return {
         "started_from": dg.MetadataValue.json(
@@ -159,25 +215,50 @@ def _started_from(outputs: dict) -> dict:
     }
 
 
+def _federation_inputs(lake: Path) -> bool:
+    """Federation games, or a starting list (a list is republished from it alone)."""
+    lists = read_table(lake, "starting_lists").select(pl.len()).collect().item()
+    return lists > 0 or games_from("federation")(lake)
+
+
+def _fide_metadata(outputs: dict) -> dict:
+    """Where each period started from, and the rules (era) each period was rated by."""
+    return {
+        **_started_from(outputs),
+        "rules": dg.MetadataValue.json(
+            {period: out.facts.get("rules") for period, out in outputs.items()}
+        ),
+    }
+
+
 FIDE = SystemSpec(
     name="fide",
     description="FIDE standard, rapid and blitz ratings after the period, with explanations.",
-    deps=["games", "starting_lists", "players"],
+    deps=["games", "starting_lists", "players", "corrections"],
     state_tables=federation_state_tables("fide"),
     load=_load_federation("fide"),
     rate=lambda i, periods: fide_lists_periods(
-        i["games"], i["starting_lists"], i["states"], i["players"], periods
+        i["games"],
+        i["starting_lists"],
+        i["states"],
+        i["players"],
+        periods,
+        i["corrections"],
+        i["birth_years"],
     ),
-    publishing=_input_publishing("fide", "rated from the period's federation games"),
+    publishing=_federation_publishing("fide", "rated from the period's federation games"),
     checks=[
         PeriodCheck(
             "fide_k_allowed",
-            "K is one the rules allow (10, 20, 40 or a K x n cap) and K x n <= 700.",
+            "K is one the period's rules allow (10, 20, 40 or a K x n cap) and K x n <= 700.",
             "bad_k",
             fide_bad_k,
         ),
         PeriodCheck(
-            "fide_floor_respected", "No FIDE rating below 1400.", "below_1400", fide_below_floor
+            "fide_floor_respected",
+            "No FIDE rating below the floor of the period's rules (1400; 1000 before 2024-03).",
+            "below_floor",
+            fide_below_floor,
         ),
         PeriodCheck(
             "fide_games_counted_both_sides",
@@ -186,22 +267,26 @@ FIDE = SystemSpec(
             fide_one_sided_games,
         ),
     ],
-    metadata=_started_from,
+    metadata=_fide_metadata,
+    has_inputs=_federation_inputs,
+    after_rating=_quarantine_corrections("fide"),
 )
 UKD = SystemSpec(
     name="ukd",
     description="UKD standard, rapid and blitz ratings after the period, with explanations.",
-    deps=["games", "starting_lists"],
+    deps=["games", "starting_lists", "corrections"],
     state_tables=federation_state_tables("ukd"),
     load=_load_federation("ukd"),
     rate=lambda i, periods: ukd_lists_periods(
-        i["games"], i["starting_lists"], i["states"], periods
+        i["games"], i["starting_lists"], i["states"], periods, i["corrections"]
     ),
-    publishing=_input_publishing("ukd", "rated from the period's federation games"),
+    publishing=_federation_publishing("ukd", "rated from the period's federation games"),
     checks=[
         PeriodCheck("ukd_floor_respected", "No UKD below 1000.", "below_1000", ukd_below_floor)
     ],
     metadata=_started_from,
+    has_inputs=_federation_inputs,
+    after_rating=_quarantine_corrections("ukd"),
 )
 CLUB = SystemSpec(
     name="club",
@@ -213,6 +298,7 @@ CLUB = SystemSpec(
         i["games"], i["states"][CLUB_STATE], i["players"], periods
     ),
     publishing=_publishing("rated from the period's closed club tournaments"),
+    has_inputs=games_from("club"),
 )
 
 fide_ratings, fide_lists_published = system_assets(FIDE)

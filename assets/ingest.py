@@ -101,6 +101,17 @@ def starting_lists(paths: PipelinePaths) -> dg.MaterializeResult:
 @dg.asset(
     group_name="ingest",
     code_version=CODE_VERSION,
+    description="A rating officer's corrections federation/corrections.csv.",
+)
+def corrections(paths: PipelinePaths) -> dg.MaterializeResult:
+    batch = inbox_readers.ingest_corrections(paths.inbox_path)
+    _store(paths, "corrections", batch, partitioned=False)
+    return _result(paths, batch)
+
+
+@dg.asset(
+    group_name="ingest",
+    code_version=CODE_VERSION,
     deps=[games],
     description="Moderation decisions platform/moderation/*.csv (a decision needs its game).",
 )
@@ -136,13 +147,25 @@ def games_have_unique_ids(paths: PipelinePaths) -> dg.AssetCheckResult:
     description="Every platform game has a site category and every federation game a list.",
 )
 def games_are_classified(paths: PipelinePaths) -> dg.AssetCheckResult:
-    frame = read_table(paths.lake_path, "games").collect()
-    unclassified = frame.filter(
-        ((pl.col("source") == "platform") & pl.col("category").is_null())
-        | ((pl.col("source") != "platform") & pl.col("rating_list").is_null())
-    ).height
+    unclassified = (
+        read_table(paths.lake_path, "games")
+        .filter(
+            ((pl.col("source") == "platform") & pl.col("category").is_null())
+            | ((pl.col("source") != "platform") & pl.col("rating_list").is_null())
+        )
+        .select(pl.len())
+        .collect()
+        .item()
+    )
     return dg.AssetCheckResult(passed=unclassified == 0, metadata={"unclassified": unclassified})
 
 
-INGEST_ASSETS = [players, games, starting_lists, moderation_decisions, backgammon_matches]
+INGEST_ASSETS = [
+    players,
+    games,
+    starting_lists,
+    corrections,
+    moderation_decisions,
+    backgammon_matches,
+]
 INGEST_CHECKS = [games_have_unique_ids, games_are_classified]

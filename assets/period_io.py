@@ -21,7 +21,7 @@ from rating_core.lake.publishing import publish_list
 from rating_core.lake.storage import read_table, write_partitioned
 from rating_core.names import NAMES_SCHEMA, attach_names
 from rating_core.periods import previous_period
-from rating_core.systems.contract import CLUB_FOLDER, LIST_COLUMN
+from rating_core.systems.contract import CLUB_FOLDER, LIST_COLUMN, RULES_COLUMN
 
 INPUT_DIGEST = "_input_digest"
 """Column of `list_rows` carrying the digest of the inputs the rows were computed from."""
@@ -121,6 +121,13 @@ def frame_metadata(frame: pl.DataFrame) -> dict[str, dg.MetadataValue]:
     }
 
 
+def _causes_of(causes: pl.DataFrame | None, list_name: str) -> pl.DataFrame | None:
+    """The causes of one list: those of a causes frame with a `list` column name their list."""
+    if causes is None or LIST_COLUMN not in causes.columns:
+        return causes
+    return causes.filter(pl.col(LIST_COLUMN) == list_name).drop(LIST_COLUMN)
+
+
 def publish_rows(
     lake: Path,
     period: str,
@@ -133,9 +140,11 @@ def publish_rows(
 ) -> list[dict]:
     """Publish every list of one period's `list_rows` (a `list` column); unchanged lists stay.
 
-    With `pool`, the lists are published side by side. `causes` with a `list` column gives
-    each list its own rows (a standard tournament is no cause on a rapid list). Returns one
-    outcome per list (list, period, version, status, row_count, changed_rows), in list order.
+    A list's club folder and rules (era) columns are recorded in its manifest (`club_folder`,
+    `rules`), not in the list. `causes` (player_id, cause) name why a player's value moved; with
+    a `list` column, each list takes its own rows. With `pool`, the lists are published side by
+    side. Returns one outcome per list (list, period, version, status, row_count, changed_rows),
+    in list order.
     """
     rows = rows.drop("period", strict=False)
     groups = rows.sort(LIST_COLUMN).group_by(LIST_COLUMN, maintain_order=True)
@@ -143,11 +152,12 @@ def publish_rows(
     def publish_one(group: tuple[tuple[object, ...], pl.DataFrame]) -> dict:
         (list_name,), frame = group
         digest = frame.get_column(INPUT_DIGEST)[0] if INPUT_DIGEST in frame.columns else None
-        extra = {"club_folder": frame[CLUB_FOLDER][0]} if CLUB_FOLDER in frame.columns else None
-        content = frame.drop([LIST_COLUMN, INPUT_DIGEST, CLUB_FOLDER], strict=False)
-        mine = causes
-        if causes is not None and LIST_COLUMN in causes.columns:
-            mine = causes.filter(pl.col(LIST_COLUMN) == list_name).drop(LIST_COLUMN)
+        extra = {
+            field: frame[column][0]
+            for field, column in (("club_folder", CLUB_FOLDER), ("rules", RULES_COLUMN))
+            if column in frame.columns and frame[column][0] is not None
+        }
+        content = frame.drop([LIST_COLUMN, INPUT_DIGEST, CLUB_FOLDER, RULES_COLUMN], strict=False)
         outcome = publish_list(
             lake,
             str(list_name),
@@ -156,9 +166,9 @@ def publish_rows(
             reason=reason,
             input_digest=digest or digest_frame(content),
             code_version=CODE_VERSION,
-            causes=mine,
+            causes=_causes_of(causes, str(list_name)),
             value=value,
-            extra_manifest=extra,
+            extra_manifest=extra or None,
             tidy_staging=False,  # the publishing asset tidies `.staging` once, after the range
         )
         return {

@@ -20,6 +20,7 @@ from assets.systems import (
     Publishing,
     RangeInputs,
     SystemSpec,
+    games_from,
     read_states,
     system_assets,
 )
@@ -155,6 +156,7 @@ SITE = SystemSpec(
     rate=_rate_site,
     publishing=_site_publishing,
     published_description="Publish site-elo and every site-<category> list of the period.",
+    has_inputs=games_from("platform"),
     checks=[
         PeriodCheck(
             "site_floor_respected", "No site rating below 100.", "below_floor", site_below_floor
@@ -208,6 +210,7 @@ FIBS = SystemSpec(
         reason=lambda period: "computed from the inbox's matches"
     ),
     published_name="fibs_list_published",
+    has_inputs=lambda lake: read_table(lake, "matches").select(pl.len()).collect().item() > 0,
     published_description="Publish the fibs list of the period.",
     checks=[
         PeriodCheck(

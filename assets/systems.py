@@ -58,6 +58,16 @@ RangeInputs = Mapping[str, Any]
 """What a system's `load` read from the lake for a range (games, registry, the state before)."""
 
 
+def games_from(source: str) -> Callable[[Path], bool]:
+    """Whether the lake's games table holds a game of `source` (platform, federation, club)."""
+
+    def present(lake: Path) -> bool:
+        games = read_table(lake, "games", schema={"source": pl.String})
+        return games.filter(pl.col("source") == source).select(pl.len()).collect().item() > 0
+
+    return present
+
+
 @dataclass(frozen=True)
 class CheckInput:
     """What a check sees of one period: its output, the states it started from, the range's
@@ -111,6 +121,18 @@ class SystemSpec:
     metadata: Callable[[dict[str, PeriodOutput]], dict[str, dg.MetadataValue]] = field(
         default=lambda outputs: {}
     )
+    has_inputs: Callable[[Path], bool] = lambda lake: True
+    """Whether the lake holds anything this system rates (its games, matches or starting lists):
+    `ratings run` leaves a system without inputs, and without lists from earlier runs, out."""
+
+    def to_rate(self, lake: Path) -> bool:
+        """True when a range run must materialize this system: it has inputs, or lists rows
+        from an earlier run (whose inputs may have gone: its lists are recomputed)."""
+        return self.has_inputs(lake) or bool(table_partitions(lake, f"list_rows/{self.name}"))
+
+    after_rating: Callable[[Path], None] = lambda lake: None
+    """What to do once the range's tables are written (the federation systems quarantine the
+    corrections that did not apply)."""
 
     @property
     def ratings_key(self) -> str:
@@ -158,7 +180,8 @@ def _write_range(lake: Path, table: str, frames: dict[str, pl.DataFrame], period
         parts.append(frame.with_columns(pl.lit(period, dtype=pl.String).alias("period")))
     # a period without rows gets an empty file only where an earlier run left one to replace:
     # a system without data writes nothing, rather than an empty file per period and table
-    written = {period for period, frame in frames.items() if frame.width}
+    # (an empty state and no state start a period alike: `present`)
+    written = {period for period, frame in frames.items() if frame.height}
     stale = set(table_partitions(lake, table)) & set(periods)
     if not parts and not stale:
         return
@@ -254,6 +277,7 @@ def _ratings_asset(spec: SystemSpec) -> dg.AssetsDefinition:
         frames_of[f"list_rows/{spec.name}"] = rows
         with ThreadPoolExecutor(max_workers=WRITERS) as pool:  # tables are independent files
             list(pool.map(lambda t: _write_range(lake, t, frames_of[t], periods), frames_of))
+        spec.after_rating(lake)
         checks = [_evaluate(c, outputs, before, inputs, spec.ratings_key) for c in spec.checks]
         for period in periods:  # each partition's own figures (the data version is the range's)
             context.add_asset_metadata(

@@ -265,7 +265,10 @@ def fmt_mb(mb: float) -> str:
 
 def warm_up(bench: Bench, last: str) -> None:
     """One small run shaped like the measured ones, so numba's cache and the imports are warm."""
-    inbox, _ = inbox_with(bench.workdir, "warm-up", 2_000, seed=5, players=300, months=3, last=last)
+    # 30k games: past the scanner's 16 MB threshold, so its multi-chunk path is compiled too
+    inbox, _ = inbox_with(
+        bench.workdir, "warm-up", 30_000, seed=5, players=300, months=3, last=last
+    )
     bench.ratings_run("warm-up run", inbox)
 
 

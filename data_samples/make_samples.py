@@ -298,14 +298,75 @@ def make_players() -> None:
     )
 
 
+# FIDE's per-list TXT download (standard_rating_list.txt, blitz_rating_list.txt): header label
+# and width of each column; the rating column is headed by the month of the list (JAN26).
+FIDE_TXT_COLUMNS = [
+    ("ID Number", 15),
+    ("Name", 61),
+    ("Fed", 4),
+    ("Sex", 4),
+    ("Tit", 5),
+    ("WTit", 5),
+    ("OTit", 15),
+    ("FOA", 4),
+    ("JAN26", 6),
+    ("Gms", 4),
+    ("K", 3),
+    ("B-day", 6),
+    ("Flag", 0),
+]
+BLITZ_DECEMBER_GAMES = {"13400004": 9, "34500021": 6}
+"""Blitz games the FIDE file says these players played in 2025-12 (its Gms column)."""
+BAD_FIDE_LINE = ("34500O99", "Typo, Letter O In The Id", "TUR", "m", "1990", "")
+"""A FIDE line whose ID has a letter O for a zero: quarantined, the lines around it still land."""
+
+
+def fide_k(rating: int, games: int, peak: int, birth: str) -> int:
+    """The K FIDE's January 2026 list shows: 10 once a rating reached 2400, 40 for a junior
+    (until the end of the year of the 18th birthday, under 2300) or under 30 games, else 20."""
+    if peak >= 2400:
+        return 10
+    if int(birth[:4]) + 18 >= 2026 and rating < 2300:
+        return 40
+    return 40 if games < 30 else 20
+
+
+def fide_txt_line(values: list[str]) -> str:
+    cells = [v.ljust(w) if w else v for v, (_, w) in zip(values, FIDE_TXT_COLUMNS, strict=True)]
+    return "".join(cells).rstrip()
+
+
+def make_fide_txt(rel: str, table: dict[str, tuple[int, int, int]]) -> None:
+    """A starting list as FIDE publishes it: alphabetical, K instead of career count and peak."""
+    people = {p[0]: p for p in FED}
+    lines = []
+    for pid, (rating, games, peak) in table.items():
+        _, name, fed, sex, birth, title = people[pid]
+        sex = "F" if sex == "w" else "M"
+        women = title if title.startswith("W") else ""
+        flag = "w" if sex == "F" else ""
+        k = fide_k(rating, games, peak, birth)
+        month = str(BLITZ_DECEMBER_GAMES.get(pid, 0))
+        values = [pid, name, fed, sex, title, women, "", "", str(rating), month, str(k)]
+        lines.append((name, fide_txt_line([*values, birth[:4], flag])))
+    pid, name, fed, sex, birth, title = BAD_FIDE_LINE
+    bad = [pid, name, fed, sex.upper(), title, "", "", "", "1700", "0", "20", birth, ""]
+    lines.append((name, fide_txt_line(bad)))
+    header = fide_txt_line([label for label, _ in FIDE_TXT_COLUMNS])
+    body = [text for _, text in sorted(lines)]
+    write_text(rel, "\n".join([header, *body]) + "\n")
+
+
 def make_lists() -> None:
-    for name, table in (("standard", FIDE_STD), ("rapid", FIDE_RAPID), ("blitz", FIDE_BLITZ)):
+    for name, table in (("standard", FIDE_STD), ("rapid", FIDE_RAPID)):
         rows = [[pid, r, g, p] for pid, (r, g, p) in sorted(table.items())]
         write_csv(
             f"federation/lists/fide-{name}@2025-12.csv",
             ["player_id", "rating", "rated_games", "peak_rating"],
             rows,
         )
+    # the blitz list comes as FIDE's own TXT download (read by rating_core.ingest.fide_lists)
+    make_fide_txt("federation/lists/fide-blitz@2025-12.txt", FIDE_BLITZ)
     for name, table in (("standard", UKD_STD), ("rapid", UKD_RAPID), ("blitz", UKD_BLITZ)):
         rows = [[pid, r] for pid, r in sorted(table.items())]
         write_csv(f"federation/lists/ukd-{name}@2025-12.csv", ["player_id", "rating"], rows)
@@ -1208,6 +1269,28 @@ def make_backgammon() -> None:
     )
 
 
+def make_corrections() -> None:
+    """The rating officer's corrections: one real one (34500007's round 2 game of
+    istanbul-spring-2026-04 was a draw, entered 0-1: ΔR -0.69 becomes -0.19, K 20, so April's
+    change is 20 x 0.44 = 8.8 -> +9 instead of 20 x -0.06 = -1.2 -> -1, 1598 -> 1607 instead of
+    1597) and one the UKD lists cannot hold (a UKD K follows from the rating's band)."""
+    write_csv(
+        "federation/corrections.csv",
+        ["list", "period", "player_id", "field", "value", "reason"],
+        [
+            [
+                "fide-standard",
+                "2026-04",
+                "34500007",
+                "rating",
+                1607,
+                "arbiter's report: round 2 against 34500010 was a draw, entered 0-1",
+            ],
+            ["ukd-standard", "2026-04", "34500007", "k", 20, "K as on the FIDE list"],
+        ],
+    )
+
+
 def main() -> None:
     make_players()
     make_lists()
@@ -1217,6 +1300,7 @@ def main() -> None:
     make_clubs()
     make_trf()
     make_backgammon()
+    make_corrections()
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from datetime import date
 
 from pipelines.errors import UserError
 from pipelines.output import print_json, print_table
@@ -50,6 +51,14 @@ def parse_game(text: str, allow_unrated: bool = False) -> tuple[int | None, floa
     return rating, parse_result(result)
 
 
+def _calc_date(text: str) -> date:
+    """`--date YYYY-MM-DD` of `calc fide` (refused while parsing the arguments otherwise)."""
+    try:
+        return date.fromisoformat(text.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"'{text}' is not a date YYYY-MM-DD") from None
+
+
 def _add_json(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON for machines")
 
@@ -65,8 +74,16 @@ def add_calc_parsers(sub: argparse._SubParsersAction) -> None:
 
     fide = sub.add_parser("fide", help="FIDE change for one tournament (seed fide-ukd-calculator)")
     fide.add_argument("--rating", type=int, required=True)
-    fide.add_argument("--k", type=int, required=True, choices=[10, 20, 40])
+    fide.add_argument(
+        "--k", type=int, required=True, help="base K, one of the era's (10, 20, 40 today)"
+    )
     fide.add_argument("--game", action="append", default=[], help="OPPONENT:RESULT, repeatable")
+    fide.add_argument(
+        "--date",
+        type=_calc_date,
+        default=None,
+        help="YYYY-MM-DD: rate by the FIDE rules in force that day (default today, UTC)",
+    )
     _add_json(fide)
 
     ukd = sub.add_parser("ukd", help="UKD change for one tournament (seed fide-ukd-calculator)")
@@ -100,12 +117,22 @@ def _elo(args: argparse.Namespace) -> dict:
 
 
 def _fide(args: argparse.Namespace) -> dict:
+    from rating_core.periods import utc_today
     from rating_core.systems.fide.calculator import fide_calculator
+    from rating_core.systems.fide.rules import rules_on
 
+    day = args.date or utc_today()
+    rules = rules_on(day)
+    if args.k not in rules.k_values:
+        allowed = ", ".join(str(k) for k in rules.k_values)
+        raise UserError(
+            f"calc fide: --k must be one of {allowed} under the {rules.name} rules in force on "
+            f"{day.isoformat()}, not {args.k} (see 'ratings calc fide --help')"
+        )
     if not args.game:
         raise UserError("give at least one --game OPPONENT:RESULT")
     games = [parse_game(g) for g in args.game]
-    return fide_calculator(args.rating, args.k, games)  # type: ignore[arg-type]
+    return {"date": day.isoformat(), **fide_calculator(args.rating, args.k, games, rules)}  # type: ignore[arg-type]
 
 
 def _ukd(args: argparse.Namespace) -> dict:

@@ -8,6 +8,7 @@ with one sentence and exit status 1 (`RATINGS_DEBUG=1` shows the traceback). Nev
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import re
 import subprocess
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from pipelines import calculators
+from pipelines import as_of, calculators, export, query, report
 from pipelines.errors import UserError, debug_enabled, describe_exception
 from pipelines.output import console, err_console
 
@@ -146,13 +147,11 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--period", help="YYYY-MM (default: the latest)")
     show.add_argument("--version", type=int, help="version number, 1 or more (default: the latest)")
     show.add_argument(
-        "--original", action="store_true", help="the period's original list (its first version)"
-    )
-    show.add_argument(
         "--top", type=int, help="rows to print, 1 or more (default 20; every row with --all/--json)"
     )
     show.add_argument("--json", action="store_true", help="print JSON (every row and column)")
     show.add_argument("--all", action="store_true", help="print every row and column")
+    as_of.add_as_of_options(show)
     _add_lake(show)
 
     diff = sub.add_parser("diff", help="show what a version changed against its parent")
@@ -172,7 +171,10 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("player")
     history.add_argument("--json", action="store_true", help="print JSON")
     history.add_argument("--all", action="store_true", help="print every column")
+    as_of.add_as_of_options(history)
     _add_lake(history)
+
+    query.add_query_parser(sub, _add_lake)
 
     from pipelines.preview import add_preview_parser
 
@@ -182,6 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     ui.add_argument("--inbox", default="data_samples")
     _add_lake(ui)
     ui.add_argument("--port", type=int, default=3000)
+
+    report.add_report_parser(sub, _add_lake)
+    _add_lake(export.add_export_parser(sub))
 
     calc = sub.add_parser("calc", help="the calculators of the seed pages, every step shown")
     calculators.add_calc_parsers(calc.add_subparsers(dest="system", required=True))
@@ -248,6 +253,14 @@ def cmd_ui(args: argparse.Namespace) -> int:
     return subprocess.call(command, cwd=root, env=env)
 
 
+def skip_final_collection() -> None:
+    """Freeze every live object so that the interpreter's last garbage collection at exit has
+    nothing to look at: after a large run that collection took seconds (freeing the run's
+    frames one cycle at a time), while the operating system reclaims the memory at once.
+    Only for the process's own command: a caller of `main(argv)` lives on."""
+    gc.freeze()
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `ratings` console script: every failure ends as one sentence."""
     from pipelines import preview, reading
@@ -257,15 +270,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         "show": reading.cmd_show,
         "diff": reading.cmd_diff,
         "history": reading.cmd_history,
+        "query": query.cmd_query,
         "preview": preview.cmd_preview,
         "ui": cmd_ui,
         "calc": calculators.cmd_calc,
+        "report": report.cmd_report,
+        "export": export.cmd_export,
     }
     command = "the command line"
     try:
         args = build_parser().parse_args(argv)
         command = f"'ratings {args.command}'"
-        return handlers[args.command](args)
+        status = handlers[args.command](args)
+        if argv is None:  # the `ratings` process itself, about to exit
+            skip_final_collection()
+        return status
     except UserError as error:
         _say(str(error))
         return 2

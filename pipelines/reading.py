@@ -7,6 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
+from pipelines import as_of
 from pipelines.errors import UserError
 from pipelines.output import console, plain, print_json, print_table
 from rating_core.lake import publishing as publish
@@ -47,6 +48,9 @@ HISTORY_COLUMNS = (
     "change_exact",
     "change",
     "rating_after",
+    "field",
+    "old",
+    "new",
     "counted",
     "not_counted_reason",
     "reason",
@@ -110,6 +114,8 @@ def cmd_show(args: argparse.Namespace) -> int:
     _check_positive(args.top, "--top")
     _check_positive(args.version, "--version")
     lake = _lake(args)
+    if not args.list and as_of.requested(args):
+        return as_of.cmd_lists_in_force(lake, args)
     if not args.list:
         current = publish.current_versions(lake)
         if args.json:
@@ -127,11 +133,10 @@ def cmd_show(args: argparse.Namespace) -> int:
             summary.rows(),
         )
         return 0
-    if args.original and args.version is not None:
-        raise UserError("--original and --version name a version each: give one of them")
-    period, version = _pick(lake, args.list, args.period, args.version)
-    if args.original:
-        version = revisions.original_version(lake, args.list, period) or version
+    period, version, in_force = as_of.show_choice(lake, args)
+    period, version = _pick(lake, args.list, period, version)
+    if in_force and not args.json:
+        console.print(in_force, highlight=False, markup=False)
     frame = publish.read_list(lake, args.list, period, version)
     shown = frame.drop([c for c in ("list", "period", "version") if c in frame.columns])
     if args.json:  # every row unless --top says otherwise: a script is never silently cut short
@@ -289,6 +294,11 @@ def cmd_history(args: argparse.Namespace) -> int:
         raise UserError(f"no rating history for player '{args.player}' in '{lake}'")
     sort_cols = [c for c in ("system", "period", "played_at", "game_id") if c in history.columns]
     history = history.sort(sort_cols)
+    if as_of.requested(args):  # the ratings in force first, then the rows of those periods
+        kept = as_of.history_as_of(lake, args, history)
+        if kept is None:
+            return 0
+        history = kept
     if args.json:
         print_json(history.to_dicts())
         return 0

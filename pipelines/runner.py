@@ -27,7 +27,7 @@ from pipelines.incremental import period_input_digests, periods_to_run, record_r
 from pipelines.jobs import job_environment, rate_and_publish_job
 from pipelines.output import err_console
 from pipelines.prepare import WarmUp, preparing_lines, start_warm_up
-from pipelines.registry import SYSTEM_OF_RATINGS, period_assets
+from pipelines.registry import SYSTEM_OF_RATINGS, SYSTEMS, period_assets
 from rating_core.lake import publishing as publish
 from rating_core.lake.lock import LockHolder, hold_lake
 from rating_core.lake.storage import clean_interrupted_writes, read_table, table_partitions
@@ -270,7 +270,7 @@ def _rate_and_publish(
         return outcome
     assets = period_assets(periods[0])  # partitions from the first period
     first, last = to_run[0], to_run[-1]
-    launch = _RangeLauncher(assets, resources, instance, periods[0], executor)
+    launch = _RangeLauncher(assets, resources, instance, periods[0], executor, systems(lake))
     span = first if first == last else f"{first} to {last} ({len(to_run)} periods)"
     if warm_up is not None:
         with console.status("preparing the rating kernels"):
@@ -301,6 +301,16 @@ def _rate_and_publish(
     return outcome
 
 
+def systems(lake: Path) -> list[str] | None:
+    """The period assets a range run materializes: those of the systems with something to rate
+    (or lists to recompute); None when that is every system. A platform's lake then records no
+    empty FIDE, UKD, club or FIBS materialization per period (each is an event-log write)."""
+    chosen = [spec for spec in SYSTEMS if spec.to_rate(lake)]
+    if not chosen or len(chosen) == len(SYSTEMS):
+        return None
+    return [key for spec in chosen for key in (spec.ratings_key, spec.published_key)]
+
+
 RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"
 """Run tags giving the partition range every period asset of the run takes in one step."""
@@ -315,10 +325,14 @@ class _RangeLauncher:
     instance: dg.DagsterInstance
     first_period: str
     executor: str = "in_process"
+    rated: list[str] | None = None
+    """The period assets of the systems to rate (None: every system's)."""
 
     def __call__(self, first: str, last: str, selection: list[str] | None = None) -> RunResult:
-        """One run materializing the periods `first` to `last` (of `selection`, default all)."""
+        """One run materializing the periods `first` to `last` (of `selection`, default the
+        systems to rate)."""
         tags = {RANGE_START: partition_of_period(first), RANGE_END: partition_of_period(last)}
+        selection = selection if selection is not None else self.rated
         if self.executor == "in_process":
             return dg.materialize(
                 self.assets,

@@ -17,6 +17,29 @@ from rating_core.lake import tables
 from rating_core.lake.storage import read_table, table_dir
 from rating_core.names import name_only_ids
 
+RATING_QUARANTINE_PREFIX = "corrections-"
+"""Quarantine sources written by the rating assets (corrections that did not apply to a list)."""
+
+
+def _with_rating_quarantine(files: pl.DataFrame, quarantine: pl.DataFrame) -> pl.DataFrame:
+    """Per-file counts with the rows a rating asset quarantined after ingest (a correction of a
+    player not on the list) moved from `ingested` to `quarantined`."""
+    if not files.height or not quarantine.height or tables.SOURCE not in quarantine.columns:
+        return files
+    late = (
+        quarantine.filter(pl.col(tables.SOURCE).str.starts_with(RATING_QUARANTINE_PREFIX))
+        .group_by("source_file")
+        .len("_late")
+    )
+    if not late.height:
+        return files
+    moved = pl.col("_late").fill_null(0).cast(pl.Int64)
+    return (
+        files.join(late, on="source_file", how="left")
+        .with_columns(pl.col("ingested") - moved, pl.col("quarantined") + moved)
+        .drop("_late")
+    )
+
 
 def print_summary(outcome: RunOutcome, console: Console) -> None:
     """Print per-file counts, notes, quarantine reasons and the publishing outcomes.
@@ -24,13 +47,15 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
     Every user-provided string (file names, notes, reasons) is printed as plain text, never as
     rich markup, and every table fits the terminal (long file names are cut in the middle).
     """
+    quarantine = read_table(outcome.lake, tables.QUARANTINE).collect()
+    files = _with_rating_quarantine(outcome.files, quarantine)
     rows = [
         [row["source_file"], row["kind"], row["ingested"], row["quarantined"]]
-        for row in outcome.files.sort("source_file").iter_rows(named=True)
+        for row in files.sort("source_file").iter_rows(named=True)
     ]
-    if outcome.files.height:
-        total_in = outcome.files.get_column("ingested").sum()
-        total_q = outcome.files.get_column("quarantined").sum()
+    if files.height:
+        total_in = files.get_column("ingested").sum()
+        total_q = files.get_column("quarantined").sum()
         rows.append(["total", "", total_in, total_q])
     print_table(
         f"Inbox {outcome.inbox}",
@@ -42,7 +67,6 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
     )
     for note in outcome.notes:
         console.print(Text(f"note: {note}"))
-    quarantine = read_table(outcome.lake, tables.QUARANTINE).collect()
     if quarantine.height:
         reasons = (
             quarantine.group_by("reason").len().sort(["len", "reason"], descending=[True, False])

@@ -15,9 +15,11 @@ def player_names(registry: pl.DataFrame, games: pl.DataFrame) -> pl.DataFrame:
     if registry.height:
         frames.append(registry.select("player_id", "name").drop_nulls("name"))
     if games.height:
+        sides = [f"{side}_{what}" for side in ("white", "black") for what in ("id", "name")]
+        ordered = games.select("played_at", "game_id", *sides).sort(["played_at", "game_id"])
         for side in ("white", "black"):
             frames.append(
-                games.sort(["played_at", "game_id"]).select(
+                ordered.select(
                     pl.col(f"{side}_id").alias("player_id"), pl.col(f"{side}_name").alias("name")
                 )
             )

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -39,3 +41,26 @@ def require_external() -> Path:
 def external() -> Path:
     """Real files nobody here wrote (read in place, never copied into the project)."""
     return require_external()
+
+
+@contextmanager
+def todays_fide_rules() -> Iterator[None]:
+    """Rate every FIDE period by today's rules (RULES §3), without the era of its date nor the
+    one-time compression (RULES §3.3): for tests of today's rules whose periods (2024) predate
+    them. The eras themselves are tested in `tests/unit/test_fide_eras.py`."""
+    from rating_core.systems import federation
+    from rating_core.systems.fide import period
+    from rating_core.systems.fide.rules import FIDE_RULES
+
+    with pytest.MonkeyPatch.context() as patch:
+        for module in (period, federation):
+            patch.setattr(module, "rules_for_period", lambda _period: FIDE_RULES)
+            patch.setattr(module, "compression_for_list", lambda _period: None)
+        yield
+
+
+@pytest.fixture(scope="module")
+def fide_rules_of_today() -> Iterator[None]:
+    """`todays_fide_rules` for a whole test module (`pytestmark = usefixtures(...)`)."""
+    with todays_fide_rules():
+        yield

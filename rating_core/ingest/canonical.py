@@ -206,16 +206,19 @@ def check_match_dates(result: IngestResult, today: date | None = None) -> Ingest
 
 def drop_duplicate_game_ids(games: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Keep the first record of each game id (file order); quarantine the later ones."""
-    if games.is_empty():
+    first = games.get_column("game_id").is_first_distinct()
+    if first.all():  # the common case: one pass over the ids, no join
         return games, empty(QUARANTINE_SCHEMA)
-    games = games.with_row_index("_order")
-    first = games.group_by("game_id").agg(
-        _first_file=pl.col("source_file").sort_by("_order").first(),
-        _first_line=pl.col("source_line").sort_by("_order").first(),
-        _first_order=pl.col("_order").min(),
+    dups = games.filter(~first)
+    firsts = games.filter(first & pl.col("game_id").is_in(dups.get_column("game_id").implode()))
+    dups = dups.join(
+        firsts.select(
+            "game_id", _first_file=pl.col("source_file"), _first_line=pl.col("source_line")
+        ),
+        on="game_id",
+        how="left",
+        nulls_equal=True,
     )
-    marked = games.join(first, on="game_id", how="left")
-    dups = marked.filter(pl.col("_order") != pl.col("_first_order"))
     reason = (
         pl.lit("game id '")
         + pl.col("game_id")
@@ -226,7 +229,4 @@ def drop_duplicate_game_ids(games: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataF
         + pl.lit(")")
     )
     quarantine = _quarantine_from(dups, pl.col("game_id"), reason)
-    kept = marked.filter(pl.col("_order") == pl.col("_first_order")).drop(
-        ["_order", "_first_file", "_first_line", "_first_order"]
-    )
-    return kept, quarantine
+    return games.filter(first), quarantine

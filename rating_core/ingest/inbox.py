@@ -15,9 +15,11 @@ import polars as pl
 
 from rating_core.ingest.canonical import canonical_games, check_match_dates, drop_duplicate_game_ids
 from rating_core.ingest.common import IngestResult
+from rating_core.ingest.corrections import CORRECTIONS_FILE, CORRECTIONS_SCHEMA, read_corrections
 from rating_core.ingest.csv_games import read_game_csv
 from rating_core.ingest.pgn import read_pgn
 from rating_core.ingest.registry import (
+    STARTING_LIST_SUFFIXES,
     read_backgammon,
     read_moderation,
     read_players,
@@ -40,6 +42,8 @@ from rating_core.systems.club.folders import check_club_folders
 from rating_core.systems.site.replay import classify_site_games
 
 PGN_SUFFIXES = (".pgn", ".pgn.gz", ".pgn.zst")  # matched on the lower-cased file name
+NOT_GAMES = (CORRECTIONS_FILE,)
+"""Files of `federation/` that are their own kind, not games (matched lower-cased)."""
 
 
 @dataclass(frozen=True)
@@ -131,7 +135,11 @@ def _game_sources(
             "federation",
             None,
             inbox / "federation",
-            _files(inbox / "federation", (*PGN_SUFFIXES, ".csv", ".trf")),
+            [
+                p
+                for p in _files(inbox / "federation", (*PGN_SUFFIXES, ".csv", ".trf"))
+                if _relative(p, inbox).lower() not in NOT_GAMES
+            ],
         ),
     ]
     clubs = inbox / "clubs"
@@ -255,10 +263,23 @@ def ingest_players(inbox: Path) -> InboxBatch:
 
 
 def ingest_starting_lists(inbox: Path) -> InboxBatch:
-    """Every `federation/lists/<list>@<YYYY-MM>.csv`."""
+    """Every `federation/lists/<list>@<YYYY-MM>.csv` (or FIDE's `.txt` / `.xml` download)."""
     inbox = Path(inbox)
-    paths = _files(inbox / "federation" / "lists", (".csv",))
+    paths = _files(inbox / "federation" / "lists", STARTING_LIST_SUFFIXES)
     return _ingest_simple("starting_lists", inbox, paths, read_starting_list, STARTING_LIST_SCHEMA)
+
+
+def _own_file(inbox: Path, name: str) -> list[Path]:
+    """The inbox file `name` (e.g. `federation/corrections.csv`, in any case), if there is one."""
+    wanted = Path(name).name.lower()
+    return [p for p in _files((inbox / name).parent, (".csv",)) if p.name.lower() == wanted]
+
+
+def ingest_corrections(inbox: Path) -> InboxBatch:
+    """The rating officer's `federation/corrections.csv` (none: no corrections)."""
+    inbox = Path(inbox)
+    paths = _own_file(inbox, CORRECTIONS_FILE)
+    return _ingest_simple("corrections", inbox, paths, read_corrections, CORRECTIONS_SCHEMA)
 
 
 def ingest_moderation(inbox: Path, known_game_ids: pl.Series | None = None) -> InboxBatch:
@@ -296,7 +317,8 @@ def inbox_files(inbox: Path) -> list[Path]:
         found.append(inbox / "players.csv")
     for _, _, _, files in _game_sources(inbox):
         found.extend(files)
-    found.extend(_files(inbox / "federation" / "lists", (".csv",)))
+    found.extend(_files(inbox / "federation" / "lists", STARTING_LIST_SUFFIXES))
     found.extend(_files(inbox / "platform" / "moderation", (".csv",)))
     found.extend(_files(inbox / "backgammon", (".csv",)))
+    found.extend(_own_file(inbox, CORRECTIONS_FILE))
     return found

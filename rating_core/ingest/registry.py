@@ -37,6 +37,7 @@ from rating_core.ingest.csv_games import (
     shown_nul,
     with_defaults,
 )
+from rating_core.ingest.fide_lists import read_fide_list
 from rating_core.schemas import (
     MATCHES_SCHEMA,
     MODERATION_SCHEMA,
@@ -50,6 +51,7 @@ from rating_core.schemas import (
 __all__ = [
     "R_NO_GAME",
     "STARTING_LISTS",
+    "STARTING_LIST_SUFFIXES",
     "parse_starting_list_name",
     "read_backgammon",
     "read_moderation",
@@ -244,11 +246,15 @@ def read_players(path: Path, source_file: str | None = None) -> IngestResult:
 
 # --- starting lists --------------------------------------------------------------------------------
 
-_LIST_NAME = re.compile(r"^(?P<list>[a-z]+-[a-z]+)@(?P<year>\d{4})-(?P<month>\d{2})\.csv$")
+_LIST_NAME = re.compile(
+    r"^(?P<list>[a-z]+-[a-z]+)@(?P<year>\d{4})-(?P<month>\d{2})\.(?:csv|txt|xml)$"
+)
+STARTING_LIST_SUFFIXES = (".csv", ".txt", ".xml")
+"""A starting list is our CSV, or FIDE's TXT or XML download (`fide_lists`)."""
 
 
 def parse_starting_list_name(name: str) -> tuple[str, str]:
-    """(list, period) from a file name like `fide-standard@2025-12.csv`.
+    """(list, period) from a file name like `fide-standard@2025-12.csv` (or `.txt`, `.xml`).
 
     Raises `UnreadableFileError` with one sentence when the name does not follow that pattern.
     """
@@ -256,7 +262,8 @@ def parse_starting_list_name(name: str) -> tuple[str, str]:
     if m is None or m["list"] not in STARTING_LISTS or not 1 <= int(m["month"]) <= 12:
         raise UnreadableFileError(
             f"{name}: a starting list must be named <list>@<YYYY-MM>.csv with <list> one of "
-            f"{', '.join(STARTING_LISTS)} (e.g. fide-standard@2025-12.csv)"
+            f"{', '.join(STARTING_LISTS)} (e.g. fide-standard@2025-12.csv; a FIDE list may "
+            "also be FIDE's .txt or .xml download)"
         )
     return m["list"], f"{m['year']}-{m['month']}"
 
@@ -274,7 +281,8 @@ def _unreadable_list_sentence(source_file: str, bad_rows: pl.DataFrame) -> str:
 
 
 def read_starting_list(path: Path, source_file: str | None = None) -> IngestResult:
-    """Read a starting list `<list>@<YYYY-MM>.csv` into STARTING_LIST_SCHEMA rows.
+    """Read a starting list `<list>@<YYYY-MM>.csv` into STARTING_LIST_SCHEMA rows (a `.txt` or
+    `.xml` FIDE download goes to `fide_lists.read_fide_list`).
 
     FIDE lists need player_id, rating and rated_games (peak_rating defaults to the rating); UKD
     lists need player_id and rating, and their rated_games/peak_rating are null. An official list
@@ -283,6 +291,8 @@ def read_starting_list(path: Path, source_file: str | None = None) -> IngestResu
     """
     src = _source(path, source_file)
     list_name, period = parse_starting_list_name(Path(path).name)
+    if Path(path).suffix.lower() in (".txt", ".xml"):
+        return read_fide_list(Path(path), list_name, period, src)
     is_fide = list_name.startswith("fide-")
     table = read_csv_strings(path, src)
     required = ("player_id", "rating", "rated_games") if is_fide else ("player_id", "rating")

@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 from numba import njit
 
+from rating_core.kernels.arrays import readonly
 from rating_core.kernels.intrinsics import available_cpus, prefetch
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -264,7 +265,7 @@ def _dense_codes(
     assert views is not None
     hashes = key_of(ordered) if long_rows.shape[0] else np.zeros(0, dtype=np.int64)
     at = np.empty(m, dtype=np.int32)
-    _lookup_views(views, np.ascontiguousarray(hashes).view(np.int64), table, at)
+    _lookup_views(views, readonly(np.ascontiguousarray(hashes).view(np.int64)), table, at)
     rank = np.empty(m, dtype=np.int32)
     rank[at] = np.arange(m, dtype=np.int32)
     _apply_rank(codes, rank)
@@ -305,7 +306,9 @@ def _code_chunks(
         hashes = np.zeros(0, dtype=np.int64)
         stop = 0
         while stop >= 0:
-            stop, m = _code_views(views, nulls, hashes, row0, stop, codes, table, dkeys, first, m)
+            stop, m = _code_views(
+                views, nulls, readonly(hashes), row0, stop, codes, table, dkeys, first, m
+            )
             if stop < 0:
                 break
             if 2 * m >= table.shape[0]:  # half full: double the table and the key arrays

@@ -153,6 +153,11 @@ def latest_version(lake: Path | str, list_name: str, period: str) -> int | None:
     return versions[-1] if versions else None
 
 
+def complete_versions(lake: Path | str, list_name: str, period: str) -> list[int]:
+    """The complete versions of a list for a period, lowest first (empty if none was published)."""
+    return _complete_versions(_period_dir(lake, list_name, period))
+
+
 def version_dir(lake: Path | str, list_name: str, period: str, version: int | None = None) -> Path:
     """The folder of a complete version (the latest by default); FileNotFoundError otherwise."""
     folder = _period_dir(lake, list_name, period)
@@ -419,6 +424,22 @@ def drop_empty_staging(lake: Path | str, lists: Iterable[str] | None = None) -> 
         root.rmdir()
 
 
+STAGING_MKDIR_ATTEMPTS = 5
+
+
+def _make_staging(staging: Path) -> None:
+    """Create a version's staging folder and its parents. Another process's tidy-up may remove
+    an empty parent (`.staging` itself) between the creation of the parent and of the child:
+    creating again closes that window (it never removes a folder holding anything)."""
+    for attempt in range(STAGING_MKDIR_ATTEMPTS):
+        try:
+            staging.mkdir(parents=True)
+            return
+        except FileNotFoundError:
+            if attempt == STAGING_MKDIR_ATTEMPTS - 1:
+                raise
+
+
 def _clean_leftovers(folder: Path, staging_root: Path, tidy_staging: bool = True) -> None:
     """Remove a crashed publish's staged versions, old-style `.tmp-*` folders and `v<N>` folders
     without a manifest.
@@ -566,7 +587,7 @@ def publish_list(
                 version=version,
             )
         staging = staging_root / f"v{version}-{uuid.uuid4().hex}"
-        staging.mkdir(parents=True)
+        _make_staging(staging)
         try:
             snapshot = _snapshot_frame(canonical, list_name, period, version)
             checksums = {

@@ -20,6 +20,7 @@ import shutil
 import uuid
 from collections.abc import Iterable
 from pathlib import Path
+from typing import Final
 
 import polars as pl
 
@@ -138,12 +139,17 @@ def clean_interrupted_writes(lake: Path | str) -> list[Path]:
     return removed
 
 
+TABLE_COMPRESSION: Final = "lz4"
+"""The lake tables' Parquet codec: LZ4 writes the 4M-row site history of a 1M-game month in about
+two thirds of zstd's CPU time, for files about a quarter larger (published lists keep zstd)."""
+
+
 def _atomic_write_parquet(frame: pl.DataFrame, target: Path) -> None:
     """Write `frame` to a hidden temp file beside `target`, fsync it, then `os.replace` it."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{target.name}{_TEMP_MARK}{uuid.uuid4().hex}"
     try:
-        frame.write_parquet(tmp)
+        frame.write_parquet(tmp, compression=TABLE_COMPRESSION)
         with open(tmp, "rb+") as handle:
             os.fsync(handle.fileno())
         os.replace(tmp, target)

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from rating_core.ingest.corrections import CORRECTIONS_SCHEMA
 from rating_core.names import NAMES_SCHEMA
 from rating_core.schemas import (
     GAMES_SCHEMA,
@@ -74,6 +75,9 @@ STARTING_LISTS = LakeTable("starting_lists", None, STARTING_LIST_SCHEMA)
 MODERATION = LakeTable("moderation", None, MODERATION_SCHEMA)
 """The moderation decisions `platform/moderation/*.csv`."""
 
+CORRECTIONS = LakeTable("corrections", None, CORRECTIONS_SCHEMA)
+"""The rating officer's corrections `federation/corrections.csv`."""
+
 QUARANTINE = LakeTable("quarantine", SOURCE, {**QUARANTINE_SCHEMA, SOURCE: pl.String})
 """Rejected records with their reason; each ingest step replaces its own `source=<table>`."""
 
@@ -95,7 +99,7 @@ INGEST_NOTES = LakeTable("ingest_notes", ASSET, {"note": pl.String, ASSET: pl.St
 PLAYER_NAMES = LakeTable("player_names", None, NAMES_SCHEMA)
 """One display name per player id (registry first, else the name a game file gave)."""
 
-CANONICAL_TABLES = (GAMES, MATCHES, PLAYERS, STARTING_LISTS, MODERATION)
+CANONICAL_TABLES = (GAMES, MATCHES, PLAYERS, STARTING_LISTS, MODERATION, CORRECTIONS)
 """The tables ingest writes from the inbox, each with its quarantine and summary partitions."""
 
 # --- bookkeeping ------------------------------------------------------------------------------
@@ -180,6 +184,7 @@ def _system_tables() -> list[LakeTable]:
             name = f"{system}-{kind}"
             found += [state(name), pool(name)]
             found += [history(name, table) for table in EXPLANATION_TABLES[system]]
+        found.append(history(system, "corrections"))  # every list's corrections, applied or not
     found += [state("club")] + [history("club", t) for t in EXPLANATION_TABLES["club"]]
     found += [state("site"), history("site"), excluded("site")]
     found += [state("fibs"), FIBS_PAIR_STATE, history("fibs")]

@@ -20,6 +20,11 @@ CLUB_FOLDER = "_club_folder"
 `club_folder` (the list name is made safe from it)."""
 
 
+RULES_COLUMN = "_rules"
+"""Column of list rows naming the rules (era) they were computed by (`FIDE 2025-10`), recorded
+as the manifest's `rules`."""
+
+
 @dataclass(frozen=True)
 class PeriodOutput:
     """What one system computed for one period.

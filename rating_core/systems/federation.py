@@ -14,23 +14,39 @@ from typing import Any
 import polars as pl
 
 from rating_core.periods import previous_period
-from rating_core.schemas import RATING_LISTS
+from rating_core.schemas import RATING_LISTS, empty
 from rating_core.systems.club.folders import club_list_name
 from rating_core.systems.club.period import ClubPeriodResult, club_period
 from rating_core.systems.club.rules import CLUB_STATE_SCHEMA
 from rating_core.systems.contract import (
     CLUB_FOLDER,
+    RULES_COLUMN,
     PeriodOutput,
     concat_rows,
     present,
     tag_list,
+)
+from rating_core.systems.corrections import (
+    CORRECTION_LOG_SCHEMA,
+    applied_birth_years,
+    birth_date_log,
+    correct_fide,
+    correct_ukd,
+    not_computed,
+    system_corrections,
+    with_birth_years,
 )
 from rating_core.systems.fide.period import (
     FidePeriodResult,
     fide_period,
     fide_state_from_starting_list,
 )
-from rating_core.systems.fide.rules import FIDE_RULES, FIDE_STATE_SCHEMA
+from rating_core.systems.fide.rules import (
+    FIDE_RULES,
+    FIDE_STATE_SCHEMA,
+    compression_for_list,
+    rules_for_period,
+)
 from rating_core.systems.ukd.period import (
     UkdPeriodResult,
     ukd_period,
@@ -131,14 +147,19 @@ def fide_lists_period(
     players: pl.DataFrame | None,
     period: str,
 ) -> dict[str, FidePeriodResult]:
-    """Rate standard, then rapid and blitz (seeded from the period-start standard list)."""
+    """Rate standard, then rapid and blitz (seeded from the period-start standard list), by the
+    rules in force on the period's first day, compressing the list when an era says so."""
     results: dict[str, FidePeriodResult] = {}
-    standard_start = seed_from_records(starts.get("standard"), games, period, "standard")
+    rules = rules_for_period(period)
+    compression = compression_for_list(period)
+    standard_start = seed_from_records(
+        starts.get("standard"), games, period, "standard", rules.floor
+    )
     for rating_list in RATING_LISTS:
         start = (
             standard_start
             if rating_list == "standard"
-            else seed_from_records(starts.get(rating_list), games, period, rating_list)
+            else seed_from_records(starts.get(rating_list), games, period, rating_list, rules.floor)
         )
         has_games = games.filter(pl.col("rating_list") == rating_list).height > 0
         if start is None and not has_games and pools.get(rating_list) is None:
@@ -151,6 +172,8 @@ def fide_lists_period(
             rating_list,
             standard_state=standard_start if rating_list != "standard" else None,
             pool=pools.get(rating_list),
+            rules=rules,
+            compression=compression,
         )
     return results
 
@@ -241,6 +264,20 @@ def games_by_period(games: pl.DataFrame, periods: list[str]) -> dict[str, pl.Dat
     return {period: parts.get((period,), games.clear()) for period in periods}
 
 
+def corrections_table(system: str) -> str:
+    """`history/<system>-corrections`: every correction of each period, applied or not."""
+    return f"history/{system}-corrections"
+
+
+def _known_ids(start: pl.DataFrame | None, games: pl.DataFrame, rating_list: str) -> pl.Series:
+    """Ids on a list's period-start state or playing a game of that list in the period."""
+    mine = games.filter(pl.col("rating_list") == rating_list) if games.height else games
+    parts = [mine.get_column(c).cast(pl.String) for c in ("white_id", "black_id") if mine.height]
+    if start is not None and start.height:
+        parts.append(start.get_column("player_id").cast(pl.String))
+    return pl.concat(parts).unique() if parts else pl.Series("player_id", [], dtype=pl.String)
+
+
 def _federation_periods(
     system: str,
     rate_period: Callable[..., dict[str, Any]],
@@ -249,10 +286,28 @@ def _federation_periods(
     starting_lists: pl.DataFrame,
     states: dict[str, pl.DataFrame | None],
     periods: list[str],
+    rules_name: Callable[[str], str] | None = None,
+    corrections: pl.DataFrame | None = None,
+    players: pl.DataFrame | None = None,
+    birth_years: pl.DataFrame | None = None,
 ) -> dict[str, PeriodOutput]:
     """Rate the periods in order: each starts from the previous one's states, except that an
-    official starting list after P-1 replaces the carried state of its list (`list_start`)."""
+    official starting list after P-1 replaces the carried state of its list (`list_start`).
+    `rules_name(period)` names the rules a period is rated by, on its list rows (RULES_COLUMN)
+    and in its facts (a system with one era passes None).
+
+    The rating officer's `corrections` of a period are applied to its computed lists
+    (`rating_core.systems.corrections`), so the next period starts from the corrected state;
+    FIDE birth-date corrections change the registry's birth years (`players`) from their period
+    on, `birth_years` being those applied before the range.
+    """
     carried = {table: present(frame) for table, frame in states.items()}
+    fixes = system_corrections(corrections, system)
+    years = (
+        birth_years
+        if birth_years is not None
+        else pl.DataFrame(schema={"player_id": pl.String, "birth_year": pl.Int32})
+    )
     outputs: dict[str, PeriodOutput] = {}
     for period, period_games in games_by_period(games, periods).items():
         starts, pools, origins = {}, {}, {}
@@ -261,21 +316,51 @@ def _federation_periods(
             start = list_start(system, kind, period, starting_lists, carried.get(f"state/{name}"))
             starts[kind], origins[kind] = start.state, start.origin
             pools[kind] = carried.get(f"state/{name}-pool")
-        results = rate_period(period_games, starts, pools, period)
+        period_fixes = fixes.filter(pl.col("period") == period)
+        logs = []
+        if period_fixes.filter(pl.col("field") == "birth_date").height:
+            for kind in RATING_LISTS:
+                name = f"{system}-{kind}"
+                known = _known_ids(starts[kind], period_games, kind)
+                mine = period_fixes.filter(pl.col("list") == name)
+                logs.append(birth_date_log(mine, known, players, name, period))
+            applied = applied_birth_years(pl.concat(logs))
+            years = pl.concat([years.join(applied, on="player_id", how="anti"), applied])
+        results = rate_period(period_games, starts, pools, period, with_birth_years(players, years))
         out_states: dict[str, pl.DataFrame] = {}
         explanations: dict[str, pl.DataFrame] = {}
         rows = []
-        for kind, result in results.items():
+        facts: dict[str, object] = {"started_from": origins}
+        era = rules_name(period) if rules_name is not None else None
+        for kind in RATING_LISTS:
             name = f"{system}-{kind}"
+            mine = period_fixes.filter((pl.col("list") == name) & (pl.col("field") != "birth_date"))
+            if kind not in results:
+                logs.append(not_computed(mine, name, period))
+                continue
+            result: Any  # FidePeriodResult or UkdPeriodResult
+            if system == "fide":
+                result, log = correct_fide(results[kind], mine, starts[kind], name)
+            else:
+                result, log = correct_ukd(results[kind], mine, name)
+            logs.append(log)
             out_states[f"state/{name}"] = result.state
             out_states[f"state/{name}-pool"] = result.pool
             for table in explanation_tables:
                 explanations[f"history/{name}-{table}"] = getattr(result, table)
-            rows.append(tag_list(result.list_rows, name))
+            tagged = tag_list(result.list_rows, name)
+            if era is not None:
+                tagged = tagged.with_columns(pl.lit(era, dtype=pl.String).alias(RULES_COLUMN))
+            rows.append(tagged)
+        if era is not None:
+            facts["rules"] = era
+        logs = [log for log in logs if log.height]
+        if logs or results:  # an empty log replaces what an earlier run wrote for the period
+            explanations[corrections_table(system)] = (
+                pl.concat(logs) if logs else empty(CORRECTION_LOG_SCHEMA)
+            )
         carried = {table: present(out_states.get(table)) for table in carried | out_states}
-        outputs[period] = PeriodOutput(
-            out_states, concat_rows(rows), explanations, {"started_from": origins}
-        )
+        outputs[period] = PeriodOutput(out_states, concat_rows(rows), explanations, facts)
     return outputs
 
 
@@ -285,17 +370,28 @@ def fide_lists_periods(
     states: dict[str, pl.DataFrame | None],
     players: pl.DataFrame | None,
     periods: list[str],
+    corrections: pl.DataFrame | None = None,
+    birth_years: pl.DataFrame | None = None,
 ) -> dict[str, PeriodOutput]:
     """Every FIDE period of `periods` in order (`games`: their federation games; `states`: the
-    tables of `federation_state_tables("fide")` after the period before the first)."""
+    tables of `federation_state_tables("fide")` after the period before the first), each by the
+    rules of its own era (RULES §3.3), named on its list rows; `corrections`: the rating
+    officer's, CORRECTIONS_SCHEMA; `birth_years`: player_id, birth_year of the birth-date
+    corrections applied before the first period."""
     return _federation_periods(
         "fide",
-        lambda g, starts, pools, period: fide_lists_period(g, starts, pools, players, period),
+        lambda g, starts, pools, period, people: fide_lists_period(
+            g, starts, pools, people, period
+        ),
         FIDE_EXPLANATIONS,
         games,
         starting_lists,
         states,
         periods,
+        rules_name=lambda period: rules_for_period(period).name,
+        corrections=corrections,
+        players=players,
+        birth_years=birth_years,
     )
 
 
@@ -304,10 +400,19 @@ def ukd_lists_periods(
     starting_lists: pl.DataFrame,
     states: dict[str, pl.DataFrame | None],
     periods: list[str],
+    corrections: pl.DataFrame | None = None,
 ) -> dict[str, PeriodOutput]:
-    """Every UKD period of `periods` in order, as `fide_lists_periods`."""
+    """Every UKD period of `periods` in order, as `fide_lists_periods` (UKD has one era: RULES
+    §4 gives no dates; UKD lists accept rating corrections only)."""
     return _federation_periods(
-        "ukd", ukd_lists_period, UKD_EXPLANATIONS, games, starting_lists, states, periods
+        "ukd",
+        lambda g, starts, pools, period, _people: ukd_lists_period(g, starts, pools, period),
+        UKD_EXPLANATIONS,
+        games,
+        starting_lists,
+        states,
+        periods,
+        corrections=corrections,
     )
 
 

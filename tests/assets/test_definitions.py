@@ -213,7 +213,14 @@ def test_the_whole_graph_is_exactly_what_the_readme_documents() -> None:
     """Every asset, check, job, sensor and schedule, by name: an asset added or dropped, or a
     check moved to another asset, shows here (and in the README's Dagster section)."""
     graph = defs.resolve_asset_graph()
-    ingest = {"players", "games", "starting_lists", "moderation_decisions", "backgammon_matches"}
+    ingest = {
+        "players",
+        "games",
+        "starting_lists",
+        "corrections",
+        "moderation_decisions",
+        "backgammon_matches",
+    }
     ratings = {f"{s}_ratings" for s in ("fide", "ukd", "club", "site", "fibs")}
     published = {f"{s}_lists_published" for s in ("fide", "ukd", "club", "site")}
     published.add("fibs_list_published")

@@ -163,3 +163,18 @@ def test_an_unexpected_error_is_one_sentence(
     monkeypatch.setenv("RATINGS_DEBUG", "1")
     with pytest.raises(RuntimeError):
         cli.main(["calc", "elo", "--rating", "1", "--opponent", "1", "--result", "1"])
+
+
+def test_only_the_process_own_command_skips_the_final_collection(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`ratings` (argv from the process) freezes its objects before exiting, so the
+    interpreter's last garbage collection is skipped; a caller passing argv is left alone."""
+    frozen: list[bool] = []
+    monkeypatch.setattr(cli.gc, "freeze", lambda: frozen.append(True))
+    args = ["calc", "elo", "--rating", "1500", "--opponent", "1500", "--result", "1", "--json"]
+    assert cli.main(args) == 0
+    assert frozen == []
+    monkeypatch.setattr(cli.sys, "argv", ["ratings", *args])
+    assert cli.main() == 0
+    assert frozen == [True]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -16,6 +17,9 @@ from rating_core.systems.fide.rules import FIDE_RULES, FIDE_STATE_SCHEMA
 from rating_core.systems.fide.steps import k_capped_expr
 from rating_core.systems.ukd.period import ukd_period
 from rating_core.systems.ukd.rules import UKD_STATE_SCHEMA
+
+# RULES §3 as in force today, on periods of 2024 (the eras: tests/unit/test_fide_eras.py).
+pytestmark = pytest.mark.usefixtures("fide_rules_of_today")
 
 SCORES = st.sampled_from([0.0, 0.5, 1.0])
 SETTINGS = settings(max_examples=40, deadline=None)

@@ -28,6 +28,9 @@ from rating_core.systems.fide.tables import (
     pd_hundredths,
 )
 
+# RULES §3 as in force today, on periods of 2024 (the eras: tests/unit/test_fide_eras.py).
+pytestmark = pytest.mark.usefixtures("fide_rules_of_today")
+
 UTC = dt.UTC
 
 

@@ -574,3 +574,32 @@ def test_tidying_named_lists_leaves_another_lists_staging_alone(tmp_path: Path) 
     assert theirs.is_dir()
     publish.drop_empty_staging(tmp_path)
     assert not (tmp_path / ".staging").exists()
+
+
+def test_staging_survives_another_tidy_removing_its_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process's tidy-up removes the empty `.staging` root between this publication's
+    creation of the root and of its own folder: the publication creates them again, and lands."""
+    real_mkdir = Path.mkdir
+    raced: list[Path] = []
+
+    def racing_mkdir(self: Path, *args: object, **kwargs: object) -> None:
+        if self.name.startswith("v1-") and not raced:
+            real_mkdir(self.parent, parents=True, exist_ok=True)
+            root = tmp_path / ".staging"
+            for folder in sorted((p for p in root.rglob("*") if p.is_dir()), reverse=True):
+                folder.rmdir()  # the other process's tidy-up, just in between
+            root.rmdir()
+            raced.append(self)
+            raise FileNotFoundError(self)
+        real_mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "mkdir", racing_mkdir)
+    rows = pl.DataFrame({"player_id": ["a", "b"], "rating": [1500, 1600]})
+    outcome = publish.publish_list(
+        tmp_path, "site-elo", "2026-03", rows, reason="test", input_digest="d", code_version="c"
+    )
+    assert raced, "the race was not simulated"
+    assert outcome.status == "published"
+    assert (tmp_path / "lists" / "site-elo" / "2026-03" / "v1" / "list.parquet").is_file()

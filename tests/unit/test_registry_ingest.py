@@ -345,7 +345,7 @@ def test_fide_list_requires_rated_games(tmp_path: Path) -> None:
         "fide-standard@2025-13.csv",
         "fide-standard@25-12.csv",
         "site-elo@2025-12.csv",
-        "fide-standard@2025-12.txt",
+        "fide-standard@2025-12.json",  # .txt and .xml are FIDE's downloads (test_fide_formats)
     ],
 )
 def test_bad_starting_list_names(tmp_path: Path, name: str) -> None:

@@ -28,6 +28,7 @@ from rating_core.systems.fide.steps import (
     k_base_exprs,
     k_capped_expr,
     rate_rows,
+    real_difference_expr,
     select_rated_games,
     two_sided,
 )
@@ -108,7 +109,7 @@ def club_tournament(
         {"own_rating": "white_rating", "opponent_rating": "black_rating"},
         {"own_rating": "black_rating", "opponent_rating": "white_rating"},
     )
-    rated = rate_rows(long, fr, pl.col("own_rating") >= fr.real_difference_from).collect()
+    rated = rate_rows(long, fr, real_difference_expr(fr)).collect()
     last_played = g["played_at"].max()  # None when the tournament has no rated game
     year = last_played.year if isinstance(last_played, datetime) else 1900
     k_base, k_reason = k_base_exprs(fr, year)

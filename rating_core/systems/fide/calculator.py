@@ -1,4 +1,5 @@
-"""The one-player FIDE calculator (RULES §7): one tournament, every step shown."""
+"""The one-player FIDE calculator (RULES §7): one tournament, every step shown, by the rules of
+one era (RULES §3.3; `ratings calc fide --date` picks it with `rules_on`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import polars as pl
 
 from rating_core.rounding import round_half_away
 from rating_core.systems.fide.rules import FIDE_RULES, FideRules
-from rating_core.systems.fide.steps import k_capped_expr, rate_rows
+from rating_core.systems.fide.steps import k_capped_expr, rate_rows, real_difference_expr
 
 
 def fide_calculator(
@@ -16,7 +17,9 @@ def fide_calculator(
 ) -> dict:
     """The seed's FIDE calculator for one tournament: per-game D, PD, dR; K x n cap; rounding.
 
-    As the seed, the 400 cap applies below 2650 and the change is rounded once per tournament.
+    As the seed, the change is rounded once per tournament; the 400 cap, the real difference
+    from 2650, the one-game limit of the cap and the K x n cap are those of `rules` (the
+    payload's `rules` names the era).
     """
     rows = pl.LazyFrame(
         {
@@ -26,13 +29,14 @@ def fide_calculator(
         },
         schema={"own_rating": pl.Int64, "opponent_rating": pl.Int64, "score": pl.Float64},
     )
-    rated = rate_rows(rows, rules, pl.col("own_rating") >= rules.real_difference_from).collect()
+    rated = rate_rows(rows, rules, real_difference_expr(rules)).collect()
     n = rated.height
     k_used = pl.select(k_capped_expr(pl.lit(k), pl.lit(n), rules)).item()
     sum_h = int(rated["delta_h"].sum()) if n else 0
     change_h = k_used * sum_h
     change = round_half_away(Fraction(change_h, 100))
     return {
+        "rules": rules.name,
         "rating": rating,
         "games": [
             {

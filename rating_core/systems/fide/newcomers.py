@@ -120,7 +120,9 @@ def _evaluate_newcomers(pool: pl.DataFrame, rules: FideRules) -> pl.DataFrame:
     """Initial ratings (§8.2) for every pooled player; zero-score first events disregarded.
 
     The first event is the earliest event (end date, then id) among the player's pooled games.
-    `pool`: FIDE_POOL_SCHEMA plus `_new` (this period's game). Returns FIDE_NEWCOMER_SCHEMA
+    The formula is the era's (RULES §3.3): from 2024-03 with two hypothetical 1800 draws and at
+    most 2200; before, Ra + 20 per half point above 50 % (else Ra + dp), `dp` holding what was
+    added to Ra. `pool`: FIDE_POOL_SCHEMA plus `_new` (this period's game). Returns FIDE_NEWCOMER_SCHEMA
     plus `_games_new` (the player's games of this period), sorted by player_id.
     One group-by per event and one per player: the disregarded event's totals are subtracted
     from the player's, instead of marking the pooled games and aggregating them again.
@@ -158,26 +160,36 @@ def _evaluate_newcomers(pool: pl.DataFrame, rules: FideRules) -> pl.DataFrame:
     hyp_n = rules.newcomer_hypothetical_games
     hyp_sum = rules.newcomer_hypothetical_rating * hyp_n
     den = pl.col("n").cast(pl.Int64) + hyp_n
-    # p = (points + hyp_n/2) / (n + hyp_n): the hypothetical games are draws.
-    p_h = div_round_half_away_expr(100 * (pl.col("points2") + hyp_n), 2 * den)
+    # p = (points + hyp_n/2) / (n + hyp_n): the hypothetical games are draws (without them,
+    # a player whose every pooled game was disregarded has nothing to divide: no rating).
+    p_h = pl.when(den > 0).then(
+        div_round_half_away_expr(100 * (pl.col("points2") + hyp_n), 2 * den)
+    )
+    # dp: table 8.1.1, or before 2024-03 above 50 % the bonus per half point above 50 % (the
+    # hypothetical draws add as many half points as half of the games, so they change nothing).
+    offset = dp_expr(pl.col("p_h"))
+    bonus = rules.newcomer_bonus_per_half_point
+    if bonus is not None:
+        above_half = pl.col("points2") - pl.col("n").cast(pl.Int64)
+        offset = pl.when(above_half > 0).then(above_half * bonus).otherwise(offset)
+    ru: pl.Expr = pl.when(den > 0).then(
+        div_round_half_away_expr(pl.col("opponents_sum") + hyp_sum + pl.col("dp") * den, den)
+    )
+    if rules.newcomer_max is not None:
+        ru = ru.clip(upper_bound=rules.newcomer_max)
     out = (
         agg.with_columns(p_h.alias("p_h"))
-        .with_columns(dp_expr(pl.col("p_h")).alias("dp"))
+        .with_columns(offset.cast(pl.Int64).alias("dp"))
+        .with_columns(ru.alias("ru"))
         .with_columns(
-            pl.min_horizontal(
-                div_round_half_away_expr(
-                    pl.col("opponents_sum") + hyp_sum + pl.col("dp") * den, den
-                ),
-                pl.lit(rules.newcomer_max),
-            ).alias("ru")
-        )
-        .with_columns(
-            ((pl.col("n") >= rules.newcomer_min_games) & (pl.col("ru") >= rules.floor)).alias(
-                "published"
-            ),
-            round_half_away_expr(
-                (pl.col("opponents_sum") + hyp_sum).cast(pl.Float64) / den, 2
-            ).alias("ra"),
+            ((pl.col("n") >= rules.newcomer_min_games) & (pl.col("ru") >= rules.floor))
+            .fill_null(False)
+            .alias("published"),
+            pl.when(den > 0)
+            .then(
+                round_half_away_expr((pl.col("opponents_sum") + hyp_sum).cast(pl.Float64) / den, 2)
+            )
+            .alias("ra"),
             (pl.col("p_h").cast(pl.Float64) / 100).alias("p"),
         )
     )

@@ -29,7 +29,7 @@ import numpy as np
 import polars as pl
 
 from rating_core.periods import period_index, period_index_expr
-from rating_core.rounding import round_hundredths_half_away_expr
+from rating_core.rounding import div_round_half_away_expr, round_hundredths_half_away_expr
 from rating_core.schemas import RATING_LISTS, empty
 from rating_core.systems.fide.newcomers import event_ends, newcomer_pool
 from rating_core.systems.fide.rules import (
@@ -37,9 +37,11 @@ from rating_core.systems.fide.rules import (
     FIDE_GAME_EXPLANATION_SCHEMA,
     FIDE_LIST_SCHEMA,
     FIDE_PLAYER_EXPLANATION_SCHEMA,
-    FIDE_RULES,
     FIDE_STATE_SCHEMA,
     FideRules,
+    ListCompression,
+    compression_for_list,
+    rules_for_period,
 )
 from rating_core.systems.fide.steps import (
     RatedSides,
@@ -48,6 +50,7 @@ from rating_core.systems.fide.steps import (
     hundredths_to_float,
     k_base_exprs,
     k_capped_expr,
+    one_game_uncapped,
     rate_sides,
     score_at,
     select_rated_games,
@@ -61,6 +64,7 @@ class FidePeriodResult:
 
     period: str
     rating_list: str
+    rules: str  # the era rated by (`FideRules.name`, e.g. "FIDE 2025-10")
     state: pl.DataFrame  # FIDE_STATE_SCHEMA: every player rated after the period
     list_rows: pl.DataFrame  # FIDE_LIST_SCHEMA: the publishable list
     game_explanations: pl.DataFrame  # FIDE_GAME_EXPLANATION_SCHEMA
@@ -280,7 +284,7 @@ def fide_game_explanations(
     period: str,
     rating_list: str,
     standard_state: pl.DataFrame | None = None,
-    rules: FideRules = FIDE_RULES,
+    rules: FideRules | None = None,
 ) -> pl.DataFrame:
     """The per-game explanations of one period of one FIDE list (FIDE_GAME_EXPLANATION_SCHEMA).
 
@@ -288,13 +292,44 @@ def fide_game_explanations(
     (white before black): opponent, ratings used, D, PD, ΔR, and why a game did not count.
     Computed from the same inputs as `fide_period` (`games`, the period-start `state`,
     `standard_state` for rapid/blitz) with the same steps, without computing the list: the
-    counted ΔR of a player sum to the `sum_delta_r` of their per-period explanation.
+    counted ΔR of a player sum to the `sum_delta_r` of their per-period explanation. `rules`:
+    None is the era in force on the period's first day (`rules_for_period`).
     """
     standard = rating_list == "standard"
     g = _period_games(games, period, rating_list)
+    era = rules if rules is not None else rules_for_period(period)
     start = _period_start(g, state, period, standard, standard_state)
-    sides = rate_sides(code_sides(g, start), standard, rules)
-    return _game_explanations(g, sides, rules).cast(FIDE_GAME_EXPLANATION_SCHEMA)
+    coded = code_sides(g, start)
+    sides = rate_sides(coded, standard, era, one_game_uncapped(g, coded, standard, era))
+    return _game_explanations(g, sides, era).cast(FIDE_GAME_EXPLANATION_SCHEMA)
+
+
+def _compress(everyone: pl.DataFrame, compression: ListCompression | None) -> pl.DataFrame:
+    """The one-time compression (RULES §3.3) of everyone on the list (not the dropped): the
+    points added in `compression` (null for the dropped and outside a compressed list), added
+    to the rating after the period, its exact value and the peak."""
+    if compression is None:
+        return everyone.with_columns(pl.lit(None, dtype=pl.Int32).alias("compression"))
+    below = compression.below
+    gain = pl.when(pl.col("rating_after") < below).then(
+        div_round_half_away_expr(
+            (below - pl.col("rating_after").cast(pl.Int64)) * compression.numerator,
+            pl.lit(compression.denominator),
+        )
+    )
+    added = pl.when(~pl.col("dropped")).then(gain.fill_null(0)).cast(pl.Int32)
+    return (
+        everyone.with_columns(added.alias("compression"))
+        .with_columns(
+            (pl.col("rating_after") + pl.col("compression").fill_null(0))
+            .cast(pl.Int32)
+            .alias("rating_after"),
+            pl.col("rating_exact") + pl.col("compression").fill_null(0),
+        )
+        .with_columns(
+            pl.max_horizontal("peak_after", "rating_after").cast(pl.Int32).alias("peak_after")
+        )
+    )
 
 
 def fide_period(
@@ -305,8 +340,9 @@ def fide_period(
     rating_list: str,
     standard_state: pl.DataFrame | None = None,
     pool: pl.DataFrame | None = None,
-    rules: FideRules = FIDE_RULES,
+    rules: FideRules | None = None,
     explain: bool = True,
+    compression: ListCompression | None = None,
 ) -> FidePeriodResult:
     """Rate one period of one FIDE list (RULES §3), vectorized, from the period-start `state`.
 
@@ -317,10 +353,16 @@ def fide_period(
     pool returned by the previous period. `explain=False` computes the list without the
     per-game explanation table (`fide_game_explanations` builds the same table on its own);
     `explain=True` builds it from the same rated sides, as the pipeline does.
+    `rules`: None rates by the era in force on the period's first day (`rules_for_period`) and
+    applies the compression due on the period's list (`compression_for_list`, the list of
+    2024-02); given rules are applied as they are, with `compression` only when it is given.
     """
     standard = rating_list == "standard"
     g = _period_games(games, period, rating_list)
     p_idx = period_index(period)
+    if rules is None:
+        rules = rules_for_period(period)
+        compression = compression_for_list(period) if compression is None else compression
     # The steps of `fide_game_explanations`, plus two jobs on a worker thread (Polars releases
     # the GIL), in order: the events' end dates, which need only the games, beside the id
     # coding; then the newcomer pool, which needs only the coded sides, beside steps 1-4.
@@ -329,10 +371,11 @@ def fide_period(
         start = _period_start(g, state, period, standard, standard_state)
         coded = code_sides(g, start)
         pool_job = worker.submit(newcomer_pool, g, coded, start, pool, ends_job, period, rules)
-        n_arr, sum_arr = counted_sums(coded, standard, start.height, rules)
+        uncapped = one_game_uncapped(g, coded, standard, rules)
+        n_arr, sum_arr = counted_sums(coded, standard, start.height, rules, uncapped)
         per = _per_player(start, n_arr, sum_arr, players, period, rules).collect()
         game_expl = (
-            _game_explanations(g, rate_sides(coded, standard, rules), rules)
+            _game_explanations(g, rate_sides(coded, standard, rules, uncapped), rules)
             if explain
             else empty(FIDE_GAME_EXPLANATION_SCHEMA)
         )
@@ -362,7 +405,9 @@ def fide_period(
 
     # One row per player after the period (rated at its start, or published newcomer), in
     # player order: the state, the list, the explanations and the dropped are selections of it.
-    everyone = pl.concat([per, published_rows.cast(per.schema)]).sort("player_id")
+    everyone = _compress(
+        pl.concat([per, published_rows.cast(per.schema)]).sort("player_id"), compression
+    )
     kept = everyone.filter(~pl.col("dropped"))
     new_state = kept.select(
         "player_id",
@@ -405,6 +450,7 @@ def fide_period(
         "dropped",
         "newcomer",
         pl.col("seeded").alias("seeded_from_standard"),
+        "compression",
     ).cast(FIDE_PLAYER_EXPLANATION_SCHEMA)
 
     dropped = (
@@ -423,6 +469,7 @@ def fide_period(
     return FidePeriodResult(
         period=period,
         rating_list=rating_list,
+        rules=rules.name,
         state=new_state,
         list_rows=list_rows,
         game_explanations=game_expl.cast(FIDE_GAME_EXPLANATION_SCHEMA),

@@ -1,7 +1,9 @@
-"""FIDE rules (RULES §3) as data: every constant in one frozen object, and the schemas of what a
-FIDE period reads and writes.
+"""FIDE rules (RULES §3, §3.3) as data: every constant of an era in one frozen object, the eras
+by date, and the schemas of what a FIDE period reads and writes.
 
-- `FIDE_RULES` (`FideRules`): the numbers of the FIDE Rating Regulations the engine applies.
+- `FIDE_ERAS` (`FideRules` rows): the rules of each era, by first period; `rules_for_period`,
+  `rules_on` pick one; `compression_for_list` the one-time raise due on a period's list.
+- `FIDE_RULES`: the rules in force today (the last era).
 - `FIDE_STATE_SCHEMA`: what a published list holds and the next period starts from
   (player_id, rating, rated_games, peak_rating, last_played_period, listed_since).
 - `FIDE_POOL_SCHEMA`: games of unrated players against rated opponents (newcomer pool).
@@ -11,40 +13,168 @@ FIDE period reads and writes.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from datetime import date
+from typing import Any
 
 import polars as pl
 
+from rating_core.periods import next_period, period_index, period_of_date
 from rating_core.schemas import UTC_TIME, TableSchema
 
 
 @dataclass(frozen=True)
-class FideRules:
-    """Every number of RULES §3 (FIDE Rating Regulations 2024, amended 2025), in one place."""
+class ListCompression:
+    """A one-time raise of a published list (RULES §3.3): every rating below `below` gains
+    `numerator / denominator` x (below - R), rounded half away from zero."""
 
+    below: int = 2000
+    numerator: int = 2  # 0.4 = 2 / 5, kept exact
+    denominator: int = 5
+
+
+@dataclass(frozen=True)
+class FideRules:
+    """Every number and switch of one FIDE era (RULES §3, §3.3), in one place.
+
+    The defaults are the rules in force today (the era of 2025-10); `FIDE_ERAS` lists every era
+    by its first period, and `rules_for_period` / `rules_on` pick the one in force. `None` turns
+    a rule off: no real difference from 2650, no 600-point rule, no K x n cap, no upper limit of
+    a first rating, no +20 bonus of the old first-rating formula.
+    """
+
+    starts: str = "2025-10"  # first period (YYYY-MM) these rules apply to
+    changes: str = "standard: a player rated 2650 or above uses the real difference"
     difference_cap: int = 400  # step 1: |D| > 400 counts as 400
-    real_difference_from: int = 2650  # standard list: a player >= this uses the real D
-    fast_excluded_gap: int = 600  # rapid/blitz: no rating of a game >= 600 apart ...
+    real_difference_from: int | None = 2650  # standard list: a player >= this uses the real D
+    cap_one_game_per_event: bool = False  # 2022-01..2024-02: the higher side's cap in one game
+    fast_excluded_gap: int | None = 600  # rapid/blitz: no rating of a game >= 600 apart ...
     fast_excluded_above: int = 2600  # ... when either player is rated above this
     k_established_top: int = 10  # step 4: once peak_rating >= top_peak
     top_peak: int = 2400
-    k_junior: int = 40  # until the end of the year of the 18th birthday, rating < junior_below
+    k_junior: int = 40  # junior (see junior_until_year_end), rating < junior_below
     junior_age: int = 18
+    junior_until_year_end: bool = True  # False: until the 18th birthday itself
     junior_below: int = 2300
     k_new: int = 40  # until `new_games` rated games are completed
     new_games: int = 30
     k_default: int = 20
-    k_times_n_max: int = 700  # K x n <= 700 per period
+    k_times_n_max: int | None = 700  # K x n <= 700 per period
     floor: int = 1400  # step 6: below this the player leaves the list
     inactive_periods: int = 12  # step 8
     newcomer_min_games: int = 5  # §8.2: first rating after >= 5 pooled games
     newcomer_window_periods: int = 26  # rolling pool window
     newcomer_hypothetical_rating: int = 1800  # two hypothetical drawn games vs 1800
     newcomer_hypothetical_games: int = 2
-    newcomer_max: int = 2200
+    newcomer_max: int | None = 2200
+    newcomer_bonus_per_half_point: int | None = None  # before 2024-03: Ra + 20 per half point
+    compression: ListCompression | None = None  # raise of the list of the period before `starts`
+
+    @property
+    def name(self) -> str:
+        """How lists, manifests and the calculator name the era: `FIDE 2025-10`."""
+        return f"FIDE {self.starts}"
+
+    @property
+    def k_values(self) -> tuple[int, ...]:
+        """The base K values of step 4 in this era, in ascending order."""
+        return tuple(sorted({self.k_established_top, self.k_junior, self.k_new, self.k_default}))
 
 
-FIDE_RULES = FideRules()
+def _eras(first: FideRules, *changes: tuple[str, str, dict[str, Any]]) -> tuple[FideRules, ...]:
+    """The eras in order: each row is (first period, what changed, the fields it changes) on top
+    of the era before it; a compression belongs to its own row only."""
+    eras = [first]
+    for starts, what, fields in changes:
+        fields = {"compression": None, **fields, "starts": starts, "changes": what}
+        eras.append(replace(eras[-1], **fields))
+    return tuple(eras)
+
+
+FIDE_ERAS: tuple[FideRules, ...] = _eras(
+    FideRules(
+        starts="2012-07",
+        changes=(
+            "K 25 new (until 30 games) and junior (until the 18th birthday, under 2300), 15 under "
+            "2400, 10 from a 2400 peak; floor 1000; 400-point rule for everyone; first rating "
+            "Ra + 20 per half point above 50 % (else Ra + dp), no hypothetical games"
+        ),
+        real_difference_from=None,
+        fast_excluded_gap=None,
+        k_junior=25,
+        junior_until_year_end=False,
+        k_new=25,
+        k_default=15,
+        k_times_n_max=None,
+        floor=1000,
+        newcomer_hypothetical_games=0,
+        newcomer_max=None,
+        newcomer_bonus_per_half_point=20,
+    ),
+    (
+        "2014-07",
+        "K 40 new and junior, 20 established, 10 from a 2400 peak; K x n <= 700",
+        {"k_junior": 40, "k_new": 40, "k_default": 20, "k_times_n_max": 700},
+    ),
+    (
+        "2022-01",
+        "junior K until the end of the year of the 18th birthday; the higher-rated player's "
+        "400-point cap in one game per tournament (the greatest difference)",
+        {"junior_until_year_end": True, "cap_one_game_per_event": True},
+    ),
+    (
+        "2024-03",
+        "floor 1400; the 400-point cap in every game again; first rating with two hypothetical "
+        "1800 draws, at most 2200; the list of 2024-02 compressed (below 2000: + 0.4 x (2000 - R))",
+        {
+            "floor": 1400,
+            "cap_one_game_per_event": False,
+            "newcomer_hypothetical_games": 2,
+            "newcomer_max": 2200,
+            "newcomer_bonus_per_half_point": None,
+            "compression": ListCompression(),
+        },
+    ),
+    (
+        "2024-12",
+        "rapid and blitz: no rating of a game 600 or more apart when either is above 2600",
+        {"fast_excluded_gap": 600},
+    ),
+    (
+        "2025-10",
+        "standard: a player rated 2650 or above uses the real difference",
+        {"real_difference_from": 2650},
+    ),
+)
+"""Every FIDE era (RULES §3.3), oldest first; a newly announced change is one new row."""
+
+FIDE_RULES = FIDE_ERAS[-1]
+"""The rules in force today (also the club engine's formula, which has one era)."""
+
+
+def rules_for_period(period: str) -> FideRules:
+    """The rules in force on the first day of `period` (YYYY-MM); before the earliest era, the
+    earliest era's rules."""
+    period_index(period)  # a malformed period raises ValueError
+    chosen = FIDE_ERAS[0]
+    for era in FIDE_ERAS:
+        if era.starts <= period:
+            chosen = era
+    return chosen
+
+
+def rules_on(day: date) -> FideRules:
+    """The rules in force on `day` (the era of its period: eras start on a month's first day)."""
+    return rules_for_period(period_of_date(day))
+
+
+def compression_for_list(period: str) -> ListCompression | None:
+    """The one-time compression due on the list of `period`: that of the era starting with the
+    next period (the 2024-03 era compresses the list of 2024-02), else None."""
+    following = next_period(period)
+    era = rules_for_period(following)
+    return era.compression if era.starts == following else None
+
 
 # --- schemas ------------------------------------------------------------------------------------
 
@@ -113,6 +243,7 @@ FIDE_PLAYER_EXPLANATION_SCHEMA: TableSchema = {
     "dropped": pl.Boolean,
     "newcomer": pl.Boolean,
     "seeded_from_standard": pl.Boolean,
+    "compression": pl.Int32,  # points the one-time compression added (the list of 2024-02)
 }
 
 FIDE_NEWCOMER_SCHEMA: TableSchema = {

@@ -9,19 +9,24 @@ the table; ΔR = S - PD, all in integer hundredths) exist in three versions, sid
 - `counted_sums` (`_counted_sums_kernel`, per side `_side_steps`): numba, one compiled pass
   adding each counted side's game and ΔR to its player (the FIDE list itself).
 
-`tests/unit/test_fide_steps.py` checks that the three agree side by side. Step 4 (K and its cap)
+The rules are those of one era (`FideRules`, RULES §3.3): where it limits the 400-point cap to
+one game per tournament (2022-01 to 2024-02), `one_game_uncapped` marks the sides using the real
+difference for the numpy and numba versions, and `rate_rows` finds them over `event_keys`.
+`tests/unit/test_fide_steps.py` checks that the three agree side by side, under every era. Step 4 (K and its cap)
 is `k_base_exprs` and `k_capped_expr`; `select_rated_games` and `two_sided` pick the games a
 period rates and lay them out one row per player per game.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import polars as pl
 from numba import njit
 
+from rating_core.kernels.arrays import readonly
 from rating_core.kernels.codes import positions_in
 from rating_core.kernels.intrinsics import aligned_empty, prefetch
 from rating_core.systems.fide.rules import FideRules
@@ -92,19 +97,42 @@ def two_sided(
 # --- steps 1-3, Polars ---------------------------------------------------------------------------
 
 
+def real_difference_expr(rules: FideRules, standard: bool | pl.Expr = True) -> pl.Expr:
+    """Rows whose player uses the real difference by rating (from 2650 on the standard list,
+    where the era has that rule): the `real_difference` of `rate_rows`."""
+    if rules.real_difference_from is None:
+        return pl.lit(False)
+    flag = standard if isinstance(standard, pl.Expr) else pl.lit(standard)
+    return flag & (pl.col("own_rating") >= rules.real_difference_from)
+
+
 def rate_rows(
-    rows: pl.LazyFrame, rules: FideRules, real_difference: bool | pl.Expr
+    rows: pl.LazyFrame,
+    rules: FideRules,
+    real_difference: bool | pl.Expr,
+    event_keys: Sequence[str] = (),
 ) -> pl.LazyFrame:
     """Steps 1-3 per row: d_raw, d_used (400 cap unless `real_difference`), pd_h, delta_h.
 
     Needs own_rating, opponent_rating and score; pd_h and delta_h are integer hundredths.
     `real_difference` is a boolean expression (or constant) saying which rows skip the cap.
+    Where the era caps the higher-rated side in one game per tournament only
+    (`cap_one_game_per_event`), the rows of one player in one tournament share `event_keys`
+    (none: every row is that player's tournament): their first row with the greatest |D| above
+    the cap keeps it, the others use the real difference. The rows are counted games.
     """
     cap = rules.difference_cap
     d_raw = (pl.col("opponent_rating").cast(pl.Int64) - pl.col("own_rating").cast(pl.Int64)).alias(
         "d_raw"
     )
     real = real_difference if isinstance(real_difference, pl.Expr) else pl.lit(real_difference)
+    if rules.cap_one_game_per_event:
+        higher = pl.col("d_raw") < -cap  # the player is the higher side, beyond the cap
+        greatest = pl.when(higher).then(-pl.col("d_raw")).otherwise(-1).arg_max()
+        keeps_cap = pl.int_range(pl.len()) == greatest
+        if event_keys:
+            keeps_cap = keeps_cap.over(list(event_keys))
+        real = real | (higher & ~keeps_cap)
     d_used = pl.when(real).then(pl.col("d_raw")).otherwise(pl.col("d_raw").clip(-cap, cap))
     return (
         rows.with_columns(d_raw)
@@ -212,28 +240,87 @@ def code_sides(g: pl.DataFrame, start: pl.DataFrame) -> CodedSides:
     )
 
 
-def rate_sides(c: CodedSides, standard: bool, rules: FideRules) -> RatedSides:
+def _fast_excluded(
+    white: np.ndarray, black: np.ndarray, rated: np.ndarray, standard: bool, rules: FideRules
+) -> np.ndarray:
+    """Per game: not rated by the 600-point rule (rapid and blitz, in the eras that have it)."""
+    if standard or rules.fast_excluded_gap is None:
+        return np.zeros(white.shape[0], dtype=bool)
+    gap = np.abs(white - black)
+    hi = np.maximum(white, black)
+    return rated & (gap >= rules.fast_excluded_gap) & (hi > rules.fast_excluded_above)
+
+
+def one_game_uncapped(
+    g: pl.DataFrame, c: CodedSides, standard: bool, rules: FideRules
+) -> np.ndarray | None:
+    """Side-major mask of the sides that use the real difference under the one-game limit of the
+    400-point rule (2022-01 to 2024-02), or None when the era has no such limit or no side is
+    affected: a player higher-rated by more than the cap in several counted games of one
+    tournament (`event_id`) keeps the cap in the one with the greatest |D| (the first such game
+    in input order on a tie, which changes no total); the lower side always keeps it."""
+    if not rules.cap_one_game_per_event or not c.n_games:
+        return None
+    n_games = c.n_games
+    rating = c.own_rating.astype(np.int64)
+    white, black = rating[:n_games], rating[n_games:]
+    rated = c.own_ok[:n_games] & c.own_ok[n_games:]
+    counted = rated & ~_fast_excluded(white, black, rated, standard, rules)
+    d_white = black - white  # opponent minus own, for white
+    cap = rules.difference_cap
+    higher = np.concatenate((counted & (d_white < -cap), counted & (d_white > cap)))
+    idx = np.flatnonzero(higher)
+    # only a player higher beyond the cap in two games or more can lose the cap in one
+    repeated = np.bincount(c.own_code[idx]) >= 2 if idx.size else np.zeros(0, dtype=bool)
+    idx = idx[repeated[c.own_code[idx]]] if idx.size else idx
+    if not idx.size:
+        return None
+    higher[:] = False
+    higher[idx] = True
+    game = idx % n_games
+    in_game_order = np.argsort(game, kind="stable")  # white before black within a game
+    idx, game = idx[in_game_order], game[in_game_order]
+    keeps_cap = (
+        pl.DataFrame(
+            {
+                "idx": idx,
+                "player": c.own_code[idx],
+                "event": g["event_id"].gather(game),
+                "gap": np.abs(d_white[game]),
+            }
+        )
+        .lazy()
+        .group_by("player", "event")
+        .agg(pl.col("idx").get(pl.col("gap").arg_max()))
+        .collect()["idx"]
+        .to_numpy()
+    )
+    higher[keeps_cap] = False
+    return higher if higher.any() else None
+
+
+def rate_sides(
+    c: CodedSides, standard: bool, rules: FideRules, uncapped: np.ndarray | None = None
+) -> RatedSides:
     """The numpy twin of `rate_rows` on both sides of every game (integers throughout).
 
-    In place where possible: every fresh array of this size costs page faults, so the
-    opponents' ratings are never materialized (D of black is minus D of white).
+    `uncapped` (side-major, `one_game_uncapped`) marks sides using the real difference under
+    the one-game limit. In place where possible: every fresh array of this size costs page
+    faults, so the opponents' ratings are never materialized (D of black is minus D of white).
     """
     n_games, rating = c.n_games, c.own_rating
     white, black = rating[:n_games], rating[n_games:]
     rated = c.own_ok[:n_games] & c.own_ok[n_games:]
-    if standard:
-        excluded = np.zeros(n_games, dtype=bool)
-    else:
-        gap = np.abs(white - black)
-        hi = np.maximum(white, black)
-        excluded = rated & (gap >= rules.fast_excluded_gap) & (hi > rules.fast_excluded_above)
+    excluded = _fast_excluded(white, black, rated, standard, rules)
     d_raw = np.empty_like(rating)
     np.subtract(black, white, out=d_raw[:n_games])
     np.negative(d_raw[:n_games], out=d_raw[n_games:])
     cap = rules.difference_cap
     d_used = np.clip(d_raw, -cap, cap)
-    if standard:
+    if standard and rules.real_difference_from is not None:
         np.copyto(d_used, d_raw, where=rating >= rules.real_difference_from)
+    if uncapped is not None:
+        np.copyto(d_used, d_raw, where=uncapped)
     work = np.clip(d_used, -PD_MAX_INDEX, PD_MAX_INDEX)
     work += PD_MAX_INDEX
     pd_h = _PD_BY_D.astype(rating.dtype)[work]
@@ -299,12 +386,15 @@ def _counted_sums_kernel(
     gap_min: int,
     above: int,
     pd_by_d: np.ndarray,
+    uncapped: np.ndarray,
     totals: np.ndarray,
 ) -> None:
     """Steps 1-3 of `rate_sides` game by game, adding each counted side's game and ΔR
-    (hundredths) to its player's row of `totals` (n, sum): side-major inputs, see `side_codes`.
+    (hundredths) to its player's row of `totals` (n, sum): side-major inputs, see `side_codes`;
+    `uncapped` is `one_game_uncapped`'s mask, or empty when no side is uncapped.
     Both totals of a player share a cache line, prefetched `_SUMS_AHEAD` games early."""
     n_games = white_score.shape[0]
+    any_uncapped = uncapped.shape[0] > 0
     flat = totals.reshape(-1)
     for i in range(n_games):
         j = i + n_games
@@ -323,31 +413,45 @@ def _counted_sums_kernel(
         sw = white_score[i]
         for side in range(2):
             own, d, score = (rw, rb - rw, sw) if side == 0 else (rb, rw - rb, 1.0 - sw)
-            delta_h = _side_steps(d, score, standard and own >= real_from, cap, pd_by_d)[2]
+            real = (standard and own >= real_from) or (
+                any_uncapped and uncapped[i if side == 0 else j]
+            )
+            delta_h = _side_steps(d, score, real, cap, pd_by_d)[2]
             c = code[i] if side == 0 else code[j]
             totals[c, 0] += 1
             totals[c, 1] += delta_h
 
 
+_NEVER = np.iinfo(np.int64).max
+"""A rating difference or rating no game reaches: a rule the era does not have, in the kernel."""
+
+
 def counted_sums(
-    c: CodedSides, standard: bool, size: int, rules: FideRules
+    c: CodedSides,
+    standard: bool,
+    size: int,
+    rules: FideRules,
+    uncapped: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Games counted (n, int32) and ΣΔR in hundredths (int64) per row 0..size-1 of the
     period-start list: steps 1-3 of `rate_sides` and the per-player sums in one compiled
     pass, without the per-side arrays (the list does not need them; the explanations do)."""
     totals = aligned_empty((size, 2), np.int64, align=16)
     totals.fill(0)
+    real_from = rules.real_difference_from
+    gap_min = rules.fast_excluded_gap
     _counted_sums_kernel(
         c.own_code,
         c.own_rating,
         c.own_ok,
-        c.white_score.astype(np.float64, copy=False),
+        readonly(c.white_score.astype(np.float64, copy=False)),
         standard,
         rules.difference_cap,
-        rules.real_difference_from,
-        rules.fast_excluded_gap,
+        _NEVER if real_from is None else real_from,
+        _NEVER if gap_min is None else gap_min,
         rules.fast_excluded_above,
         _PD_BY_D_I64,
+        np.zeros(0, dtype=bool) if uncapped is None else uncapped,
         totals,
     )
     return totals[:, 0].astype(np.int32), totals[:, 1].copy()
@@ -360,13 +464,17 @@ def k_base_exprs(rules: FideRules, year: int) -> tuple[pl.Expr, pl.Expr]:
     """Step 4's K and its reason, first matching rule wins, from period-start columns.
 
     Needs rating, rated_games (null = unknown, treated as completed), peak_rating and
-    birth_year (null = not a junior); `year` is the calendar year of the period.
+    birth_year (null = not a junior); `year` is the calendar year of the period. Junior: until
+    the end of the year of the 18th birthday (`junior_until_year_end`), else until the 18th
+    birthday itself, which with the birth year alone is taken as the start of that year (a
+    player is junior while birth_year + 18 is after `year`).
     """
     peak = pl.coalesce(pl.col("peak_rating"), pl.col("rating"))
     top = peak >= rules.top_peak
-    junior = (pl.col("birth_year") + rules.junior_age >= year).fill_null(False) & (
-        pl.col("rating") < rules.junior_below
-    )
+    last_junior_year = pl.col("birth_year") + rules.junior_age
+    if not rules.junior_until_year_end:
+        last_junior_year = last_junior_year - 1
+    junior = (last_junior_year >= year).fill_null(False) & (pl.col("rating") < rules.junior_below)
     new = (pl.col("rated_games") < rules.new_games).fill_null(False)
     k = (
         pl.when(top)
@@ -391,8 +499,11 @@ def k_base_exprs(rules: FideRules, year: int) -> tuple[pl.Expr, pl.Expr]:
 
 
 def k_capped_expr(k: pl.Expr, n: pl.Expr, rules: FideRules) -> pl.Expr:
-    """K lowered to the largest integer with K x n <= 700 when K x n exceeds it."""
+    """K lowered to the largest integer with K x n <= 700 when K x n exceeds it (K itself in
+    an era without that cap)."""
     limit = rules.k_times_n_max
+    if limit is None:
+        return k.cast(pl.Int32)
     return pl.when((k * n > limit) & (n > 0)).then(pl.lit(limit) // n).otherwise(k).cast(pl.Int32)
 
 

@@ -19,6 +19,7 @@ import numpy as np
 import polars as pl
 from numba import njit
 
+from rating_core.kernels.arrays import readonly
 from rating_core.kernels.codes import dense_codes, replay_order, rows_where_both_zero
 from rating_core.kernels.intrinsics import aligned_empty, prefetch
 from rating_core.rounding import round_half_away, round_half_away_expr
@@ -572,9 +573,7 @@ def _classify(
     if g["unrated_reason"].null_count() < n:
         unratable = g["unrated_reason"].is_not_null().to_numpy()
     plies_col = g["plies"]
-    plies, plies_null = _filled(
-        plies_col if plies_col.dtype == pl.Int32 else plies_col.cast(pl.Int64), 0
-    )
+    plies, plies_null = _filled(plies_col.cast(pl.Int64), 0)  # one type: one compiled kernel
     score, score_null = _filled(g["white_score"].cast(pl.Float64), 0.0)
     exclude = np.empty(n, dtype=np.uint8)
     reject = np.empty(n, dtype=np.uint8)
@@ -584,27 +583,27 @@ def _classify(
     w_bot, b_bot = np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.bool_)
     bot_rating = np.empty(n, dtype=np.float64)
     _classify_kernel(
-        w_code,
-        b_code,
-        missing,
-        moderated,
-        unratable,
-        g["rated"].not_().fill_null(False).to_numpy(),
-        _enum_codes(g["status"], STATUSES),
-        _enum_codes(g["termination"], TERMINATIONS),
-        plies,
-        plies_null,
-        _enum_codes(g["kind"], KINDS),
-        _enum_codes(g["category"], CATEGORIES, strict=True),
-        g["otb_confirmed"].fill_null(False).to_numpy(),
-        _flags(g["white_is_bot"]),
-        _flags(g["black_is_bot"]),
-        _tags(g["white_elo"]),
-        _tags(g["black_elo"]),
-        score,
-        score_null,
-        reg_bot,
-        reg_rating,
+        readonly(w_code),
+        readonly(b_code),
+        readonly(missing),
+        readonly(moderated),
+        readonly(unratable),
+        readonly(g["rated"].not_().fill_null(False).to_numpy()),
+        readonly(_enum_codes(g["status"], STATUSES)),
+        readonly(_enum_codes(g["termination"], TERMINATIONS)),
+        readonly(plies),
+        readonly(plies_null),
+        readonly(_enum_codes(g["kind"], KINDS)),
+        readonly(_enum_codes(g["category"], CATEGORIES, strict=True)),
+        readonly(g["otb_confirmed"].fill_null(False).to_numpy()),
+        readonly(_flags(g["white_is_bot"])),
+        readonly(_flags(g["black_is_bot"])),
+        readonly(_tags(g["white_elo"])),
+        readonly(_tags(g["black_elo"])),
+        readonly(score),
+        readonly(score_null),
+        readonly(reg_bot),
+        readonly(reg_rating),
         rules.min_plies,
         rules.bot_no_move_min_plies,
         exclude,
@@ -1106,14 +1105,17 @@ def _history_frame(
     n = rated.height
     if n == 0:
         return empty(SITE_HISTORY_SCHEMA)
-    flat = out.reshape(n * 4, 7)
     pos = np.arange(n * 4)
-    side = (pos // 2) % 2
-    slot = pos % 2
-    base = rated[pos // 4]
+    game, side = pos // 4, (pos // 2) % 2
+    w_bot, b_bot = (rated[c].fill_null(False).to_numpy()[game] for c in ("w_bot", "b_bot"))
+    bot_side = np.where(side == 0, w_bot, b_bot)
+    pos, game, side = pos[~bot_side], game[~bot_side], side[~bot_side]  # a bot has no history
+    flat = out.reshape(n * 4, 7)[pos]
+    used = ["game_id", "played_at", "period", "white_id", "black_id", "w_bot", "b_bot"]
+    base = rated.select(*used, "category", "weight", "white_score")[game]  # only what is shown
     frame = base.with_columns(
         pl.Series("_white", side == 0),
-        pl.Series("_slot", slot),
+        pl.Series("_slot", pos % 2),
         pl.Series("rating_before", flat[:, 0]),
         pl.Series("opponent_rating", flat[:, 1]),
         pl.Series("expected", flat[:, 2]),
@@ -1121,12 +1123,10 @@ def _history_frame(
         pl.Series("raw_change", flat[:, 4]),
         pl.Series("change", flat[:, 5]),
         pl.Series("rating_after", flat[:, 6]),
-        pl.Series("games_before", out_games.reshape(n * 4)),
+        pl.Series("games_before", out_games.reshape(n * 4)[pos]),
     )
     white = pl.col("_white")
-    return frame.filter(
-        pl.when(white).then(pl.col("w_bot")).otherwise(pl.col("b_bot")).not_()
-    ).select(
+    return frame.select(
         "game_id",
         "played_at",
         "period",

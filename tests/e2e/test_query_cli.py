@@ -1,0 +1,190 @@
+"""`ratings query`, `ratings show --as-of` and `ratings history --as-of` as a user runs them, on
+the hand-written lake of tests/published_lake.py (expected values from its docstring)."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.malformed.conftest import assert_one_sentence, ratings
+from tests.published_lake import build
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory: pytest.TempPathFactory) -> str:
+    return str(build(tmp_path_factory.mktemp("query-cli") / "lake"))
+
+
+def _fits(text: str, width: int = 80) -> None:
+    wide = [line for line in text.splitlines() if len(line.rstrip()) > width]
+    assert not wide, "\n".join(wide)
+
+
+def test_query_prints_a_table_that_fits_80_columns(lake: str) -> None:
+    proc = ratings(
+        "query",
+        "SELECT * FROM current_lists ORDER BY list, period, player_id",
+        "--lake",
+        lake,
+        columns=80,
+    )
+    assert proc.returncode == 0, proc.stderr
+    _fits(proc.stdout)
+    assert proc.stdout.startswith("8 rows")
+    narrow = ratings(
+        "query",
+        "SELECT list, period, rating FROM original_lists WHERE player_id = 'a' ORDER BY 2",
+        "--lake",
+        lake,
+        columns=80,
+    )
+    assert "fide-standard │ 2026-02 │ 1510.0" in narrow.stdout
+
+
+def test_query_json_is_a_list_of_row_objects(lake: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("TZ", "Europe/Berlin")  # times stay in UTC whatever the machine's zone
+    proc = ratings(
+        "query",
+        "SELECT list, period, version, created_at, rating FROM lists JOIN versions USING (list, period, version) "
+        "WHERE player_id = 'a' AND period = '2026-02' AND list = 'fide-standard' ORDER BY version",
+        "--lake",
+        lake,
+        "--json",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == [
+        {
+            "list": "fide-standard",
+            "period": "2026-02",
+            "version": 1,
+            "created_at": "2026-03-02T09:00:00+00:00",
+            "rating": 1510.0,
+        },
+        {
+            "list": "fide-standard",
+            "period": "2026-02",
+            "version": 2,
+            "created_at": "2026-03-20T12:00:00+00:00",
+            "rating": 1512.0,
+        },
+    ]
+
+
+def test_query_csv_has_a_header_and_is_spreadsheet_safe(lake: str) -> None:
+    proc = ratings(
+        "query",
+        "SELECT player_id, old, new, '=HYPERLINK(1)' AS name, -2 AS n, NULL AS nothing FROM diffs",
+        "--lake",
+        lake,
+        "--csv",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert list(csv.reader(io.StringIO(proc.stdout))) == [
+        ["player_id", "old", "new", "name", "n", "nothing"],
+        ["a", "1510.0", "1512.0", "'=HYPERLINK(1)", "-2", ""],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["CREATE TABLE t AS SELECT 1"], "CREATE statements are refused"),
+        (["COPY lists TO 'x.csv'"], "COPY statements are refused"),
+        (["ATTACH 'other.duckdb'"], "ATTACH statements are refused"),
+        (["SELECT * FROM players"], "no view named players"),
+        (["SELECT * FROM history_fibs"], "history_fibs"),
+        (["SELECT rating FROM lists WHERE rating > 'x'"], "Could not convert string 'x'"),
+        (["SELEC 1"], "not valid SQL"),
+        (["SELECT 1", "--json", "--csv"], "--csv"),
+    ],
+)
+def test_query_mistakes_are_one_sentence_exit_2(lake: str, args: list[str], message: str) -> None:
+    proc = ratings("query", *args, "--lake", lake)
+    assert proc.returncode == 2
+    assert message in assert_one_sentence(proc)
+
+
+def test_query_on_a_missing_lake_is_one_sentence(tmp_path: Path) -> None:
+    proc = ratings("query", "SELECT 1", "--lake", str(tmp_path / "none"))
+    assert proc.returncode == 2
+    assert "there is no lake at" in assert_one_sentence(proc)
+
+
+def test_show_as_of_shows_the_version_in_force(lake: str) -> None:
+    before = ratings("show", "fide-standard", "--as-of", "2026-03-19", "--lake", lake, columns=80)
+    assert before.returncode == 0, before.stderr
+    assert (
+        "in force on 2026-03-19: fide-standard 2026-02 v1, published 2026-03-02 09:00 UTC"
+        in before.stdout
+    )
+    assert "│ a         │ Player a │ 1510" in before.stdout
+    after = ratings("show", "fide-standard", "--as-of", "2026-03-20", "--json", "--lake", lake)
+    shown = json.loads(after.stdout)
+    assert (shown["period"], shown["version"]) == ("2026-02", 2)
+    assert {r["player_id"]: r["rating"] for r in shown["rows"]} == {"a": 1512, "b": 1590}
+    first = ratings(
+        "show", "fide-standard", "--as-of", "2026-03-20", "--original", "--json", "--lake", lake
+    )
+    assert json.loads(first.stdout)["version"] == 1
+    listed = ratings("show", "--as-of", "2026-04-20", "--json", "--lake", lake)
+    assert [(r["list"], r["period"], r["version"]) for r in json.loads(listed.stdout)] == [
+        ("fide-standard", "2026-03", 1),
+        ("site-elo", "2026-02", 1),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["fide-standard", "--as-of", "2026-02-02"],
+            "no version of 'fide-standard' was in force on 2026-02-02",
+        ),
+        (["fide-standard", "--as-of", "2026-02-30"], "is not a date of the calendar"),
+        (["fide-standard", "--as-of", "March"], "YYYY-MM-DD"),
+        (
+            ["fide-standard", "--as-of", "2026-03-20", "--version", "1"],
+            "leave out --period/--version",
+        ),
+        (["nope", "--as-of", "2026-03-20"], "no list named 'nope'"),
+    ],
+)
+def test_show_as_of_mistakes_are_one_sentence(lake: str, args: list[str], message: str) -> None:
+    proc = ratings("show", *args, "--lake", lake)
+    assert proc.returncode == 2
+    assert message in assert_one_sentence(proc)
+
+
+def test_history_as_of_gives_the_ratings_in_force_and_the_periods_up_to_them(lake: str) -> None:
+    proc = ratings("history", "a", "--as-of", "2026-03-25", "--lake", lake, columns=80)
+    assert proc.returncode == 0, proc.stderr
+    _fits(proc.stdout)
+    assert "fide-standard │ 2026-02 │       2 │ 2026-03-20 12:00 UTC │   1512" in proc.stdout
+    payload = json.loads(
+        ratings("history", "a", "--as-of", "2026-01-31", "--json", "--lake", lake).stdout
+    )
+    assert payload["ratings"] == []  # nothing was published by 2026-01-31
+    assert payload["history"] == []
+    payload = json.loads(
+        ratings("history", "a", "--as-of", "2026-02-03", "--json", "--lake", lake).stdout
+    )
+    assert [(r["list"], r["rating"]) for r in payload["ratings"]] == [("fide-standard", 1500.0)]
+    assert [(r["period"], r["game_id"]) for r in payload["history"]] == [("2026-01", "g1")]
+
+
+def test_a_damaged_lake_file_is_one_sentence_naming_it_exit_1(tmp_path: Path) -> None:
+    """A fault of the lake, not a mistake of the query: exit 1, and the other views still work."""
+    lake = build(tmp_path / "lake")
+    damaged = lake / "games" / "period=2026-01" / "part-0.parquet"
+    damaged.write_bytes(b"PAR1 not a parquet file PAR1")
+    proc = ratings("query", "SELECT count(*) AS n FROM games", "--lake", str(lake))
+    assert proc.returncode == 1
+    sentence = assert_one_sentence(proc)
+    assert "view games cannot be read" in sentence and str(damaged) in sentence
+    assert "damaged or incomplete" in sentence
+    other = ratings("query", "SELECT count(*) AS n FROM quarantine", "--lake", str(lake), "--csv")
+    assert other.stdout == "n\n1\n"
