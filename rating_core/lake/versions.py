@@ -16,6 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from rating_core.lake import publishing as publish
+from rating_core.lake.revisions import publication_of
 from rating_core.schemas import UTC_TIME
 
 VERSIONS_SCHEMA: dict[str, pl.DataType] = {
@@ -27,6 +28,8 @@ VERSIONS_SCHEMA: dict[str, pl.DataType] = {
     "row_count": pl.Int64(),
     "changed_rows": pl.Int64(),
     "reason": pl.String(),
+    "publication": pl.String(),
+    "revises": pl.Int32(),
     "code_version": pl.String(),
     "input_digest": pl.String(),
     "folder": pl.String(),
@@ -62,6 +65,7 @@ def published_versions(lake: Path | str, lists: Collection[str] | None = None) -
             for version in versions:
                 folder = period_folder / f"v{version}"
                 manifest = json.loads((folder / publish.MANIFEST_FILE).read_text("utf-8"))
+                publication = publication_of(manifest)  # older manifests: v1 original, else N-1
                 rows.append(
                     {
                         "list": name,
@@ -69,6 +73,8 @@ def published_versions(lake: Path | str, lists: Collection[str] | None = None) -
                         "version": version,
                         "created_at": _created_at(manifest["created_at"]),
                         **{field: manifest.get(field) for field in MANIFEST_FIELDS},
+                        "publication": publication.kind,
+                        "revises": publication.revises,
                         "input_digest": manifest.get("input_digest"),
                         "folder": str(folder),
                     }

@@ -145,3 +145,26 @@ def test_diff_between_the_original_and_the_latest_revision(tmp_path: Path) -> No
         stored.select("player_id", "old", "new", "change")
     )
     assert computed["cause"].to_list() == [f"v2: {c}" for c in stored["cause"].to_list()]
+
+
+def test_the_versions_view_says_original_or_revision_older_manifests_too(tmp_path: Path) -> None:
+    from rating_core.lake.query import query_frame
+    from rating_core.lake.versions import published_versions
+
+    _publish(tmp_path, "2024-03", _rows(a=1500))
+    _publish(tmp_path, "2024-03", _rows(a=1510))
+    _strip_publication_fields(tmp_path)  # v1 and v2 as an older release wrote them
+    _publish(tmp_path, "2024-03", _rows(a=1520))
+    _publish(tmp_path, "2024-04", _rows(a=1530))
+    got = published_versions(tmp_path).select("period", "version", "publication", "revises")
+    assert got.rows() == [
+        ("2024-03", 1, "original", None),
+        ("2024-03", 2, "revision", 1),
+        ("2024-03", 3, "revision", 2),
+        ("2024-04", 1, "original", None),
+    ]
+    originals = query_frame(
+        tmp_path,
+        "SELECT list, period, version FROM versions WHERE publication = 'original' ORDER BY ALL",
+    )
+    assert originals.rows() == revisions.original_versions(tmp_path).rows()
