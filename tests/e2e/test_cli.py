@@ -115,9 +115,14 @@ def test_every_table_a_run_writes_is_in_the_catalogue(sample_lake: Path) -> None
     # the samples exercise every system, so a catalogue entry no run writes is stale, unless it
     # is a system's period table that had no row in any period (no empty file is written then)
     unwritten = set(catalogued) - set(written)
-    assert sorted(
-        n for n in unwritten if not n.startswith(("history/", "state/", "applied/", "excluded/"))
-    ) == []
+    assert (
+        sorted(
+            n
+            for n in unwritten
+            if not n.startswith(("history/", "state/", "applied/", "excluded/"))
+        )
+        == []
+    )
     assert len(unwritten) < len(catalogued) // 4, sorted(unwritten)
     for table in tables.CATALOGUE:
         if table.schema is not None:  # compared as a mapping: the partition column reads last
