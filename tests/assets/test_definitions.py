@@ -31,7 +31,9 @@ def test_ingest_assets_are_in_the_ingest_group() -> None:
         assert node.group_name == "ingest"
 
 
-def test_inbox_sensor_requests_a_run_only_when_the_inbox_changes(tmp_path) -> None:
+def test_inbox_sensor_requests_a_run_only_when_the_inbox_changes(
+    tmp_path, lake_held_elsewhere
+) -> None:
     from assets.resources import PipelinePaths
     from pipelines.automation import inbox_sensor
 
@@ -41,12 +43,17 @@ def test_inbox_sensor_requests_a_run_only_when_the_inbox_changes(tmp_path) -> No
     games.write_text("game_id\n", encoding="utf-8")
     paths = PipelinePaths(inbox=str(inbox), lake=str(tmp_path / "lake"))
 
-    first = inbox_sensor(dg.build_sensor_context(resources={"paths": paths}))
+    def evaluate(cursor: str | None = None) -> dg.SensorResult:
+        # `paths` holds the lake for a run (a generator resource), so the context is entered
+        with dg.build_sensor_context(cursor=cursor, resources={"paths": paths}) as context:
+            return inbox_sensor(context)
+
+    with lake_held_elsewhere(tmp_path / "lake"):  # an evaluation never waits (only runs do)
+        first = evaluate()
     assert len(first.run_requests) == 1
-    same = inbox_sensor(dg.build_sensor_context(cursor=first.cursor, resources={"paths": paths}))
-    assert not same.run_requests
+    assert not evaluate(first.cursor).run_requests
     (inbox / "platform" / "more.csv").write_text("game_id\n", encoding="utf-8")
-    changed = inbox_sensor(dg.build_sensor_context(cursor=first.cursor, resources={"paths": paths}))
+    changed = evaluate(first.cursor)
     assert len(changed.run_requests) == 1 and changed.cursor != first.cursor
 
 
