@@ -13,6 +13,7 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
+from assets.period_io import read_period_range
 from assets.systems import (
     CheckInput,
     PeriodCheck,
@@ -22,7 +23,8 @@ from assets.systems import (
     read_states,
     system_assets,
 )
-from rating_core.lake.storage import read_table
+from rating_core.lake.storage import read_table, write_partitioned
+from rating_core.lake.tables import applied_merges
 from rating_core.schemas import GAMES_SCHEMA, RATING_LISTS
 from rating_core.systems.federation import (
     CLUB_STATE,
@@ -32,6 +34,13 @@ from rating_core.systems.federation import (
     ukd_lists_periods,
 )
 from rating_core.systems.fide.rules import FIDE_RULES
+from rating_core.systems.merges import (
+    APPLIED_SCHEMA,
+    apply_merges,
+    merge_causes,
+    merge_reason,
+    merges_in_force,
+)
 from rating_core.systems.ukd.rules import UKD_RULES
 
 
@@ -46,11 +55,22 @@ def _registry(lake: Path) -> pl.DataFrame | None:
     return registry if registry.height else None
 
 
+def _merges(lake: Path) -> pl.DataFrame | None:
+    """The duplicate-player merges in force (`federation/merges.csv`), None when there are none."""
+    merges = read_table(lake, "merges").collect()
+    return merges if merges.height else None
+
+
 def _load_federation(system: str):
     def load(lake: Path, periods: list[str]) -> RangeInputs:
+        games, starting_lists = apply_merges(
+            _games(lake, periods, "federation"),
+            read_table(lake, "starting_lists").collect(),
+            _merges(lake),
+        )
         return {
-            "games": _games(lake, periods, "federation"),
-            "starting_lists": read_table(lake, "starting_lists").collect(),
+            "games": games,
+            "starting_lists": starting_lists,
             "players": _registry(lake) if system == "fide" else None,
             "states": read_states(lake, federation_state_tables(system), periods[0]),
         }
@@ -59,8 +79,9 @@ def _load_federation(system: str):
 
 
 def _load_club(lake: Path, periods: list[str]) -> RangeInputs:
+    games, _ = apply_merges(_games(lake, periods, "club"), None, _merges(lake))
     return {
-        "games": _games(lake, periods, "club"),
+        "games": games,
         "players": _registry(lake),
         "states": read_states(lake, [CLUB_STATE], periods[0]),
     }
@@ -112,8 +133,33 @@ def ukd_below_floor(check: CheckInput) -> int:
     return rows.filter(pl.col("rating") < UKD_RULES.floor).height if rows.height else 0
 
 
-def _publishing(reason: str):
-    return lambda lake, periods: Publishing(reason=lambda period: reason)
+def _publishing(system: str, reason: str):
+    """Each version names the merges new since the last publication of its period as the cause
+    of the players they moved, and records the merges it applied."""
+
+    def publishing(lake: Path, periods: list[str]) -> Publishing:
+        merges = _merges(lake)
+        table = applied_merges(system)
+        applied = read_period_range(lake, table.name, periods, APPLIED_SCHEMA)
+
+        def after(periods: list[str]) -> None:
+            frames = [
+                merges_in_force(merges, period)
+                .select("keep_id", "merge_id")
+                .with_columns(pl.lit(period).alias("period"))
+                for period in periods
+            ]
+            if merges is None and not any(applied[p].height for p in periods):
+                return  # no merge now nor at the last publication: nothing to record
+            write_partitioned(lake, table, pl.concat(frames), partitions=periods)
+
+        return Publishing(
+            reason=lambda period: merge_reason(reason, merges, period, applied[period]),
+            causes=lambda period: merge_causes(merges, period, applied[period]),
+            after=after,
+        )
+
+    return publishing
 
 
 def _started_from(outputs: dict) -> dict:
@@ -127,13 +173,13 @@ def _started_from(outputs: dict) -> dict:
 FIDE = SystemSpec(
     name="fide",
     description="FIDE standard, rapid and blitz ratings after the period, with explanations.",
-    deps=["games", "starting_lists", "players"],
+    deps=["games", "starting_lists", "players", "merges"],
     state_tables=federation_state_tables("fide"),
     load=_load_federation("fide"),
     rate=lambda i, periods: fide_lists_periods(
         i["games"], i["starting_lists"], i["states"], i["players"], periods
     ),
-    publishing=_publishing("rated from the period's federation games"),
+    publishing=_publishing("fide", "rated from the period's federation games"),
     checks=[
         PeriodCheck(
             "fide_k_allowed",
@@ -156,13 +202,13 @@ FIDE = SystemSpec(
 UKD = SystemSpec(
     name="ukd",
     description="UKD standard, rapid and blitz ratings after the period, with explanations.",
-    deps=["games", "starting_lists"],
+    deps=["games", "starting_lists", "merges"],
     state_tables=federation_state_tables("ukd"),
     load=_load_federation("ukd"),
     rate=lambda i, periods: ukd_lists_periods(
         i["games"], i["starting_lists"], i["states"], periods
     ),
-    publishing=_publishing("rated from the period's federation games"),
+    publishing=_publishing("ukd", "rated from the period's federation games"),
     checks=[
         PeriodCheck("ukd_floor_respected", "No UKD below 1000.", "below_1000", ukd_below_floor)
     ],
@@ -171,13 +217,13 @@ UKD = SystemSpec(
 CLUB = SystemSpec(
     name="club",
     description="Club ratings per club and list after the period's closed tournaments.",
-    deps=["games", "players"],
+    deps=["games", "players", "merges"],
     state_tables=[CLUB_STATE],
     load=_load_club,
     rate=lambda i, periods: club_lists_periods(
         i["games"], i["states"][CLUB_STATE], i["players"], periods
     ),
-    publishing=_publishing("rated from the period's closed club tournaments"),
+    publishing=_publishing("club", "rated from the period's closed club tournaments"),
 )
 
 fide_ratings, fide_lists_published = system_assets(FIDE)

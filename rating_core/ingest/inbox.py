@@ -14,8 +14,15 @@ from pathlib import Path
 import polars as pl
 
 from rating_core.ingest.canonical import canonical_games, check_match_dates, drop_duplicate_game_ids
-from rating_core.ingest.common import IngestResult
+from rating_core.ingest.common import IngestResult, UnreadableFileError
 from rating_core.ingest.csv_games import read_game_csv
+from rating_core.ingest.merges import (
+    MERGES_FILE,
+    MERGES_SCHEMA,
+    MergeChainError,
+    read_merges,
+    resolve_merges,
+)
 from rating_core.ingest.pgn import read_pgn
 from rating_core.ingest.registry import (
     read_backgammon,
@@ -40,6 +47,12 @@ from rating_core.systems.club.folders import check_club_folders
 from rating_core.systems.site.replay import classify_site_games
 
 PGN_SUFFIXES = (".pgn", ".pgn.gz", ".pgn.zst")  # matched on the lower-cased file name
+
+FEDERATION_DECISION_FILES: dict[str, str] = {
+    MERGES_FILE: "merges",
+}
+"""Files of `federation/` that are a rating officer's decisions, not games: their name (matched
+lower-cased) and their kind. Each has its own reader and canonical table."""
 
 
 @dataclass(frozen=True)
@@ -131,7 +144,11 @@ def _game_sources(
             "federation",
             None,
             inbox / "federation",
-            _files(inbox / "federation", (*PGN_SUFFIXES, ".csv", ".trf")),
+            [
+                p
+                for p in _files(inbox / "federation", (*PGN_SUFFIXES, ".csv", ".trf"))
+                if p.name.lower() not in FEDERATION_DECISION_FILES
+            ],
         ),
     ]
     clubs = inbox / "clubs"
@@ -288,6 +305,50 @@ def ingest_backgammon(inbox: Path, today: date | None = None) -> InboxBatch:
     return _ingest_simple("backgammon", inbox, paths, read_dated, MATCHES_SCHEMA)
 
 
+def decision_file(inbox: Path, kind: str) -> Path | None:
+    """The `federation/` file of a decision kind (`merges`), whatever the case of its name."""
+    for path in _files(Path(inbox) / "federation", (".csv",)):
+        if FEDERATION_DECISION_FILES.get(path.name.lower()) == kind:
+            return path
+    return None
+
+
+def ingest_merges(
+    inbox: Path,
+    games: pl.DataFrame,
+    starting_lists: pl.DataFrame,
+    players: pl.DataFrame | None,
+) -> InboxBatch:
+    """`federation/merges.csv`, each merge dated by the games and starting lists it changes
+    (`resolve_merges`); raises `MergeChainError` for merges that chain or cycle."""
+    inbox = Path(inbox)
+    path = decision_file(inbox, "merges")
+    paths = [path] if path is not None else []
+
+    def reader(path: Path, name: str) -> IngestResult:
+        read = read_merges(path, name)
+        resolved = resolve_merges(read.rows, games, starting_lists, players)
+        quarantine = pl.concat([read.quarantine, resolved.quarantine])
+        return IngestResult(resolved.rows, quarantine, read.notes)
+
+    return _ingest_simple("merges", inbox, paths, reader, MERGES_SCHEMA)
+
+
+def check_merge_chains(inbox: Path) -> None:
+    """Raise `MergeChainError` when `federation/merges.csv` chains or cycles, before any work (any
+    other problem of the file is left to the merges asset, which reports it with the others)."""
+    inbox = Path(inbox)
+    path = decision_file(inbox, "merges")
+    if path is None:
+        return
+    try:
+        read_merges(path, _relative(path, inbox))
+    except MergeChainError:
+        raise
+    except UnreadableFileError:
+        return
+
+
 def inbox_files(inbox: Path) -> list[Path]:
     """Every input file the pipeline would read (for the sensor and the input digest)."""
     inbox = Path(inbox)
@@ -299,4 +360,9 @@ def inbox_files(inbox: Path) -> list[Path]:
     found.extend(_files(inbox / "federation" / "lists", (".csv",)))
     found.extend(_files(inbox / "platform" / "moderation", (".csv",)))
     found.extend(_files(inbox / "backgammon", (".csv",)))
+    found.extend(
+        p
+        for p in _files(inbox / "federation", (".csv",))
+        if p.name.lower() in FEDERATION_DECISION_FILES
+    )
     return found

@@ -99,7 +99,8 @@ def _file_bytes(path: Path) -> bytes:
 def period_input_digests(lake: Path, periods: list[str], code_version: str) -> pl.DataFrame:
     """One digest per period over everything its lists are computed from besides P-1's state:
     the code version, the registry, the period's games and matches files, the moderation
-    decisions on its games and the official starting lists after P-1.
+    decisions on its games, the official starting lists after P-1 and the duplicate-player
+    merges in force in P (so adding a merge recomputes from the first period it changes).
 
     Hashes the files ingest wrote (no frame is serialised), so it costs one read of each.
     """
@@ -108,6 +109,7 @@ def period_input_digests(lake: Path, periods: list[str], code_version: str) -> p
     common.update(_file_bytes(as_local_path(lake) / "players" / PART_FILE))
     moderation = read_table(lake, "moderation").collect()
     starts = read_table(lake, "starting_lists").collect()
+    merges = read_table(lake, "merges").collect()
     annulled = None
     if moderation.height:
         games = read_table(lake, "games").select("game_id", "period").collect()
@@ -123,5 +125,8 @@ def period_input_digests(lake: Path, periods: list[str], code_version: str) -> p
         if starts.height:
             official = starts.filter(pl.col("period") == previous_period(period))
             digest.update(official.sort("list", "player_id").write_csv().encode())
+        if merges.height:
+            in_force = merges.filter(pl.col("effective_period") <= period)
+            digest.update(in_force.drop("source_line").sort("merge_id").write_csv().encode())
         rows.append({"period": period, "digest": digest.hexdigest()})
     return pl.DataFrame(rows, schema=RUN_INPUTS_SCHEMA)

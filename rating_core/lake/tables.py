@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from rating_core.ingest.merges import MERGES_SCHEMA
 from rating_core.names import NAMES_SCHEMA
 from rating_core.schemas import (
     GAMES_SCHEMA,
@@ -73,6 +74,9 @@ STARTING_LISTS = LakeTable("starting_lists", None, STARTING_LIST_SCHEMA)
 MODERATION = LakeTable("moderation", None, MODERATION_SCHEMA)
 """The moderation decisions `platform/moderation/*.csv`."""
 
+MERGES = LakeTable("merges", None, MERGES_SCHEMA)
+"""The duplicate players merged by `federation/merges.csv`, each with the first period it changes."""
+
 QUARANTINE = LakeTable("quarantine", SOURCE, {**QUARANTINE_SCHEMA, SOURCE: pl.String})
 """Rejected records with their reason; each ingest step replaces its own `source=<table>`."""
 
@@ -94,7 +98,7 @@ INGEST_NOTES = LakeTable("ingest_notes", ASSET, {"note": pl.String, ASSET: pl.St
 PLAYER_NAMES = LakeTable("player_names", None, NAMES_SCHEMA)
 """One display name per player id (registry first, else the name a game file gave)."""
 
-CANONICAL_TABLES = (GAMES, MATCHES, PLAYERS, STARTING_LISTS, MODERATION)
+CANONICAL_TABLES = (GAMES, MATCHES, PLAYERS, STARTING_LISTS, MODERATION, MERGES)
 """The tables ingest writes from the inbox, each with its quarantine and summary partitions."""
 
 # --- bookkeeping ------------------------------------------------------------------------------
@@ -106,6 +110,20 @@ APPLIED_SITE_ANNULMENTS = LakeTable(
     "applied/site_annulments", PERIOD, {**APPLIED_SCHEMA, PERIOD: pl.String}
 )
 """Per period, the annulments the last publication of the site lists applied."""
+
+MERGE_SYSTEMS = ("fide", "ukd", "club")
+"""The systems whose lists `federation/merges.csv` changes."""
+
+
+def applied_merges(system: str) -> LakeTable:
+    """`applied/<system>-merges`: per period, the merges the last publication of the system's
+    lists applied (so a later version names only new merges as its diff cause)."""
+    return LakeTable(
+        f"applied/{system}-merges",
+        PERIOD,
+        {"keep_id": pl.String, "merge_id": pl.String, PERIOD: pl.String},
+    )
+
 
 # --- per-system period tables -----------------------------------------------------------------
 
@@ -185,6 +203,7 @@ CATALOGUE: tuple[LakeTable, ...] = (
     PLAYER_NAMES,
     RUN_INPUTS,
     APPLIED_SITE_ANNULMENTS,
+    *(applied_merges(system) for system in MERGE_SYSTEMS),
     *_system_tables(),
 )
 """Every table a full `ratings run` writes (a test compares it with a run on the samples)."""
