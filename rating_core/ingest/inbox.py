@@ -313,6 +313,24 @@ def decision_file(inbox: Path, kind: str) -> Path | None:
     return None
 
 
+MERGES_NAMED = 3
+"""Merges a run's note names one by one (the others are counted)."""
+
+
+def merge_notes(merges: pl.DataFrame) -> tuple[str, ...]:
+    """The run summary's note on the merges in force: which id went into which, from when."""
+    if not merges.height:
+        return ()
+    named = [
+        f"{m} into {k} from {p}" if p else f"{m} into {k} (in no game or list: nothing to change)"
+        for k, m, p in merges.select("keep_id", "merge_id", "effective_period").iter_rows()
+    ]
+    more = len(named) - MERGES_NAMED
+    shown = ", ".join(named[:MERGES_NAMED]) + (f" and {more} more" if more > 0 else "")
+    noun = "duplicate player" if merges.height == 1 else "duplicate players"
+    return (f"{merges['source_file'][0]}: {merges.height} {noun} merged ({shown})",)
+
+
 def ingest_merges(
     inbox: Path,
     games: pl.DataFrame,
@@ -329,7 +347,7 @@ def ingest_merges(
         read = read_merges(path, name)
         resolved = resolve_merges(read.rows, games, starting_lists, players)
         quarantine = pl.concat([read.quarantine, resolved.quarantine])
-        return IngestResult(resolved.rows, quarantine, read.notes)
+        return IngestResult(resolved.rows, quarantine, (*read.notes, *merge_notes(resolved.rows)))
 
     return _ingest_simple("merges", inbox, paths, reader, MERGES_SCHEMA)
 
