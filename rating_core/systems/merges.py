@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from rating_core.ingest.merges import NON_PLATFORM
+from rating_core.ingest.merges import MERGES_SCHEMA, NON_PLATFORM
 from rating_core.schemas import TableSchema
 
 APPLIED_SCHEMA: TableSchema = {"keep_id": pl.String, "merge_id": pl.String}
@@ -64,7 +64,7 @@ def apply_merges(
 def merges_in_force(merges: pl.DataFrame | None, period: str) -> pl.DataFrame:
     """The merges that change the lists of `period` (effective in or before it)."""
     if merges is None or not merges.height:
-        return pl.DataFrame(schema={"keep_id": pl.String, "merge_id": pl.String})
+        return pl.DataFrame(schema=MERGES_SCHEMA)
     return merges.filter(pl.col("effective_period") <= period).sort("merge_id")
 
 
@@ -89,15 +89,32 @@ def new_merges(
     return current.join(applied, on=["keep_id", "merge_id"], how="anti")
 
 
+def withdrawn_merges(
+    merges: pl.DataFrame | None, period: str, applied: pl.DataFrame | None
+) -> pl.DataFrame:
+    """The merges the last publication of `period` applied that are no longer in force (a line
+    taken out of merges.csv): the merged id is rated as itself again."""
+    if applied is None or not applied.height:
+        return pl.DataFrame(schema=APPLIED_SCHEMA)
+    applied = applied.select(pl.col(c).cast(t) for c, t in APPLIED_SCHEMA.items())
+    current = merges_in_force(merges, period).select(list(APPLIED_SCHEMA))
+    return applied.join(current, on=["keep_id", "merge_id"], how="anti").sort("merge_id")
+
+
 def merge_causes(
     merges: pl.DataFrame | None, period: str, applied: pl.DataFrame | None
 ) -> pl.DataFrame:
-    """Per player (both ids of each new merge), the diff's cause: "merged b-17 into a-3: same
-    person (decided 2026-03-02)"."""
-    new = new_merges(merges, period, applied)
-    if not new.height:
-        return pl.DataFrame(schema=CAUSES_SCHEMA)
-    labelled = new.with_columns(_label().alias("cause"))
+    """Per player (both ids of each merge new or withdrawn since the last publication), the
+    diff's cause: "merged b-17 into a-3: same person (decided 2026-03-02)", or "merge of b-17
+    into a-3 withdrawn"."""
+    new = new_merges(merges, period, applied).with_columns(_label().alias("cause"))
+    withdrawn = withdrawn_merges(merges, period, applied).with_columns(
+        pl.format("merge of {} into {} withdrawn", "merge_id", "keep_id").alias("cause")
+    )
+    labelled = pl.concat(
+        [f.select("keep_id", "merge_id", "cause") for f in (new, withdrawn) if f.height]
+        or [pl.DataFrame(schema={**APPLIED_SCHEMA, "cause": pl.String})]
+    )
     return pl.concat(
         [
             labelled.select(pl.col("keep_id").alias("player_id"), "cause"),
@@ -109,9 +126,14 @@ def merge_causes(
 def merge_reason(
     base: str, merges: pl.DataFrame | None, period: str, applied: pl.DataFrame | None
 ) -> str:
-    """The manifest reason: `base`, plus the merges new since the last publication."""
+    """The manifest reason: `base`, plus the merges new or withdrawn since the last publication."""
+    reason = base
     new = new_merges(merges, period, applied)
-    if not new.height:
-        return base
-    named = ", ".join(f"{m} into {k}" for k, m in new.select("keep_id", "merge_id").iter_rows())
-    return f"{base}; merged {named} (federation/merges.csv)"
+    if new.height:
+        named = ", ".join(f"{m} into {k}" for k, m in new.select("keep_id", "merge_id").iter_rows())
+        reason += f"; merged {named} (federation/merges.csv)"
+    withdrawn = withdrawn_merges(merges, period, applied)
+    if withdrawn.height:
+        named = ", ".join(f"{m} into {k}" for k, m in withdrawn.iter_rows())
+        reason += f"; merge of {named} withdrawn"
+    return reason

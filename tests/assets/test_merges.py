@@ -165,6 +165,16 @@ def test_adding_merges_republishes_from_the_first_affected_period_with_the_merge
     again = run_pipeline(inbox, lake)
     assert again.ok and again.recomputed == []
     assert publish.latest_version(lake, "fide-standard", "2026-02") == 2
+    # taking the merge out again gives back the lists of before, the withdrawal as the cause
+    (inbox / "federation" / "merges.csv").unlink()
+    assert run_pipeline(inbox, lake).ok
+    for key, frame in published(lake).items():
+        assert frame.equals(before[key]), key
+    diff = pl.read_parquet(lake / "lists" / "fide-standard" / "2026-02" / "v3" / publish.DIFF_FILE)
+    causes = dict(zip(diff["player_id"], diff["cause"], strict=True))
+    assert causes["a-3"] == causes["b-17"] == "merge of b-17 into a-3 withdrawn"
+    # their opponents moved too: the version's reason says why
+    assert all(cause.endswith("merge of b-17 into a-3 withdrawn") for cause in causes.values())
 
 
 def test_a_chain_of_merges_is_refused_before_anything_is_published(

@@ -226,6 +226,16 @@ def test_causes_name_only_the_merges_new_since_the_last_publication() -> None:
     assert merge_reason("rated", merges, "2026-03", None) == (
         "rated; merged b-17 into a-3 (federation/merges.csv)"
     )
+    # a merge taken out of the file since the last publication is named as withdrawn
+    gone = merges.filter(pl.col("merge_id") == "d")
+    both = pl.DataFrame({"keep_id": ["a-3", "c"], "merge_id": ["b-17", "d"]})
+    assert merge_causes(gone, "2026-05", both).rows() == [
+        ("a-3", "merge of b-17 into a-3 withdrawn"),
+        ("b-17", "merge of b-17 into a-3 withdrawn"),
+    ]
+    assert merge_reason("rated", None, "2026-05", applied) == (
+        "rated; merge of b-17 into a-3 withdrawn"
+    )
 
 
 def test_the_inbox_reads_merges_csv_as_its_own_kind_not_as_games(tmp_path: Path) -> None:
