@@ -125,8 +125,8 @@ def period_input_digests(lake: Path, periods: list[str], code_version: str) -> p
         if starts.height:
             official = starts.filter(pl.col("period") == previous_period(period))
             digest.update(official.sort("list", "player_id").write_csv().encode())
-        if merges.height:
-            in_force = merges.filter(pl.col("effective_period") <= period)
+        in_force = merges.filter(pl.col("effective_period") <= period)
+        if in_force.height:  # a period no merge changes keeps its digest
             digest.update(in_force.drop("source_line").sort("merge_id").write_csv().encode())
         rows.append({"period": period, "digest": digest.hexdigest()})
     return pl.DataFrame(rows, schema=RUN_INPUTS_SCHEMA)

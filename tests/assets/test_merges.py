@@ -71,9 +71,10 @@ def _list_csv(header: str, entries: dict[str, str], unify: bool) -> str:
     return header + "".join(f"{pid},{value}\n" for pid, value in entries.items())
 
 
-def make_inbox(root: Path, *, unify: bool, merges: bool) -> Path:
+def make_inbox(root: Path, *, unify: bool, merges: bool, listed: bool = True) -> Path:
     """The federation with the duplicate b-17 (and `merges.csv` when `merges`), or, `unify`, the
-    same federation as it would be had b-17 never been created."""
+    same federation as it would be had b-17 never been created; `listed` False takes b-17 off the
+    starting lists (its first game, in 2026-02, is then where the merge starts)."""
     inbox = root / "inbox"
     lists = inbox / "federation" / "lists"
     lists.mkdir(parents=True)
@@ -86,12 +87,14 @@ def make_inbox(root: Path, *, unify: bool, merges: bool) -> Path:
     (inbox / "players.csv").write_text(players, encoding="utf-8")
     (inbox / "federation" / "t.csv").write_text(_lines(FEDERATION, unify), encoding="utf-8")
     (inbox / "clubs" / "c1" / "c.csv").write_text(_lines(CLUB, unify), encoding="utf-8")
+    fide, ukd = FIDE_STANDARD, UKD_STANDARD
+    if not listed:
+        fide, ukd = ({k: v for k, v in t.items() if k != "b-17"} for t in (fide, ukd))
     (lists / "fide-standard@2025-12.csv").write_text(
-        _list_csv("player_id,rating,rated_games,peak_rating\n", FIDE_STANDARD, unify),
-        encoding="utf-8",
+        _list_csv("player_id,rating,rated_games,peak_rating\n", fide, unify), encoding="utf-8"
     )
     (lists / "ukd-standard@2025-12.csv").write_text(
-        _list_csv("player_id,rating\n", UKD_STANDARD, unify), encoding="utf-8"
+        _list_csv("player_id,rating\n", ukd, unify), encoding="utf-8"
     )
     if merges:
         (inbox / "federation" / "merges.csv").write_text(MERGES, encoding="utf-8")
@@ -177,6 +180,21 @@ def test_adding_merges_republishes_from_the_first_affected_period_with_the_merge
     assert all(cause.endswith("merge of b-17 into a-3 withdrawn") for cause in causes.values())
 
 
+def test_a_merge_recomputes_from_the_first_period_holding_a_game_of_the_merged_id(
+    tmp_path: Path,
+) -> None:
+    inbox = make_inbox(tmp_path, unify=False, merges=False, listed=False)
+    lake = tmp_path / "lake"
+    assert run_pipeline(inbox, lake).ok
+    (inbox / "federation" / "merges.csv").write_text(MERGES, encoding="utf-8")
+    outcome = run_pipeline(inbox, lake)
+    assert outcome.ok
+    assert outcome.recomputed == ["2026-02", "2026-03"]
+    assert publish.latest_version(lake, "fide-standard", "2026-01") == 1  # untouched
+    assert publish.latest_version(lake, "fide-standard", "2026-02") == 2
+    assert read_table(lake, tables.MERGES).collect()["effective_period"].to_list() == ["2026-02"]
+
+
 def test_a_chain_of_merges_is_refused_before_anything_is_published(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -218,3 +236,20 @@ def test_bad_and_unknown_merge_rows_are_quarantined_and_the_good_row_still_appli
     assert published(lake)[("fide-standard", "2026-03")].equals(
         unified[("fide-standard", "2026-03")]
     )
+
+
+def test_a_cycle_met_by_the_merges_asset_stops_the_run_in_one_sentence(tmp_path: Path) -> None:
+    """Without the command line's check first (a sensor's run): the merges asset refuses the
+    file, the run stops after ingest with the same sentence, and nothing is published."""
+    from pipelines.errors import UserError
+
+    inbox = make_inbox(tmp_path, unify=False, merges=False)
+    (inbox / "federation" / "merges.csv").write_text(
+        MERGES + "b-17,a-3,2026-03-03,again\n", encoding="utf-8"
+    )
+    lake = tmp_path / "lake"
+    with pytest.raises(UserError) as refused:
+        run_pipeline(inbox, lake)
+    assert str(refused.value).startswith("merges: federation/merges.csv line 3: ")
+    assert "cycle" in str(refused.value)
+    assert not publish.list_names(lake)
