@@ -347,7 +347,14 @@ def ingest_merges(
         read = read_merges(path, name)
         resolved = resolve_merges(read.rows, games, starting_lists, players)
         quarantine = pl.concat([read.quarantine, resolved.quarantine])
-        return IngestResult(resolved.rows, quarantine, (*read.notes, *merge_notes(resolved.rows)))
+        notes = [*read.notes, *merge_notes(resolved.rows)]
+        games_between = resolved.quarantine.filter(pl.col("source_file") != name).height
+        if games_between:  # counted on the merges file's summary row: say what they are
+            notes.append(
+                f"{name}: {games_between} game(s) between a kept and a merged id quarantined "
+                "(once merged, a player against themself)"
+            )
+        return IngestResult(resolved.rows, quarantine, tuple(notes))
 
     return _ingest_simple("merges", inbox, paths, reader, MERGES_SCHEMA)
 

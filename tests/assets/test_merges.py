@@ -135,6 +135,9 @@ def test_merged_lists_equal_those_of_a_federation_without_the_duplicate(
     quarantine = read_table(lake, tables.QUARANTINE).collect().filter(pl.col("record") == "f3")
     assert quarantine["source"].to_list() == ["merges"]
     assert "federation/merges.csv line 2" in quarantine["reason"][0]
+    notes = read_table(lake, tables.INGEST_NOTES).collect()["note"].to_list()
+    assert "federation/merges.csv: 1 duplicate player merged (b-17 into a-3 from 2026-01)" in notes
+    assert any(n.startswith("federation/merges.csv: 1 game(s) between") for n in notes)
     merges = read_table(lake, tables.MERGES).collect()
     assert merges.select("keep_id", "merge_id", "effective_period").rows() == [
         ("a-3", "b-17", "2026-01")  # b-17 is on the starting lists after 2025-12
