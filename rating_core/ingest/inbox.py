@@ -306,11 +306,19 @@ def ingest_backgammon(inbox: Path, today: date | None = None) -> InboxBatch:
 
 
 def decision_file(inbox: Path, kind: str) -> Path | None:
-    """The `federation/` file of a decision kind (`merges`), whatever the case of its name."""
-    for path in _files(Path(inbox) / "federation", (".csv",)):
-        if FEDERATION_DECISION_FILES.get(path.name.lower()) == kind:
-            return path
-    return None
+    """The `federation/` file of a decision kind (`merges`), whatever the case of its name;
+    two spellings of it side by side (`merges.csv`, `Merges.csv`) are refused, never one read and
+    the other ignored."""
+    inbox = Path(inbox)
+    found = [
+        p
+        for p in _files(inbox / "federation", (".csv",))
+        if FEDERATION_DECISION_FILES.get(p.name.lower()) == kind
+    ]
+    if len(found) > 1:
+        names = " and ".join(f"'{_relative(p, inbox)}'" for p in found)
+        raise UnreadableFileError(f"{names} are both the {kind} file; keep one")
+    return found[0] if found else None
 
 
 MERGES_NAMED = 3

@@ -246,3 +246,18 @@ def test_the_inbox_reads_merges_csv_as_its_own_kind_not_as_games(tmp_path: Path)
     federation = [s for s in _game_sources(inbox) if s[0] == "federation"][0]
     assert [p.name for p in federation[3]] == ["t.csv"]
     assert "Merges.CSV" in [p.name for p in inbox_files(inbox)]  # still digested and watched
+
+
+def test_two_spellings_of_the_merges_file_are_refused(tmp_path: Path) -> None:
+    from rating_core.ingest.common import UnreadableFileError
+    from rating_core.ingest.inbox import decision_file
+
+    folder = tmp_path / "federation"
+    folder.mkdir()
+    (folder / "merges.csv").write_text(HEADER, encoding="utf-8")
+    assert decision_file(tmp_path, "merges") == folder / "merges.csv"
+    (folder / "MERGES.csv").write_text(HEADER, encoding="utf-8")
+    if len(list(folder.iterdir())) < 2:
+        pytest.skip("a case-insensitive file system holds one of the two")
+    with pytest.raises(UnreadableFileError, match="are both the merges file; keep one"):
+        decision_file(tmp_path, "merges")
