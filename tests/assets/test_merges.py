@@ -144,6 +144,19 @@ def test_merged_lists_equal_those_of_a_federation_without_the_duplicate(
     ]
 
 
+def test_the_history_of_a_merged_id_points_at_the_kept_id(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lake = tmp_path / "lake"
+    assert run_pipeline(make_inbox(tmp_path, unify=False, merges=True), lake).ok
+    assert main(["history", "b-17", "--lake", str(lake)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "ratings: player 'b-17' was merged into 'a-3' (federation/merges.csv line 2): its games "
+        "are in 'ratings history a-3'"
+    )
+    assert main(["history", "a-3", "--lake", str(lake)]) == 0
+
+
 def test_adding_merges_republishes_from_the_first_affected_period_with_the_merge_as_cause(
     tmp_path: Path, unified: dict
 ) -> None:
