@@ -371,11 +371,10 @@ def check_merge_chains(inbox: Path) -> None:
     """Raise `MergeChainError` when `federation/merges.csv` chains or cycles, before any work (any
     other problem of the file is left to the merges asset, which reports it with the others)."""
     inbox = Path(inbox)
-    path = decision_file(inbox, "merges")
-    if path is None:
-        return
     try:
-        read_merges(path, _relative(path, inbox))
+        path = decision_file(inbox, "merges")
+        if path is not None:
+            read_merges(path, _relative(path, inbox))
     except MergeChainError:
         raise
     except UnreadableFileError:
