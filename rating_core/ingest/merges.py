@@ -115,9 +115,11 @@ def refuse_chains(merges: pl.DataFrame) -> None:
     file, later, earlier = row["source_file"], row["later"], row["earlier"]
     keep, merge, keep_other = row["keep_id"], row["merge_id"], row["keep_id_other"]
     if keep_other == merge:
+        # the later line's merge and the earlier line's, which undoes it
+        kept, gone = (keep, merge) if row["source_line"] == later else (merge, keep)
         raise MergeChainError(
-            f"{file} line {later}: the merges of '{merge}' into '{keep}' and of '{keep}' into "
-            f"'{merge}' (line {earlier}) form a cycle; keep only the line whose kept id is right"
+            f"{file} line {later}: merging '{gone}' into '{kept}' undoes line {earlier}, which "
+            f"merges '{kept}' into '{gone}' (a cycle); keep only the line whose kept id is right"
         )
     raise MergeChainError(
         f"{file} line {later}: '{keep}' keeps '{merge}' but is itself merged into "

@@ -84,7 +84,7 @@ def test_a_bad_merge_row_is_quarantined_and_the_good_merge_lands(
 @pytest.mark.parametrize(
     ("rows", "words"),
     [
-        ("f9,f1,2026-02-02,back\n", "form a cycle"),
+        ("f9,f1,2026-02-02,back\n", "merging 'f1' into 'f9' undoes line 2"),
         ("f3,f1,2026-02-02,chain\n", "lines 2 and 3 chain"),
     ],
     ids=["cycle", "chain"],
