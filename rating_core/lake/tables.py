@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from rating_core.ingest.corrections import CORRECTIONS_SCHEMA
+from rating_core.ingest.merges import MERGES_SCHEMA
 from rating_core.names import NAMES_SCHEMA
 from rating_core.schemas import (
     GAMES_SCHEMA,
@@ -77,6 +78,9 @@ MODERATION = LakeTable("moderation", None, MODERATION_SCHEMA)
 CORRECTIONS = LakeTable("corrections", None, CORRECTIONS_SCHEMA)
 """The rating officer's corrections `federation/corrections.csv`."""
 
+MERGES = LakeTable("merges", None, MERGES_SCHEMA)
+"""The duplicate players merged by `federation/merges.csv`, each with the first period it changes."""
+
 QUARANTINE = LakeTable("quarantine", SOURCE, {**QUARANTINE_SCHEMA, SOURCE: pl.String})
 """Rejected records with their reason; each ingest step replaces its own `source=<table>`."""
 
@@ -98,7 +102,7 @@ INGEST_NOTES = LakeTable("ingest_notes", ASSET, {"note": pl.String, ASSET: pl.St
 PLAYER_NAMES = LakeTable("player_names", None, NAMES_SCHEMA)
 """One display name per player id (registry first, else the name a game file gave)."""
 
-CANONICAL_TABLES = (GAMES, MATCHES, PLAYERS, STARTING_LISTS, MODERATION, CORRECTIONS)
+CANONICAL_TABLES = (GAMES, MATCHES, PLAYERS, STARTING_LISTS, MODERATION, CORRECTIONS, MERGES)
 """The tables ingest writes from the inbox, each with its quarantine and summary partitions."""
 
 # --- bookkeeping ------------------------------------------------------------------------------
@@ -110,6 +114,20 @@ APPLIED_SITE_ANNULMENTS = LakeTable(
     "applied/site_annulments", PERIOD, {**APPLIED_SCHEMA, PERIOD: pl.String}
 )
 """Per period, the annulments the last publication of the site lists applied."""
+
+MERGE_SYSTEMS = ("fide", "ukd", "club")
+"""The systems whose lists `federation/merges.csv` changes."""
+
+
+def applied_merges(system: str) -> LakeTable:
+    """`applied/<system>-merges`: per period, the merges the last publication of the system's
+    lists applied (so a later version names only new merges as its diff cause)."""
+    return LakeTable(
+        f"applied/{system}-merges",
+        PERIOD,
+        {"keep_id": pl.String, "merge_id": pl.String, PERIOD: pl.String},
+    )
+
 
 # --- per-system period tables -----------------------------------------------------------------
 
@@ -190,6 +208,7 @@ CATALOGUE: tuple[LakeTable, ...] = (
     PLAYER_NAMES,
     RUN_INPUTS,
     APPLIED_SITE_ANNULMENTS,
+    *(applied_merges(system) for system in MERGE_SYSTEMS),
     *_system_tables(),
 )
 """Every table a full `ratings run` writes (a test compares it with a run on the samples)."""

@@ -31,6 +31,16 @@ def test_ingest_assets_are_in_the_ingest_group() -> None:
         assert node.group_name == "ingest"
 
 
+def test_the_federation_and_club_ratings_read_the_merges() -> None:
+    graph = defs.resolve_asset_graph()
+    merges = dg.AssetKey("merges")
+    for name in ("fide_ratings", "ukd_ratings", "club_ratings"):
+        assert merges in graph.get(dg.AssetKey(name)).parent_keys, name
+    assert {"games", "starting_lists", "players"} <= {
+        key.to_user_string() for key in graph.get(merges).parent_keys
+    }
+
+
 def test_inbox_sensor_requests_a_run_only_when_the_inbox_changes(
     tmp_path, lake_held_elsewhere
 ) -> None:
@@ -227,6 +237,7 @@ def test_the_whole_graph_is_exactly_what_the_readme_documents() -> None:
         "corrections",
         "moderation_decisions",
         "backgammon_matches",
+        "merges",
     }
     ratings = {f"{s}_ratings" for s in ("fide", "ukd", "club", "site", "fibs")}
     published = {f"{s}_lists_published" for s in ("fide", "ukd", "club", "site")}
