@@ -26,6 +26,7 @@ from assets.systems import (
 )
 from rating_core.lake import tables
 from rating_core.lake.storage import read_table, table_partitions, write_partitioned
+from rating_core.lake.tables import applied_merges
 from rating_core.schemas import GAMES_SCHEMA, RATING_LISTS, empty
 from rating_core.systems.corrections import (
     CORRECTION_LOG_SCHEMA,
@@ -45,6 +46,13 @@ from rating_core.systems.federation import (
 )
 from rating_core.systems.fide.rules import rules_for_period
 from rating_core.systems.input_causes import APPLIED_INPUTS_SCHEMA, input_causes, period_inputs
+from rating_core.systems.merges import (
+    APPLIED_SCHEMA,
+    apply_merges,
+    merge_causes,
+    merge_reason,
+    merges_in_force,
+)
 from rating_core.systems.ukd.rules import UKD_RULES
 
 
@@ -65,13 +73,24 @@ def _correction_logs(lake: Path, system: str) -> pl.DataFrame:
     return logs if logs.columns else empty({**CORRECTION_LOG_SCHEMA, "period": pl.String})
 
 
+def _merges(lake: Path) -> pl.DataFrame | None:
+    """The duplicate-player merges in force (`federation/merges.csv`), None when there are none."""
+    merges = read_table(lake, "merges").collect()
+    return merges if merges.height else None
+
+
 def _load_federation(system: str):
     def load(lake: Path, periods: list[str]) -> RangeInputs:
         corrections = system_corrections(read_table(lake, "corrections").collect(), system)
         before = _correction_logs(lake, system).filter(pl.col("period") < periods[0])
+        games, starting_lists = apply_merges(
+            _games(lake, periods, "federation"),
+            read_table(lake, "starting_lists").collect(),
+            _merges(lake),
+        )
         return {
-            "games": _games(lake, periods, "federation"),
-            "starting_lists": read_table(lake, "starting_lists").collect(),
+            "games": games,
+            "starting_lists": starting_lists,
             "players": _registry(lake) if system == "fide" else None,
             "states": read_states(lake, federation_state_tables(system), periods[0]),
             "corrections": corrections,
@@ -98,15 +117,18 @@ def _quarantine_corrections(system: str):
 
 
 def _federation_publishing(system: str, reason: str):
-    """Each period's reason names the corrections applied to it; a player a correction moved
-    has it as the diff's cause (`correction: rating 1812 -> 1830 (<the officer's reason>)`), and
-    a player moved by a tournament or a starting-list entry new, changed or gone since the last
-    publication has that (`late result: tournament T (standard)`,
-    `rating_core.systems.input_causes`); the inputs published are recorded in
-    `applied/<system>-inputs` afterwards, for the next publication's causes."""
+    """The merges' publishing (`_publishing`) with the rating officer's corrections: each
+    period's reason also names the corrections applied to it, and a player a correction moved
+    has it as the diff's cause (`correction: rating 1812 -> 1830 (<the officer's reason>)`),
+    beside a merge's cause when both moved them. A player moved by a tournament or a
+    starting-list entry new, changed or gone since the last publication has that too (`late
+    result: tournament T (standard)`, `rating_core.systems.input_causes`); the inputs published
+    are recorded in `applied/<system>-inputs` afterwards, for the next publication's causes."""
+    merged = _publishing(system, reason)
     inputs_table = tables.applied_inputs(system)
 
     def publishing(lake: Path, periods: list[str]) -> Publishing:
+        base = merged(lake, periods)
         schema = {**CORRECTION_LOG_SCHEMA, "period": pl.String}
         logs = read_period_range(lake, corrections_table(system), periods, schema)
         games = _games(lake, periods, "federation")
@@ -122,21 +144,21 @@ def _federation_publishing(system: str, reason: str):
 
         def period_reason(period: str) -> str:
             applied = correction_summary(logs[period])
-            return f"{reason}; {applied}" if applied else reason
+            text = base.reason(period)
+            return f"{text}; {applied}" if applied else text
 
         def causes(period: str) -> pl.DataFrame | None:
             before = inputs_before[period] if period in recorded else None
             found = [
-                frame
-                for frame in (
-                    correction_causes(logs[period]),
-                    input_causes(current[period], before, system),
-                )
-                if frame is not None and frame.height
+                base.causes(period),
+                correction_causes(logs[period]),
+                input_causes(current[period], before, system),
             ]
-            return pl.concat(found, how="diagonal_relaxed") if found else None
+            frames = [f for f in found if f is not None and f.height]
+            return pl.concat(frames, how="diagonal_relaxed") if frames else None
 
         def after(done: list[str]) -> None:
+            base.after(done)
             frames = [current[p].with_columns(period=pl.lit(p)) for p in done]
             write_partitioned(lake, inputs_table, pl.concat(frames), partitions=done)
 
@@ -146,8 +168,9 @@ def _federation_publishing(system: str, reason: str):
 
 
 def _load_club(lake: Path, periods: list[str]) -> RangeInputs:
+    games, _ = apply_merges(_games(lake, periods, "club"), None, _merges(lake))
     return {
-        "games": _games(lake, periods, "club"),
+        "games": games,
         "players": _registry(lake),
         "states": read_states(lake, [CLUB_STATE], periods[0]),
     }
@@ -203,8 +226,33 @@ def ukd_below_floor(check: CheckInput) -> int:
     return rows.filter(pl.col("rating") < UKD_RULES.floor).height if rows.height else 0
 
 
-def _publishing(reason: str):
-    return lambda lake, periods: Publishing(reason=lambda period: reason)
+def _publishing(system: str, reason: str):
+    """Each version names the merges new since the last publication of its period as the cause
+    of the players they moved, and records the merges it applied."""
+
+    def publishing(lake: Path, periods: list[str]) -> Publishing:
+        merges = _merges(lake)
+        table = applied_merges(system)
+        applied = read_period_range(lake, table.name, periods, APPLIED_SCHEMA)
+
+        def after(periods: list[str]) -> None:
+            frames = [
+                merges_in_force(merges, period)
+                .select("keep_id", "merge_id")
+                .with_columns(pl.lit(period).alias("period"))
+                for period in periods
+            ]
+            if merges is None and not any(applied[p].height for p in periods):
+                return  # no merge now nor at the last publication: nothing to record
+            write_partitioned(lake, table, pl.concat(frames), partitions=periods)
+
+        return Publishing(
+            reason=lambda period: merge_reason(reason, merges, period, applied[period]),
+            causes=lambda period: merge_causes(merges, period, applied[period]),
+            after=after,
+        )
+
+    return publishing
 
 
 def _started_from(outputs: dict) -> dict:
@@ -234,7 +282,7 @@ def _fide_metadata(outputs: dict) -> dict:
 FIDE = SystemSpec(
     name="fide",
     description="FIDE standard, rapid and blitz ratings after the period, with explanations.",
-    deps=["games", "starting_lists", "players", "corrections"],
+    deps=["games", "starting_lists", "players", "corrections", "merges"],
     state_tables=federation_state_tables("fide"),
     load=_load_federation("fide"),
     rate=lambda i, periods: fide_lists_periods(
@@ -274,7 +322,7 @@ FIDE = SystemSpec(
 UKD = SystemSpec(
     name="ukd",
     description="UKD standard, rapid and blitz ratings after the period, with explanations.",
-    deps=["games", "starting_lists", "corrections"],
+    deps=["games", "starting_lists", "corrections", "merges"],
     state_tables=federation_state_tables("ukd"),
     load=_load_federation("ukd"),
     rate=lambda i, periods: ukd_lists_periods(
@@ -291,13 +339,13 @@ UKD = SystemSpec(
 CLUB = SystemSpec(
     name="club",
     description="Club ratings per club and list after the period's closed tournaments.",
-    deps=["games", "players"],
+    deps=["games", "players", "merges"],
     state_tables=[CLUB_STATE],
     load=_load_club,
     rate=lambda i, periods: club_lists_periods(
         i["games"], i["states"][CLUB_STATE], i["players"], periods
     ),
-    publishing=_publishing("rated from the period's closed club tournaments"),
+    publishing=_publishing("club", "rated from the period's closed club tournaments"),
     has_inputs=games_from("club"),
 )
 

@@ -18,6 +18,18 @@ from rating_core.ingest import inbox as inbox_readers
 from rating_core.ingest.inbox import InboxBatch
 from rating_core.lake.storage import read_table, table_partitions, write_partitioned, write_table
 from rating_core.names import player_names
+from rating_core.schemas import GAMES_SCHEMA
+
+MERGE_GAME_COLUMNS = (
+    "game_id",
+    "source",
+    "source_file",
+    "source_line",
+    "period",
+    "white_id",
+    "black_id",
+)
+"""What the merges asset reads of the games: the ids, the period and the provenance."""
 
 
 def inbox_digest(inbox: Path, files: Iterable[str]) -> str:
@@ -134,6 +146,28 @@ def backgammon_matches(paths: PipelinePaths) -> dg.MaterializeResult:
     return _result(paths, batch)
 
 
+@dg.asset(
+    group_name="ingest",
+    code_version=CODE_VERSION,
+    deps=[games, starting_lists, players],
+    description="Duplicate players federation/merges.csv (an id needs a game, a list or the "
+    "registry; chains and cycles are refused).",
+)
+def merges(paths: PipelinePaths) -> dg.MaterializeResult:
+    lake, inbox = paths.lake_path, paths.inbox_path
+    found = inbox_readers.decision_file(inbox, "merges") is not None  # else nothing to read
+    registry = read_table(lake, "players").collect()
+    game_ids = read_table(lake, "games", schema=GAMES_SCHEMA).select(MERGE_GAME_COLUMNS)
+    batch = inbox_readers.ingest_merges(
+        inbox,
+        game_ids.collect() if found else game_ids.clear().collect(),
+        read_table(lake, "starting_lists").collect(),
+        registry if registry.height else None,
+    )
+    _store(paths, "merges", batch, partitioned=False)
+    return _result(paths, batch)
+
+
 @dg.asset_check(asset=games, blocking=True, description="Every game id appears once.")
 def games_have_unique_ids(paths: PipelinePaths) -> dg.AssetCheckResult:
     ids = read_table(paths.lake_path, "games").select("game_id").collect()
@@ -167,5 +201,6 @@ INGEST_ASSETS = [
     corrections,
     moderation_decisions,
     backgammon_matches,
+    merges,
 ]
 INGEST_CHECKS = [games_have_unique_ids, games_are_classified]

@@ -122,10 +122,12 @@ def frame_metadata(frame: pl.DataFrame) -> dict[str, dg.MetadataValue]:
 
 
 def _causes_of(causes: pl.DataFrame | None, list_name: str) -> pl.DataFrame | None:
-    """The causes of one list: those of a causes frame with a `list` column name their list."""
+    """The causes of one list: those of a causes frame with a `list` column name their list (a
+    null `list`, a merge's cause beside a correction's, holds on every list)."""
     if causes is None or LIST_COLUMN not in causes.columns:
         return causes
-    return causes.filter(pl.col(LIST_COLUMN) == list_name).drop(LIST_COLUMN)
+    mine = (pl.col(LIST_COLUMN) == list_name) | pl.col(LIST_COLUMN).is_null()
+    return causes.filter(mine).drop(LIST_COLUMN)
 
 
 def publish_rows(

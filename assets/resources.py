@@ -11,6 +11,8 @@ from pathlib import Path
 import dagster as dg
 import sqlalchemy
 
+from rating_core.lake.lock import LockHolder, hold_lake_unless_held
+
 
 class PipelinePaths(dg.ConfigurableResource):
     """The inbox to read and the lake to write; both default to the project's sample set."""
@@ -27,6 +29,23 @@ class PipelinePaths(dg.ConfigurableResource):
     def lake_path(self) -> Path:
         """The lake as a Path (created on first write)."""
         return Path(self.lake)
+
+    @contextlib.contextmanager
+    def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator[PipelinePaths]:
+        """Hold the lake's lock while the run (or, on the multiprocess executor, the step) uses
+        it, so a run started from the UI, the sensor or the schedule never interleaves with a
+        `ratings run` on the same lake; the steps of `ratings run` itself find the lock theirs."""
+
+        def waiting(holder: LockHolder) -> None:
+            who = f" (pid {holder.pid}: {holder.command})" if holder.pid is not None else ""
+            context.log.info(f"waiting for the run holding lake '{self.lake}'{who} to finish")
+
+        if context.run is None:  # a sensor's or schedule's evaluation: it reads, never writes
+            yield self
+            return
+        command = f"dagster run {context.run.run_id}"
+        with hold_lake_unless_held(self.lake_path, command, on_wait=waiting):
+            yield self
 
 
 INSTANCE_DIR = ".dagster"

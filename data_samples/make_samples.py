@@ -269,6 +269,11 @@ def hidden_strength(pid: str) -> int:
     }.get(pid, 1500)
 
 
+# One duplicate player: the Trabzon organiser registered 34500012 again, under a new national id
+# without a FIDE id; federation/merges.csv merges the second id into the first.
+DUPLICATE_ID, DUPLICATED_ID, DUPLICATE_EVENT = "34500912", "34500012", "trabzon-rr-2026-06"
+
+
 def make_players() -> None:
     rows: list[list[object]] = []
     for pid, name, ev, disp, _ in PLATFORM:
@@ -279,6 +284,9 @@ def make_players() -> None:
         rows.append([pid, name, fed, sex, birth, title, pid, "false", "", "false", ""])
     for pid, name, birth in CLUB_ONLY:
         rows.append([pid, name, "TUR", "", birth, "", "", "false", "", "false", ""])
+    rows.append(
+        [DUPLICATE_ID, "Aydin, Oguzhan", "TUR", "m", "1985", "", "", "false", "", "false", ""]
+    )
     write_csv(
         "players.csv",
         [
@@ -1083,7 +1091,21 @@ def make_federation() -> None:
             rows[12][6] = "1-1"  # bad: not a result
         if tid == "samsun-blitz-2026-05":
             rows[6][7] = "bullet"  # bad: not a rating list
+        if tid == DUPLICATE_EVENT:  # the same games, the player under the duplicate id
+            rows = [[DUPLICATE_ID if v == DUPLICATED_ID else v for v in row] for row in rows]
         write_csv(f"federation/{tid}.csv", FED_HEADER, rows)
+    write_csv(
+        "federation/merges.csv",
+        ["keep_id", "merge_id", "decided_at", "reason"],
+        [
+            [
+                DUPLICATED_ID,
+                DUPLICATE_ID,
+                "2026-06-20",
+                "same person: registered again by the Trabzon organiser",
+            ]
+        ],
+    )
 
 
 def make_clubs() -> None:

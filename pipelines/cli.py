@@ -208,7 +208,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Materialize everything through Dagster in period order and print the summary."""
     from pipelines.runner import run_pipeline
     from pipelines.summary import print_summary
-    from rating_core.ingest.inbox import inbox_files
+    from rating_core.ingest.inbox import check_merge_chains, inbox_files
+    from rating_core.ingest.merges import MergeChainError
     from rating_core.systems.club.folders import ClubFolderError
 
     inbox = Path(args.inbox)
@@ -218,7 +219,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     _check_lake_folder(lake)
     try:  # the inbox's layout, before any work: club folders that cannot each have a list
         inbox_files(inbox)
-    except ClubFolderError as error:
+        check_merge_chains(inbox)
+    except (ClubFolderError, MergeChainError) as error:
         raise UserError(str(error)) from error
     outcome = run_pipeline(inbox, lake, console=console, full=args.full, executor=args.executor)
     print_summary(outcome, console)

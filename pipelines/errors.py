@@ -23,7 +23,7 @@ class UserError(Exception):
     """A user mistake (bad argument, missing folder): printed as one sentence, exit status 2."""
 
 
-USER_FACING = frozenset({"UserError", "UnreadableFileError", "ArgumentError"})
+USER_FACING = frozenset({"UserError", "UnreadableFileError", "MergeChainError", "ArgumentError"})
 """Exception classes whose message is written for a person (it names the file, column or value)."""
 
 _DECODING = {

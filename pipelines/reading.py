@@ -291,6 +291,13 @@ def cmd_history(args: argparse.Namespace) -> int:
     lake = as_local_path(args.lake)
     history = player_history(lake, args.player)
     if history.is_empty():
+        merged = read_table(lake, tables.MERGES).collect()
+        if merged.height and (into := merged.filter(pl.col("merge_id") == args.player)).height:
+            row = into.row(0, named=True)
+            raise UserError(
+                f"player '{args.player}' was merged into '{row['keep_id']}' ({row['source_file']} "
+                f"line {row['source_line']}): its games are in 'ratings history {row['keep_id']}'"
+            )
         raise UserError(f"no rating history for player '{args.player}' in '{lake}'")
     sort_cols = [c for c in ("system", "period", "played_at", "game_id") if c in history.columns]
     history = history.sort(sort_cols)

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 
 import pytest
@@ -64,3 +66,37 @@ def fide_rules_of_today() -> Iterator[None]:
     """`todays_fide_rules` for a whole test module (`pytestmark = usefixtures(...)`)."""
     with todays_fide_rules():
         yield
+
+
+_HOLDER = """
+import sys
+from rating_core.lake.lock import hold_lake
+with hold_lake(sys.argv[1], "ratings run (another process)"):
+    print("held", flush=True)
+    sys.stdin.read()  # until the test closes stdin
+"""
+
+
+@contextmanager
+def _held_elsewhere(lake: Path) -> Iterator[subprocess.Popen[str]]:
+    """The lake's lock held by another process for the block (released when it ends)."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, str(lake)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=Path(__file__).resolve().parents[1],
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+@pytest.fixture
+def lake_held_elsewhere() -> Callable[[Path], AbstractContextManager[subprocess.Popen[str]]]:
+    """`with lake_held_elsewhere(lake) as holder:` another process holds the lake's lock; closing
+    `holder.stdin` releases it."""
+    return _held_elsewhere

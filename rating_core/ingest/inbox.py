@@ -14,9 +14,16 @@ from pathlib import Path
 import polars as pl
 
 from rating_core.ingest.canonical import canonical_games, check_match_dates, drop_duplicate_game_ids
-from rating_core.ingest.common import IngestResult
+from rating_core.ingest.common import IngestResult, UnreadableFileError
 from rating_core.ingest.corrections import CORRECTIONS_FILE, CORRECTIONS_SCHEMA, read_corrections
 from rating_core.ingest.csv_games import read_game_csv
+from rating_core.ingest.merges import (
+    MERGES_FILE,
+    MERGES_SCHEMA,
+    MergeChainError,
+    read_merges,
+    resolve_merges,
+)
 from rating_core.ingest.pgn import read_pgn
 from rating_core.ingest.registry import (
     STARTING_LIST_SUFFIXES,
@@ -44,6 +51,12 @@ from rating_core.systems.site.replay import classify_site_games
 PGN_SUFFIXES = (".pgn", ".pgn.gz", ".pgn.zst")  # matched on the lower-cased file name
 NOT_GAMES = (CORRECTIONS_FILE,)
 """Files of `federation/` that are their own kind, not games (matched lower-cased)."""
+
+FEDERATION_DECISION_FILES: dict[str, str] = {
+    MERGES_FILE: "merges",
+}
+"""Files of `federation/` that are a rating officer's decisions, not games: their name (matched
+lower-cased) and their kind. Each has its own reader and canonical table."""
 
 
 @dataclass(frozen=True)
@@ -139,6 +152,7 @@ def _game_sources(
                 p
                 for p in _files(inbox / "federation", (*PGN_SUFFIXES, ".csv", ".trf"))
                 if _relative(p, inbox).lower() not in NOT_GAMES
+                and p.name.lower() not in FEDERATION_DECISION_FILES
             ],
         ),
     ]
@@ -309,6 +323,82 @@ def ingest_backgammon(inbox: Path, today: date | None = None) -> InboxBatch:
     return _ingest_simple("backgammon", inbox, paths, read_dated, MATCHES_SCHEMA)
 
 
+def decision_file(inbox: Path, kind: str) -> Path | None:
+    """The `federation/` file of a decision kind (`merges`), whatever the case of its name;
+    two spellings of it side by side (`merges.csv`, `Merges.csv`) are refused, never one read and
+    the other ignored."""
+    inbox = Path(inbox)
+    found = [
+        p
+        for p in _files(inbox / "federation", (".csv",))
+        if FEDERATION_DECISION_FILES.get(p.name.lower()) == kind
+    ]
+    if len(found) > 1:
+        names = " and ".join(f"'{_relative(p, inbox)}'" for p in found)
+        raise UnreadableFileError(f"{names} are both the {kind} file; keep one")
+    return found[0] if found else None
+
+
+MERGES_NAMED = 3
+"""Merges a run's note names one by one (the others are counted)."""
+
+
+def merge_notes(merges: pl.DataFrame) -> tuple[str, ...]:
+    """The run summary's note on the merges in force: which id went into which, from when."""
+    if not merges.height:
+        return ()
+    named = [
+        f"{m} into {k} from {p}" if p else f"{m} into {k} (in no game or list: nothing to change)"
+        for k, m, p in merges.select("keep_id", "merge_id", "effective_period").iter_rows()
+    ]
+    more = len(named) - MERGES_NAMED
+    shown = ", ".join(named[:MERGES_NAMED]) + (f" and {more} more" if more > 0 else "")
+    noun = "duplicate player" if merges.height == 1 else "duplicate players"
+    return (f"{merges['source_file'][0]}: {merges.height} {noun} merged ({shown})",)
+
+
+def ingest_merges(
+    inbox: Path,
+    games: pl.DataFrame,
+    starting_lists: pl.DataFrame,
+    players: pl.DataFrame | None,
+) -> InboxBatch:
+    """`federation/merges.csv`, each merge dated by the games and starting lists it changes
+    (`resolve_merges`); raises `MergeChainError` for merges that chain or cycle."""
+    inbox = Path(inbox)
+    path = decision_file(inbox, "merges")
+    paths = [path] if path is not None else []
+
+    def reader(path: Path, name: str) -> IngestResult:
+        read = read_merges(path, name)
+        resolved = resolve_merges(read.rows, games, starting_lists, players)
+        quarantine = pl.concat([read.quarantine, resolved.quarantine])
+        notes = [*read.notes, *merge_notes(resolved.rows)]
+        games_between = resolved.quarantine.filter(pl.col("source_file") != name).height
+        if games_between:  # counted on the merges file's summary row: say what they are
+            notes.append(
+                f"{name}: {games_between} game(s) between a kept and a merged id quarantined "
+                "(once merged, a player against themself)"
+            )
+        return IngestResult(resolved.rows, quarantine, tuple(notes))
+
+    return _ingest_simple("merges", inbox, paths, reader, MERGES_SCHEMA)
+
+
+def check_merge_chains(inbox: Path) -> None:
+    """Raise `MergeChainError` when `federation/merges.csv` chains or cycles, before any work (any
+    other problem of the file is left to the merges asset, which reports it with the others)."""
+    inbox = Path(inbox)
+    try:
+        path = decision_file(inbox, "merges")
+        if path is not None:
+            read_merges(path, _relative(path, inbox))
+    except MergeChainError:
+        raise
+    except UnreadableFileError:
+        return
+
+
 def inbox_files(inbox: Path) -> list[Path]:
     """Every input file the pipeline would read (for the sensor and the input digest)."""
     inbox = Path(inbox)
@@ -321,4 +411,9 @@ def inbox_files(inbox: Path) -> list[Path]:
     found.extend(_files(inbox / "platform" / "moderation", (".csv",)))
     found.extend(_files(inbox / "backgammon", (".csv",)))
     found.extend(_own_file(inbox, CORRECTIONS_FILE))
+    found.extend(
+        p
+        for p in _files(inbox / "federation", (".csv",))
+        if p.name.lower() in FEDERATION_DECISION_FILES
+    )
     return found

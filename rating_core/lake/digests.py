@@ -99,8 +99,9 @@ def _file_bytes(path: Path) -> bytes:
 def period_input_digests(lake: Path, periods: list[str], code_version: str) -> pl.DataFrame:
     """One digest per period over everything its lists are computed from besides P-1's state:
     the code version, the registry, the period's games and matches files, the moderation
-    decisions on its games, the official starting lists after P-1 and the rating officer's
-    corrections of P.
+    decisions on its games, the official starting lists after P-1, the rating officer's
+    corrections of P and the duplicate-player merges in force in P (so adding a merge recomputes
+    from the first period it changes).
 
     Hashes the files ingest wrote (no frame is serialised), so it costs one read of each.
     """
@@ -110,6 +111,7 @@ def period_input_digests(lake: Path, periods: list[str], code_version: str) -> p
     moderation = read_table(lake, "moderation").collect()
     starts = read_table(lake, "starting_lists").collect()
     corrections = read_table(lake, "corrections").collect()
+    merges = read_table(lake, "merges").collect()
     annulled = None
     if moderation.height:
         games = read_table(lake, "games").select("game_id", "period").collect()
@@ -128,5 +130,8 @@ def period_input_digests(lake: Path, periods: list[str], code_version: str) -> p
         fixes = corrections.filter(pl.col("period") == period)
         if fixes.height:  # a correction republishes its period and every later one
             digest.update(fixes.sort("source_line").write_csv().encode())
+        in_force = merges.filter(pl.col("effective_period") <= period)
+        if in_force.height:  # a period no merge changes keeps its digest
+            digest.update(in_force.drop("source_line").sort("merge_id").write_csv().encode())
         rows.append({"period": period, "digest": digest.hexdigest()})
     return pl.DataFrame(rows, schema=RUN_INPUTS_SCHEMA)

@@ -25,6 +25,9 @@ except ImportError:  # pragma: no cover - Windows: runs on one lake are not seri
     fcntl = None  # type: ignore[assignment]
 
 LOCK_FILE = ".lock"
+HELD_VAR = "RATINGS_LAKES_HELD"
+"""The lakes (resolved paths, `os.pathsep`-separated) whose lock this process or its parent holds:
+a step process of the holder's run inherits it and does not wait for its own parent."""
 
 
 @dataclass(frozen=True)
@@ -81,11 +84,37 @@ def hold_lake(
         handle.truncate()
         handle.write(json.dumps(record) + "\n")
         handle.flush()
+        saved = os.environ.get(HELD_VAR)
+        os.environ[HELD_VAR] = os.pathsep.join(filter(None, [saved, str(folder.resolve())]))
         try:
             yield
         finally:
+            if saved is None:
+                os.environ.pop(HELD_VAR, None)
+            else:
+                os.environ[HELD_VAR] = saved
             handle.seek(0)
             handle.truncate()
             handle.flush()
             if fcntl is not None:
                 fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def is_held_here(lake: Path | str) -> bool:
+    """True when this process, or the run that started it, holds the lake's lock."""
+    held = os.environ.get(HELD_VAR, "")
+    return str(as_local_path(lake).resolve()) in held.split(os.pathsep) if held else False
+
+
+@contextlib.contextmanager
+def hold_lake_unless_held(
+    lake: Path | str, command: str, on_wait: Callable[[LockHolder], None] | None = None
+) -> Iterator[None]:
+    """`hold_lake`, unless this process's run already holds it: a run launched from the UI, the
+    sensor or the schedule takes the lake like `ratings run`, while the steps of `ratings run`
+    itself (in its process or its step processes) go ahead."""
+    if is_held_here(lake):
+        yield
+        return
+    with hold_lake(lake, command, on_wait):
+        yield

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import polars as pl
 
 from rating_core.ingest.corrections import CORRECTIONS_SCHEMA
+from rating_core.ingest.merges import MERGES_SCHEMA
 from rating_core.names import NAMES_SCHEMA
 from rating_core.schemas import (
     GAMES_SCHEMA,
@@ -78,6 +79,9 @@ MODERATION = LakeTable("moderation", None, MODERATION_SCHEMA)
 CORRECTIONS = LakeTable("corrections", None, CORRECTIONS_SCHEMA)
 """The rating officer's corrections `federation/corrections.csv`."""
 
+MERGES = LakeTable("merges", None, MERGES_SCHEMA)
+"""The duplicate players merged by `federation/merges.csv`, each with the first period it changes."""
+
 QUARANTINE = LakeTable("quarantine", SOURCE, {**QUARANTINE_SCHEMA, SOURCE: pl.String})
 """Rejected records with their reason; each ingest step replaces its own `source=<table>`."""
 
@@ -99,7 +103,7 @@ INGEST_NOTES = LakeTable("ingest_notes", ASSET, {"note": pl.String, ASSET: pl.St
 PLAYER_NAMES = LakeTable("player_names", None, NAMES_SCHEMA)
 """One display name per player id (registry first, else the name a game file gave)."""
 
-CANONICAL_TABLES = (GAMES, MATCHES, PLAYERS, STARTING_LISTS, MODERATION, CORRECTIONS)
+CANONICAL_TABLES = (GAMES, MATCHES, PLAYERS, STARTING_LISTS, MODERATION, CORRECTIONS, MERGES)
 """The tables ingest writes from the inbox, each with its quarantine and summary partitions."""
 
 # --- bookkeeping ------------------------------------------------------------------------------
@@ -118,6 +122,20 @@ def applied_inputs(system: str) -> LakeTable:
     by player, the system's lists were last published from (the next diff's causes)."""
     return LakeTable(
         f"applied/{system}-inputs", PERIOD, {**APPLIED_INPUTS_SCHEMA, PERIOD: pl.String}
+    )
+
+
+MERGE_SYSTEMS = ("fide", "ukd", "club")
+"""The systems whose lists `federation/merges.csv` changes."""
+
+
+def applied_merges(system: str) -> LakeTable:
+    """`applied/<system>-merges`: per period, the merges the last publication of the system's
+    lists applied (so a later version names only new merges as its diff cause)."""
+    return LakeTable(
+        f"applied/{system}-merges",
+        PERIOD,
+        {"keep_id": pl.String, "merge_id": pl.String, PERIOD: pl.String},
     )
 
 
@@ -201,6 +219,7 @@ CATALOGUE: tuple[LakeTable, ...] = (
     RUN_INPUTS,
     APPLIED_SITE_ANNULMENTS,
     *(applied_inputs(system) for system in FEDERATION_SYSTEMS),
+    *(applied_merges(system) for system in MERGE_SYSTEMS),
     *_system_tables(),
 )
 """Every table a full `ratings run` writes (a test compares it with a run on the samples)."""

@@ -31,7 +31,19 @@ def test_ingest_assets_are_in_the_ingest_group() -> None:
         assert node.group_name == "ingest"
 
 
-def test_inbox_sensor_requests_a_run_only_when_the_inbox_changes(tmp_path) -> None:
+def test_the_federation_and_club_ratings_read_the_merges() -> None:
+    graph = defs.resolve_asset_graph()
+    merges = dg.AssetKey("merges")
+    for name in ("fide_ratings", "ukd_ratings", "club_ratings"):
+        assert merges in graph.get(dg.AssetKey(name)).parent_keys, name
+    assert {"games", "starting_lists", "players"} <= {
+        key.to_user_string() for key in graph.get(merges).parent_keys
+    }
+
+
+def test_inbox_sensor_requests_a_run_only_when_the_inbox_changes(
+    tmp_path, lake_held_elsewhere
+) -> None:
     from assets.resources import PipelinePaths
     from pipelines.automation import inbox_sensor
 
@@ -41,12 +53,17 @@ def test_inbox_sensor_requests_a_run_only_when_the_inbox_changes(tmp_path) -> No
     games.write_text("game_id\n", encoding="utf-8")
     paths = PipelinePaths(inbox=str(inbox), lake=str(tmp_path / "lake"))
 
-    first = inbox_sensor(dg.build_sensor_context(resources={"paths": paths}))
+    def evaluate(cursor: str | None = None) -> dg.SensorResult:
+        # `paths` holds the lake for a run (a generator resource), so the context is entered
+        with dg.build_sensor_context(cursor=cursor, resources={"paths": paths}) as context:
+            return inbox_sensor(context)
+
+    with lake_held_elsewhere(tmp_path / "lake"):  # an evaluation never waits (only runs do)
+        first = evaluate()
     assert len(first.run_requests) == 1
-    same = inbox_sensor(dg.build_sensor_context(cursor=first.cursor, resources={"paths": paths}))
-    assert not same.run_requests
+    assert not evaluate(first.cursor).run_requests
     (inbox / "platform" / "more.csv").write_text("game_id\n", encoding="utf-8")
-    changed = inbox_sensor(dg.build_sensor_context(cursor=first.cursor, resources={"paths": paths}))
+    changed = evaluate(first.cursor)
     assert len(changed.run_requests) == 1 and changed.cursor != first.cursor
 
 
@@ -220,6 +237,7 @@ def test_the_whole_graph_is_exactly_what_the_readme_documents() -> None:
         "corrections",
         "moderation_decisions",
         "backgammon_matches",
+        "merges",
     }
     ratings = {f"{s}_ratings" for s in ("fide", "ukd", "club", "site", "fibs")}
     published = {f"{s}_lists_published" for s in ("fide", "ukd", "club", "site")}

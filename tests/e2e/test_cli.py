@@ -449,6 +449,38 @@ def test_club_lists_from_the_first_period(sample_lake: Path) -> None:
     assert publish.list_periods(sample_lake, "club-ankara-sk-blitz")[0] == "2026-04"
 
 
+def test_the_sample_merge_publishes_the_lists_of_the_samples_without_the_duplicate(
+    sample_lake: Path, samples: Path, tmp_path: Path
+) -> None:
+    """The samples' merges.csv merges a duplicate id: undoing the duplicate by hand in a copy
+    (the kept id in its games, its registry row and the merges file gone) publishes every list
+    exactly as the samples do."""
+    merges = pl.read_csv(samples / "federation" / "merges.csv", infer_schema=False)
+    assert merges.height == 1
+    keep, merge = merges.row(0)[:2]
+    inbox = tmp_path / "inbox"
+    shutil.copytree(samples, inbox)
+    (inbox / "federation" / "merges.csv").unlink()
+    players = (inbox / "players.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+    (inbox / "players.csv").write_text(
+        "".join(line for line in players if not line.startswith(f"{merge},")), encoding="utf-8"
+    )
+    holding = [p for p in (inbox / "federation").glob("*.csv") if merge in p.read_text("utf-8")]
+    assert holding  # the duplicate id plays in the samples
+    for path in holding:
+        path.write_text(path.read_text(encoding="utf-8").replace(merge, keep), encoding="utf-8")
+    lake = tmp_path / "lake"
+    ratings("run", "--inbox", str(inbox), "--lake", str(lake))
+    names = publish.list_names(sample_lake)
+    assert publish.list_names(lake) == names
+    for name in names:
+        assert publish.list_periods(lake, name) == publish.list_periods(sample_lake, name)
+        for period in publish.list_periods(lake, name):
+            merged = publish.read_list(sample_lake, name, period)
+            assert merged.equals(publish.read_list(lake, name, period)), (name, period)
+            assert merge not in merged["player_id"].to_list()
+
+
 def _at_80_columns(*args: str) -> str:
     """The CLI's stdout at an 80-column terminal; every line of it fits."""
     proc = ratings(*args, columns=80)

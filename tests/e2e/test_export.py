@@ -16,6 +16,7 @@ from rating_core.ingest.registry import read_starting_list
 from rating_core.lake import publishing as publish
 from rating_core.lake.storage import read_table
 from rating_core.schemas import GAMES_SCHEMA
+from rating_core.systems.contract import RULES_COLUMN
 from rating_core.systems.federation import federation_state_tables, fide_lists_periods
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,8 +71,10 @@ def _next_period(lake: Path, start: pl.DataFrame, period: str) -> pl.DataFrame:
     games = games.filter(pl.col("source") == "federation")
     players = read_table(lake, "players").collect()
     states = read_states(lake, federation_state_tables("fide"), period)
-    out = fide_lists_periods(games, start, states, players, [period])[period].list_rows
-    return out.filter(pl.col("list") == "fide-standard").drop("list").sort("player_id")
+    corrections = read_table(lake, "corrections").collect()  # the sample corrects 2026-04
+    result = fide_lists_periods(games, start, states, players, [period], corrections)[period]
+    listed = result.list_rows.filter(pl.col("list") == "fide-standard")
+    return listed.drop("list", RULES_COLUMN, strict=False).sort("player_id")  # era: manifest
 
 
 def test_every_export_starts_the_next_period_as_the_csv_does(lake: Path, tmp_path: Path) -> None:
