@@ -186,7 +186,8 @@ def preview_run(inbox: Path, lake: Path) -> Preview:
 
     command = shlex.join(["ratings", *sys.argv[1:]])
     with _scratch_lake(lake, command) as scratch:
-        with dg.DagsterInstance.ephemeral() as instance:
+        # the scratch lake's own lock, as `ratings run` holds its lake's: the steps find it theirs
+        with hold_lake(scratch, command), dg.DagsterInstance.ephemeral() as instance:
             outcome = _run_holding_lock(inbox.resolve(), scratch, instance, err_console)
         rows = sorted(outcome.on_disk(), key=lambda r: (r["list"], r["period"], r["version"]))
         versions = [_previewed(scratch, row) for row in rows]
