@@ -194,6 +194,32 @@ MODERATION_SCHEMA: TableSchema = {
     "source_line": pl.Int64,
 }
 
+CORRECTIONS_SCHEMA: TableSchema = {
+    "list": pl.String,
+    "period": pl.String,  # the list after this period is corrected
+    "player_id": pl.String,
+    "field": pl.String,  # one of ingest.corrections.CORRECTION_FIELDS
+    "value": pl.String,  # as written
+    "number": pl.Int32,  # the value as a number (a birth date: its year)
+    "reason": pl.String,
+    "source_file": pl.String,
+    "source_line": pl.Int64,
+}
+"""The canonical `corrections` table, one row per correction that passed ingest."""
+
+MERGES_SCHEMA: TableSchema = {
+    "keep_id": pl.String,  # the id that stays
+    "merge_id": pl.String,  # the duplicate id, whose games and entries become keep_id's
+    "decided_at": pl.Date,
+    "reason": pl.String,
+    "source_file": pl.String,
+    "source_line": pl.Int64,
+    # the first period holding a game of merge_id, or computed from a starting list holding it
+    # (the period after the list's); null when merge_id is only in players.csv (nothing changes)
+    "effective_period": pl.String,
+}
+"""The canonical `merges` table, one row per merge in force."""
+
 MATCHES_SCHEMA: TableSchema = {
     "match_id": pl.String,
     "ended_at": UTC_TIME,

@@ -26,7 +26,7 @@ from rating_core.ingest.csv_games import (
 )
 from rating_core.ingest.registry import MAX_RATING, STARTING_LISTS
 from rating_core.periods import PERIOD_SHAPE
-from rating_core.schemas import TableSchema, conform
+from rating_core.schemas import CORRECTIONS_SCHEMA, conform
 from rating_core.systems.fide.rules import FIDE_RULES
 from rating_core.systems.ukd.rules import UKD_RULES
 
@@ -49,19 +49,6 @@ FIDE_K_VALUES = (FIDE_RULES.k_established_top, FIDE_RULES.k_default, FIDE_RULES.
 
 FLOORS = {"fide": FIDE_RULES.floor, "ukd": UKD_RULES.floor}
 """No correction sets a rating below its system's floor (a player below it is not listed)."""
-
-CORRECTIONS_SCHEMA: TableSchema = {
-    "list": pl.String,
-    "period": pl.String,  # the list after this period is corrected
-    "player_id": pl.String,
-    "field": pl.String,  # one of CORRECTION_FIELDS
-    "value": pl.String,  # as written
-    "number": pl.Int32,  # the value as a number (a birth date: its year)
-    "reason": pl.String,
-    "source_file": pl.String,
-    "source_line": pl.Int64,
-}
-"""The canonical `corrections` table, one row per correction that passed ingest."""
 
 
 def _system() -> pl.Expr:

@@ -27,25 +27,13 @@ from rating_core.ingest.csv_games import (
     read_csv_strings,
     require_columns,
 )
-from rating_core.schemas import QUARANTINE_SCHEMA, TableSchema, conform, empty
+from rating_core.schemas import MERGES_SCHEMA, QUARANTINE_SCHEMA, conform, empty
 
 MERGES_FILE = "merges.csv"
 """The file's name in the inbox's `federation/` folder."""
 
 MERGES_REQUIRED = ("keep_id", "merge_id", "decided_at", "reason")
 
-MERGES_SCHEMA: TableSchema = {
-    "keep_id": pl.String,  # the id that stays
-    "merge_id": pl.String,  # the duplicate id, whose games and entries become keep_id's
-    "decided_at": pl.Date,
-    "reason": pl.String,
-    "source_file": pl.String,
-    "source_line": pl.Int64,
-    # the first period holding a game of merge_id, or computed from a starting list holding it
-    # (the period after the list's); null when merge_id is only in players.csv (nothing changes)
-    "effective_period": pl.String,
-}
-"""The canonical `merges` table, one row per merge in force."""
 
 NON_PLATFORM = pl.col("source") != "platform"
 """Merges are federation decisions: they apply to federation and club games, not to platform

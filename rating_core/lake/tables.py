@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from rating_core.ingest.corrections import CORRECTIONS_SCHEMA
-from rating_core.ingest.merges import MERGES_SCHEMA
 from rating_core.names import NAMES_SCHEMA
 from rating_core.schemas import (
+    CORRECTIONS_SCHEMA,
     GAMES_SCHEMA,
     MATCHES_SCHEMA,
+    MERGES_SCHEMA,
     MODERATION_SCHEMA,
     PLAYERS_SCHEMA,
     QUARANTINE_SCHEMA,
