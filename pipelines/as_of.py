@@ -12,14 +12,13 @@ import argparse
 import contextlib
 from datetime import date
 from pathlib import Path
-
-import polars as pl
+from typing import TYPE_CHECKING
 
 from pipelines.errors import UserError
 from pipelines.output import print_json, print_table
-from rating_core.lake import as_of as lake_as_of
-from rating_core.lake import publishing as publish
-from rating_core.lake.versions import published_versions
+
+if TYPE_CHECKING:
+    import polars as pl
 
 PUBLISHED_FORMAT = "%Y-%m-%d %H:%M UTC"
 """How a version's `created_at` is printed."""
@@ -27,6 +26,8 @@ PUBLISHED_FORMAT = "%Y-%m-%d %H:%M UTC"
 
 def _as_of_date(text: str) -> date:
     """argparse type of `--as-of`: a calendar date, refused in one sentence otherwise."""
+    from rating_core.lake import as_of as lake_as_of
+
     try:
         return lake_as_of.parse_date(text)
     except ValueError as error:
@@ -69,6 +70,9 @@ def _rating(value: float | None) -> str:
 def show_choice(lake: Path, args: argparse.Namespace) -> tuple[str | None, int | None, str | None]:
     """The period and version `ratings show LIST` reads, given `--as-of` / `--original`, and a
     line saying which version that is (None: the command's own defaults, nothing to say)."""
+    from rating_core.lake import as_of as lake_as_of
+    from rating_core.lake import publishing as publish
+
     original = bool(getattr(args, "original", False))
     if not requested(args):
         if original and args.version is not None:
@@ -104,6 +108,11 @@ def show_choice(lake: Path, args: argparse.Namespace) -> tuple[str | None, int |
 
 def cmd_lists_in_force(lake: Path, args: argparse.Namespace) -> int:
     """`ratings show --as-of D` without a list: the version of every list in force on D."""
+    import polars as pl
+
+    from rating_core.lake import as_of as lake_as_of
+    from rating_core.lake.versions import published_versions
+
     day: date = args.as_of
     original = bool(getattr(args, "original", False))
     chosen = lake_as_of.versions_in_force(published_versions(lake), day, original=original)
@@ -148,6 +157,11 @@ def history_as_of(
     """`ratings history PLAYER --as-of D`: print the player's ratings on every list in force on
     D, then give back the explanation rows of the periods up to the one in force for each
     system (None: everything was printed, as JSON)."""
+    import polars as pl
+
+    from rating_core.lake import as_of as lake_as_of
+    from rating_core.lake.versions import published_versions
+
     day: date = args.as_of
     original = bool(getattr(args, "original", False))
     in_force = lake_as_of.versions_in_force(published_versions(lake), day, original=original)

@@ -19,12 +19,6 @@ from pipelines.reading import _check_positive, _lake, _pick
 from rating_core.lake import publishing as publish
 from rating_core.lake import tables
 from rating_core.lake.storage import fsync_dir, read_table
-from rating_core.systems.fide.formats import (
-    fide_export_frame,
-    numeric_ids,
-    render_fide_txt,
-    render_fide_xml,
-)
 
 EXPORT_FORMATS = ("csv", "fide-txt", "fide-xml")
 
@@ -85,6 +79,13 @@ def export_bytes(lake: Path, name: str, period: str, version: int, fmt: str) -> 
         raise UserError(
             f"the FIDE formats hold FIDE lists; export '{name}' with --format csv instead"
         )
+    from rating_core.systems.fide.formats import (  # numba-compiled K rules: only when needed
+        fide_export_frame,
+        numeric_ids,
+        render_fide_txt,
+        render_fide_xml,
+    )
+
     listed = publish.read_list(lake, name, period, version)
     players = read_table(lake, tables.PLAYERS).collect()
     frame, left_out = numeric_ids(fide_export_frame(listed, players, period))
