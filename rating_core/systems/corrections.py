@@ -68,36 +68,38 @@ def _fix(fixes: pl.DataFrame, field: str) -> pl.DataFrame:
     return fixes.filter(pl.col("field") == field).select(KEY, pl.col("number").alias(f"_{field}"))
 
 
+def _log_rows(frame: pl.DataFrame, list_name: str) -> pl.DataFrame:
+    """CORRECTION_LOG_SCHEMA rows from corrections with `old`, `new` and `not_applied` (null when
+    the correction holds): a correction not applied shows no new value."""
+    applied = pl.col("not_applied").is_null()
+    return frame.select(
+        pl.lit(list_name).alias("list"),
+        KEY,
+        "field",
+        "value",
+        "old",
+        pl.when(applied).then(pl.col("new")).alias("new"),
+        "reason",
+        applied.alias("applied"),
+        "not_applied",
+        "source_file",
+        "source_line",
+    ).cast(CORRECTION_LOG_SCHEMA)
+
+
 def _log(fixes: pl.DataFrame, outcome: pl.DataFrame, list_name: str, period: str) -> pl.DataFrame:
     """One log row per correction of `fixes`, from `outcome` (player_id, field, old, new,
     problem): a player missing from `outcome` is not on the list."""
     missing = pl.format(
         "player {} is not on the {} list of {}", pl.col(KEY), pl.lit(list_name), pl.lit(period)
     )
-    return (
-        fixes.join(outcome, on=[KEY, "field"], how="left")
-        .with_columns(
-            pl.when(~pl.col("_on_list").fill_null(False))
-            .then(missing)
-            .otherwise(pl.col("problem"))
-            .alias("not_applied")
-        )
-        .select(
-            pl.lit(list_name).alias("list"),
-            KEY,
-            "field",
-            "value",
-            "old",
-            pl.when(pl.col("not_applied").is_null()).then(pl.col("new")).alias("new"),
-            "reason",
-            pl.col("not_applied").is_null().alias("applied"),
-            "not_applied",
-            "source_file",
-            "source_line",
-        )
-        .cast(CORRECTION_LOG_SCHEMA)
-        .sort("source_line")
+    joined = fixes.join(outcome, on=[KEY, "field"], how="left").with_columns(
+        pl.when(~pl.col("_on_list").fill_null(False))
+        .then(missing)
+        .otherwise(pl.col("problem"))
+        .alias("not_applied")
     )
+    return _log_rows(joined, list_name).sort("source_line")
 
 
 def _text(expr: pl.Expr) -> pl.Expr:
@@ -106,27 +108,12 @@ def _text(expr: pl.Expr) -> pl.Expr:
 
 def not_computed(fixes: pl.DataFrame, list_name: str, period: str) -> pl.DataFrame:
     """The log of corrections for a list that was not computed for `period` (no player, no game)."""
-    return (
-        fixes.with_columns(
-            pl.lit(None, dtype=pl.String).alias("old"),
-            pl.lit(None, dtype=pl.String).alias("new"),
-            pl.lit(f"no {list_name} list was computed for {period}").alias("not_applied"),
-        )
-        .select(
-            pl.lit(list_name).alias("list"),
-            KEY,
-            "field",
-            "value",
-            "old",
-            "new",
-            "reason",
-            pl.lit(False).alias("applied"),
-            "not_applied",
-            "source_file",
-            "source_line",
-        )
-        .cast(CORRECTION_LOG_SCHEMA)
+    unapplied = fixes.with_columns(
+        pl.lit(None, dtype=pl.String).alias("old"),
+        pl.lit(None, dtype=pl.String).alias("new"),
+        pl.lit(f"no {list_name} list was computed for {period}").alias("not_applied"),
     )
+    return _log_rows(unapplied, list_name)
 
 
 def correct_fide(
