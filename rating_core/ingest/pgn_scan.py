@@ -146,15 +146,18 @@ def _one_copy(**options: Any) -> Any:
 
 
 _helper = _one_copy(cache=True)
+"""For the few helpers that create or return an array (`_more_data`, `_put_view`, `_grow`)."""
 
 
-# Helpers that create no arrays are compiled without numba's reference counting (`_nrt=False`,
-# an option numba's own library uses): otherwise every call increments and decrements each array
-# argument's count atomically, which cost about as much as the scanning itself.
+# Every other helper is compiled without numba's reference counting (`_nrt=False`, an option
+# numba's own library uses): otherwise every call increments and decrements each array argument's
+# count atomically, which cost about as much as the scanning itself (the move, clock and tag-line
+# helpers, called per token, still spent a third of the scan on it: 3.4 -> 2.2 s CPU on one
+# thread for 1M games).
 _no_refcount = _one_copy(cache=True, _nrt=False)
 
 
-@_helper
+@_no_refcount
 def _clock_at(buf: np.ndarray, i: int, n: int) -> bool:
     """True when a Lichess clock comment `{ [%clk H:MM:SS] }` (18 bytes) starts at `i`: `{ [%clk `,
     then 8 bytes none of which ends a comment (`}`, newline, non-ASCII), then ` }`."""
@@ -168,7 +171,7 @@ def _clock_at(buf: np.ndarray, i: int, n: int) -> bool:
     return (load8(buf, i + 16) & _LOW2) == _CLOCK_TAIL
 
 
-@_helper
+@_no_refcount
 def _is_ws(b: int) -> bool:
     """Whitespace other than the newline (space, tab, CR, VT, FF)."""
     return b == 32 or b == 9 or b == 13 or b == 11 or b == 12
@@ -222,12 +225,12 @@ def _is_utf8(buf: np.ndarray, s: int, e: int, n: int) -> bool:
     return True
 
 
-@_helper
+@_no_refcount
 def _file(buf: np.ndarray, j: int, end: int) -> bool:
     return j < end and 97 <= buf[j] <= 104
 
 
-@_helper
+@_no_refcount
 def _rank(buf: np.ndarray, j: int, end: int) -> bool:
     return j < end and 49 <= buf[j] <= 56
 
@@ -238,7 +241,7 @@ for _ch in "NBKRQPabcdefgh12345678-x@Z0O":
     _MOVE_START[ord(_ch)] = True
 
 
-@_helper
+@_no_refcount
 def _san_tail(buf: np.ndarray, j: int, end: int) -> int:
     """End of `[a-h][1-8](?:=?[nbrqkNBRQK])?` matched at `j`, or -1."""
     if not (_file(buf, j, end) and _rank(buf, j + 1, end)):
@@ -251,7 +254,7 @@ def _san_tail(buf: np.ndarray, j: int, end: int) -> int:
     return j
 
 
-@_helper
+@_no_refcount
 def _san_after_rank(buf: np.ndarray, j: int, end: int) -> int:
     """`[\\-x]?` then the destination square, greedy first as the regex engine tries it."""
     if j < end and (buf[j] == 45 or buf[j] == 120):
@@ -261,7 +264,7 @@ def _san_after_rank(buf: np.ndarray, j: int, end: int) -> int:
     return _san_tail(buf, j, end)
 
 
-@_helper
+@_no_refcount
 def _san_after_file(buf: np.ndarray, j: int, end: int) -> int:
     """`[1-8]?` then the rest of the SAN pattern."""
     if _rank(buf, j, end):
@@ -271,7 +274,7 @@ def _san_after_file(buf: np.ndarray, j: int, end: int) -> int:
     return _san_after_rank(buf, j, end)
 
 
-@_helper
+@_no_refcount
 def _san_after_piece(buf: np.ndarray, j: int, end: int) -> int:
     """`[a-h]?` then the rest of the SAN pattern."""
     if _file(buf, j, end):
@@ -360,7 +363,7 @@ _FOUR_PIECE = _shape((4, 0), (32, 0), (1, 0), (2, 0), (0, 16))  # Nbd7, N1d7, Nx
 _FOUR_PAWN = _shape((1, 0), (64, 0), (1, 0), (2, 0), (0, 16))  # exd5, e4d5
 
 
-@_helper
+@_no_refcount
 def _common_move(buf: np.ndarray, i: int, end: int, cls: np.ndarray) -> int:
     """Length of the move at `i` when it has one of the usual SAN shapes (e4, Nf3, exd5, Nxe5,
     Nbd7, R1e2) and nothing after it could extend python-chess's match; 0 otherwise (then
@@ -385,7 +388,7 @@ def _common_move(buf: np.ndarray, i: int, end: int, cls: np.ndarray) -> int:
     return int(2 * np.int64(two) + 3 * np.int64(three) + 4 * np.int64(four))
 
 
-@_helper
+@_no_refcount
 def _match_move_fast(buf: np.ndarray, i: int, end: int, cls: np.ndarray) -> int:
     """`_match_move`, through `_common_move` for the usual shapes."""
     ln = _common_move(buf, i, end, cls)
@@ -452,7 +455,7 @@ def _main_line(
     return i, plies, last_end, mt_s, False
 
 
-@_helper
+@_no_refcount
 def _promo(b: int) -> bool:
     """A promotion piece letter of python-chess's move regex ([nbrqkNBRQK])."""
     return (
@@ -508,7 +511,7 @@ def _tag(buf: np.ndarray, s: int, e: int, has_cr: bool) -> tuple[int, int, int, 
     return ns, ne, vs, t - 2
 
 
-@_helper
+@_no_refcount
 def _tag_index(
     buf: np.ndarray, ns: int, ne: int, names: np.ndarray, lens: np.ndarray, table: np.ndarray
 ) -> int:
@@ -524,7 +527,7 @@ def _tag_index(
     return k
 
 
-@_helper
+@_no_refcount
 def _line_scan(buf: np.ndarray, i: int, n: int, flags: np.ndarray) -> tuple[int, int]:
     """Index of the newline ending the line at `i` (or `n`) and the OR of `_LINE_FLAGS` of its bytes."""
     while i + 8 <= n:  # eight bytes at a time while none is a newline, CR or non-ASCII
@@ -544,7 +547,7 @@ def _line_scan(buf: np.ndarray, i: int, n: int, flags: np.ndarray) -> tuple[int,
     return i, acc
 
 
-@_helper
+@_no_refcount
 def _url_id(buf: np.ndarray, s: int, e: int) -> tuple[bool, int, int]:
     """Whether buf[s:e] matches URL_PATTERN, and the span of URL_ID_PATTERN's group in it ((-1,
     -1): no match): the last non-empty path segment before any `?` or `#`, one trailing `/`
@@ -569,7 +572,7 @@ def _url_id(buf: np.ndarray, s: int, e: int) -> tuple[bool, int, int]:
     return True, gs, ge
 
 
-@_helper
+@_no_refcount
 def _view_words(buf: np.ndarray, s: int, ln: int) -> tuple[np.uint64, np.uint64]:
     """The two words of the Arrow string view of buf[s:s + ln] as if inline: the length, then
     its first 12 bytes (fewer when shorter) zero padded. A view of a longer string keeps the
@@ -592,7 +595,7 @@ def _view_words(buf: np.ndarray, s: int, ln: int) -> tuple[np.uint64, np.uint64]
     return w0, w1
 
 
-@_helper
+@_no_refcount
 def _write_view(
     buf: np.ndarray,
     s: int,
@@ -647,7 +650,7 @@ def _put_view(
     return data, _write_view(buf, s, e, views, valid, c, g, data, off)
 
 
-@_helper
+@_no_refcount
 def _put_url_id(
     buf: np.ndarray, vs: int, ve: int, voff: int, views: np.ndarray, valid: np.ndarray, g: int
 ) -> int:
@@ -668,7 +671,7 @@ def _put_url_id(
     return 1 if is_url else 0
 
 
-@_helper
+@_no_refcount
 def _digits(buf: np.ndarray, s: int, count: int) -> int | np.int64:
     """The number written by the `count` bytes at `s`, -1 unless they are all digits."""
     v = np.int64(0)
@@ -680,7 +683,7 @@ def _digits(buf: np.ndarray, s: int, count: int) -> int | np.int64:
     return v
 
 
-@_helper
+@_no_refcount
 def _has_question_mark(buf: np.ndarray, s: int, e: int) -> bool:
     """True when buf[s:e] holds a `?` (an incomplete date)."""
     j = s
@@ -725,7 +728,7 @@ def _time_code(buf: np.ndarray, s: int, e: int) -> int:
     return OTHER_FORM
 
 
-@_helper
+@_no_refcount
 def _put_tag(
     buf: np.ndarray,
     vs: int,
@@ -780,7 +783,7 @@ def _grow(
     return info2, views2, valid2
 
 
-@_helper
+@_no_refcount
 def _ends_with_result(buf: np.ndarray, s: int, e: int) -> bool:
     """True when buf[s:e] ends with a game termination marker (1-0, 0-1, 1/2-1/2, *)."""
     if e - s >= 1 and buf[e - 1] == 42:
@@ -798,7 +801,7 @@ def _ends_with_result(buf: np.ndarray, s: int, e: int) -> bool:
     return False
 
 
-@_helper
+@_no_refcount
 def _tag_seen(buf: np.ndarray, i: int, n: int, g: int, valid: np.ndarray) -> bool:
     """True when the tag line at `i` names a needed tag that game `g` already has."""
     ne = i + 1  # the end of the name: a space, a newline or a non-ASCII byte
@@ -1027,7 +1030,7 @@ def _scan(
     return info[:, :m], views[:, :m], valid[:, : (m + 7) // 8], data[:off], stray, line_no
 
 
-@_helper
+@_no_refcount
 def _close_game(
     buf: np.ndarray,
     info: np.ndarray,
@@ -1064,7 +1067,7 @@ def _close_game(
     return off
 
 
-@_helper
+@_no_refcount
 def _next_game_start(buf: np.ndarray, pos: int, n: int) -> int:
     """Index of the first `[` at or after `pos` that opens a line after a blank line and is not
     `[%`, where the last line before the blank ones is no tag line (a blank line inside the tags
