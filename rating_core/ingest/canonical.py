@@ -11,7 +11,7 @@ from datetime import date
 
 import polars as pl
 
-from rating_core.ingest.common import IngestResult
+from rating_core.ingest.common import IngestResult, repeats
 from rating_core.periods import TOURNAMENT_SPREAD_DAYS, date_range_reason
 from rating_core.schemas import (
     GAMES_SCHEMA,
@@ -206,8 +206,8 @@ def check_match_dates(result: IngestResult, today: date | None = None) -> Ingest
 
 def drop_duplicate_game_ids(games: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Keep the first record of each game id (file order); quarantine the later ones."""
-    first = games.get_column("game_id").is_first_distinct()
-    if first.all():  # the common case: one pass over the ids, no join
+    first = repeats(games.get_column("game_id"))
+    if first is None:  # the common case: one pass over the ids' hashes, no join
         return games, empty(QUARANTINE_SCHEMA)
     dups = games.filter(~first)
     firsts = games.filter(first & pl.col("game_id").is_in(dups.get_column("game_id").implode()))

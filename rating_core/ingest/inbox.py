@@ -170,6 +170,13 @@ def _game_sources(
     return sources
 
 
+def game_files(inbox: Path) -> list[str]:
+    """The names (relative to the inbox, as in the per-file summary) of the game files
+    `ingest_games` reads, in its order."""
+    inbox = Path(inbox)
+    return [_relative(p, inbox) for _, _, _, files in _game_sources(inbox) for p in files]
+
+
 def ingest_games(
     inbox: Path, players: pl.DataFrame | None = None, today: date | None = None
 ) -> InboxBatch:

@@ -8,14 +8,16 @@ import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from rating_core.ingest.common import IngestResult, UnreadableFileError
+from rating_core.ingest.common import IngestResult, UnreadableFileError, repeats
 from rating_core.ingest.pgn_files import file_stem
 from rating_core.ingest.pgn_scan import (
+    ABSENT,
     BADTAG_LINE,
     DATE_ROWS,
     DAY_BASE,
     FIRST_LINE,
     HAS_MT,
+    HAS_QUESTION_MARK,
     HAS_RESULT,
     LAST_MOVE_PATTERN,
     OTHER_FORM,
@@ -51,9 +53,11 @@ def _cut(expr: pl.Expr) -> pl.Expr:
     return expr.str.slice(0, VALUE_MAX)
 
 
-def _complete_date(col: str) -> pl.Expr:
-    """True where the date tag is present and has no `?`."""
-    return pl.col(col).is_not_null() & ~pl.col(col).str.contains("?", literal=True)
+def _complete_date(tag: str) -> pl.Expr:
+    """True where the date tag is present and has no `?`: from the scanner's code of its value
+    (`_date_code`: a real date has no `?`, any other value is coded by whether it has one)."""
+    code = pl.col(f"code_{tag}")
+    return (code != ABSENT) & (code != HAS_QUESTION_MARK)
 
 
 def _batch(part: Part, first_game: int, line_base: int) -> pa.RecordBatch:
@@ -170,15 +174,19 @@ def derive(
         pl.lit("pgn").alias("format"),
         pl.lit(source_file).alias("source_file"),
         c("first_line").alias("source_line"),
-        _unrated_reason().alias("unrated_reason"),
+        _unrated_reason(games).alias("unrated_reason"),
     )
     return games.with_columns(_defect(games))
 
 
-def _unrated_reason() -> pl.Expr:
+def _unrated_reason(games: pl.DataFrame) -> pl.Expr:
     """Why a game is kept but not rated: a Variant other than standard chess, or a start from a
-    set-up position (a FEN other than the initial position, or SetUp "1" without a FEN)."""
+    set-up position (a FEN other than the initial position, or SetUp "1" without a FEN). Null
+    without a test when no game of the file has one of those tags (a Lichess standard file)."""
     c = pl.col
+    tags = ("Variant", "FEN", "SetUp")
+    if games.select(pl.all_horizontal(c(t).null_count() == pl.len() for t in tags)).item():
+        return pl.lit(None, pl.String)
     variant = c("Variant").str.strip_chars()
     fen = c("FEN").str.strip_chars()
     has_fen = fen.is_not_null() & (fen != "")
@@ -333,20 +341,26 @@ def _defect(games: pl.DataFrame) -> list[pl.Expr]:
 
 def split(games: pl.DataFrame, source_file: str) -> IngestResult:
     """Good rows (conformed) and quarantine rows, with duplicate game ids quarantined too."""
-    bad = games.filter(pl.col("q_reason").is_not_null())
-    good = games.filter(pl.col("q_reason").is_null())
-    first = good.get_column("game_id").is_first_distinct()
+    q_columns = ("q_line", "game_id", "q_value", "q_reason")
+    kept = games.get_column("q_reason").is_null()
+    bad = games.select(q_columns).filter(~kept)
+    good = games.select(c for c in RAW_GAMES_SCHEMA if c in games.columns)
+    if bad.height:  # only the kept columns are filtered, not every tag the scanner read
+        good = good.filter(kept)
+    good = conform(good, RAW_GAMES_SCHEMA)
+    first = repeats(good.get_column("game_id"))
     dup = bad.clear()
-    if not first.all():  # the common case, no duplicate, skips the grouping
+    if first is not None:  # the common case, no duplicate, skips the grouping
         first_line = pl.col("source_line").first().over("game_id")
         dup = good.with_columns(first_line.alias("dup_of")).filter(~first)
-        dup = dup.with_columns(
+        dup = dup.select(
             pl.col("source_line").alias("q_line"),
+            "game_id",
             pl.col("game_id").alias("q_value"),
             pl.format(
                 "game id '{}' already appears at line {}", pl.col("game_id"), pl.col("dup_of")
             ).alias("q_reason"),
-        ).drop("dup_of")
+        )
         good = good.filter(first)
     quarantine = (
         pl.concat([bad, dup])
@@ -360,6 +374,6 @@ def split(games: pl.DataFrame, source_file: str) -> IngestResult:
         )
     )
     return IngestResult(
-        rows=conform(good, RAW_GAMES_SCHEMA),
+        rows=good,
         quarantine=conform(quarantine, QUARANTINE_SCHEMA),
     )
