@@ -18,6 +18,7 @@ from rating_core.schemas import (
     QUARANTINE_SCHEMA,
     RAW_GAMES_SCHEMA,
     SCORE_BY_RESULT,
+    UTC_TIME,
     conform,
     empty,
 )
@@ -35,8 +36,21 @@ def _quarantine_from(frame: pl.DataFrame, value: pl.Expr, reason: pl.Expr) -> pl
     ).cast(QUARANTINE_SCHEMA)
 
 
-def _period_of(ts: pl.Expr) -> pl.Expr:
-    return ts.dt.strftime("%Y-%m")
+DAY_US = 86_400_000_000
+"""Microseconds in a day (the unit of UTC_TIME)."""
+
+
+def _with_period(games: pl.DataFrame, ts: pl.Expr, **more: pl.Expr | None) -> pl.DataFrame:
+    """`games` with `period`, the `YYYY-MM` of the UTC_TIME `ts`, and the columns `more`.
+
+    Each distinct day is formatted once and looked up by its number: a month of games has some
+    thirty days, and formatting a million timestamps cost four times as much.
+    """
+    day = ts.cast(UTC_TIME).cast(pl.Int64) // DAY_US  # floor: days before 1970 too
+    days = games.select(day.unique().drop_nulls().alias("day")).get_column("day")
+    names = (days * DAY_US).cast(UTC_TIME).dt.strftime("%Y-%m")
+    period = day.replace_strict(days, names, default=None, return_dtype=pl.String)
+    return games.with_columns(period=period, **more)
 
 
 def canonical_games(
@@ -126,14 +140,15 @@ def canonical_games(
     unratable = pl.col("unrated_reason").is_not_null()
     games = games.with_columns(rated=pl.when(unratable).then(False).otherwise(pl.col("rated")))
     if online:
-        games = games.with_columns(period=_period_of(pl.col("played_at")), rating_list=None)
+        games = _with_period(games, pl.col("played_at"), rating_list=None)
     else:
         end = pl.coalesce(
             pl.col("tournament_end").cast(pl.Datetime("us", "UTC")),
             pl.col("played_at").max().over(pl.col("tournament_id")),
         )
-        games = games.with_columns(
-            period=_period_of(end),
+        games = _with_period(
+            games,
+            end,
             rated=pl.col("rated").fill_null(True) & (pl.col("status") == "finished"),
             category=None,
         )

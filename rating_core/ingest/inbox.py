@@ -234,7 +234,8 @@ def split_contradictory(
         "value",
         "reason",
     ).cast(QUARANTINE_SCHEMA)
-    kept = games.join(rejected.select("game_id"), on="game_id", how="anti")
+    refused = pl.col("game_id").is_in(rejected.get_column("game_id").implode())
+    kept = games.filter(pl.col("game_id").is_null() | ~refused)  # an anti join, without one
     return kept, quarantine
 
 
