@@ -146,7 +146,7 @@ def _one_copy(**options: Any) -> Any:
 
 
 _helper = _one_copy(cache=True)
-"""For the few helpers that create or return an array (`_more_data`, `_put_view`, `_grow`)."""
+"""For the helpers that create an array (`_more_data`, `_grow`)."""
 
 
 # Every other helper is compiled without numba's reference counting (`_nrt=False`, an option
@@ -631,25 +631,6 @@ def _more_data(data: np.ndarray, off: int, need: int) -> np.ndarray:
     return more
 
 
-@_helper
-def _put_view(
-    buf: np.ndarray,
-    s: int,
-    e: int,
-    views: np.ndarray,
-    valid: np.ndarray,
-    c: int,
-    g: int,
-    data: np.ndarray,
-    off: int,
-) -> tuple[np.ndarray, int]:
-    """`_write_view`, growing `data` first when it is full. Returns `data` and the new
-    offset."""
-    if off + e - s > data.shape[0]:
-        data = _more_data(data, off, e - s)
-    return data, _write_view(buf, s, e, views, valid, c, g, data, off)
-
-
 @_no_refcount
 def _put_url_id(
     buf: np.ndarray, vs: int, ve: int, voff: int, views: np.ndarray, valid: np.ndarray, g: int
@@ -815,6 +796,14 @@ def _tag_seen(buf: np.ndarray, i: int, n: int, g: int, valid: np.ndarray) -> boo
 
 NOT_UTF8 = -1  # the `stray` _scan returns when its bytes are not UTF-8
 
+# The scanner's state between calls of `_scan_lines` (an int64 array): where it is, the game
+# being read, and how much room it asked for.
+(S_POS, S_GAME, S_OFF, S_LINE, S_PREV, S_COMMENT, S_DEPTH, S_LAST_END, S_STRAY, S_MT_S) = range(10)
+S_PLIES, S_NEED = 10, 11
+N_STATE = 12
+# what `_scan_lines` stopped for
+DONE, MORE_GAMES, MORE_DATA, STOP_NOT_UTF8 = range(4)
+
 
 @nb.njit(cache=True, nogil=True)
 def _scan(
@@ -832,24 +821,97 @@ def _scan(
     bitmaps; also the line of text before the first game (`stray`, 0: none) and the number of the
     line after the last one. Stops with stray NOT_UTF8 at the first byte sequence that is not
     UTF-8 (the caller then reads the file as Windows-1252, which is always valid UTF-8 again).
+
+    The arrays are grown here, between calls of `_scan_lines` (which stops at a line start when
+    they are full): an array variable reassigned inside the per-line loop cost two atomic
+    reference count updates per array and line, a quarter of the scan.
     """
-    n = stop
     cap = max((stop - start) // 512, 64)
     info = np.empty((N_INFO, cap), dtype=np.int64)
     views = np.empty((N_COLS, cap, 2), dtype=np.uint64)
     valid = np.zeros((N_COLS, cap // 8 + 1), dtype=np.uint8)
     data = np.empty(max((stop - start) // 16, 4096), dtype=np.uint8)
-    off = 0
-    g = -1
-    i = start
-    line_no = 1
-    prev_kind = 0  # 0 blank or start, 1 tag line, 2 other, 3 one blank line after tag lines
-    in_comment = False
-    depth = 0
-    last_end = 0
-    stray = 0
-    mt_s = -1  # the current game's movetext start and plies, stored in `info` when it closes
-    plies = 0
+    state = np.zeros(N_STATE, dtype=np.int64)
+    state[S_POS] = start
+    state[S_GAME] = -1
+    state[S_LINE] = 1
+    while True:
+        status = _scan_lines(buf, stop, names, lens, table, info, views, valid, data, state)
+        if status == DONE:
+            break
+        if status == STOP_NOT_UTF8:
+            return info[:, :0], views[:, :0], valid[:, :0], data[:0], NOT_UTF8, state[S_LINE]
+        if status == MORE_GAMES:
+            info, views, valid = _grow(info, views, valid)
+        else:
+            data = _more_data(data, state[S_OFF], state[S_NEED])
+    m = state[S_GAME] + 1
+    off = state[S_OFF]
+    stray = state[S_STRAY]
+    return info[:, :m], views[:, :m], valid[:, : (m + 7) // 8], data[:off], stray, state[S_LINE]
+
+
+@_no_refcount
+def _save(
+    state: np.ndarray,
+    i: int,
+    g: int,
+    off: int,
+    line_no: int,
+    prev_kind: int,
+    in_comment: bool,
+    depth: int,
+    last_end: int,
+    stray: int,
+    mt_s: int,
+    plies: int,
+    need: int,
+) -> None:
+    """Store `_scan_lines`' local state in `state` (see S_POS...)."""
+    state[S_POS] = i
+    state[S_GAME] = g
+    state[S_OFF] = off
+    state[S_LINE] = line_no
+    state[S_PREV] = prev_kind
+    state[S_COMMENT] = 1 if in_comment else 0
+    state[S_DEPTH] = depth
+    state[S_LAST_END] = last_end
+    state[S_STRAY] = stray
+    state[S_MT_S] = mt_s
+    state[S_PLIES] = plies
+    state[S_NEED] = need
+
+
+@_no_refcount
+def _scan_lines(
+    buf: np.ndarray,
+    n: int,
+    names: np.ndarray,
+    lens: np.ndarray,
+    table: np.ndarray,
+    info: np.ndarray,
+    views: np.ndarray,
+    valid: np.ndarray,
+    data: np.ndarray,
+    state: np.ndarray,
+) -> int:
+    """`_scan`'s pass from the position in `state` to `n`, into arrays it never reallocates.
+
+    Returns DONE at the end (the last game closed), STOP_NOT_UTF8, or, at the start of a line
+    that would not fit, MORE_GAMES (`info`, `views`, `valid` are full) or MORE_DATA (`data` needs
+    `state[S_NEED]` more bytes); `state` then holds where to go on once they have grown.
+    """
+    i = state[S_POS]
+    g = state[S_GAME]
+    off = state[S_OFF]
+    line_no = state[S_LINE]
+    prev_kind = state[S_PREV]  # 0 blank or start, 1 tag line, 2 other, 3 one blank line after tags
+    in_comment = state[S_COMMENT] == 1
+    depth = state[S_DEPTH]
+    last_end = state[S_LAST_END]
+    stray = state[S_STRAY]
+    mt_s = state[S_MT_S]  # the current game's movetext start and plies, stored when it closes
+    plies = state[S_PLIES]
     while i < n:
         ls = i
         c = buf[i]
@@ -868,14 +930,21 @@ def _scan(
             new_game = prev_kind != 1
             if prev_kind == 3:
                 new_game = _tag_seen(buf, i, n, g, valid)
+            nl, fl = _line_scan(buf, i, n, _LINE_FLAGS)
+            # room for the line's value (or the whole malformed line) and the closed game's
+            # movetext, else back to `_scan` to grow the arrays and read this line again
+            need = nl - i + (VALUE_MAX + LAST_TOKEN_MAX if new_game and g >= 0 else 0)
+            full = new_game and g + 1 >= info.shape[1]
+            if full or off + need > data.shape[0]:
+                _save(
+                    state, i, g, off, line_no, prev_kind, in_comment, depth, last_end, stray,
+                    mt_s, plies, need,
+                )  # fmt: skip
+                return MORE_GAMES if full else MORE_DATA
             if new_game:
                 if g >= 0:
-                    if off + VALUE_MAX + LAST_TOKEN_MAX > data.shape[0]:
-                        data = _more_data(data, off, VALUE_MAX + LAST_TOKEN_MAX)
                     off = _close_game(buf, info, views, valid, g, mt_s, plies, last_end, data, off)
                 g += 1
-                if g >= info.shape[1]:
-                    info, views, valid = _grow(info, views, valid)
                 info[FIRST_LINE, g] = line_no
                 info[BADTAG_LINE, g] = 0
                 info[SITE_URL, g] = 0
@@ -889,23 +958,21 @@ def _scan(
                 last_end = 0
                 mt_s = -1
                 plies = 0
-            nl, fl = _line_scan(buf, i, n, _LINE_FLAGS)
             e = nl
             if buf[e - 1] == 13:
                 e -= 1
             if fl & 2 and not _is_utf8(buf, i, e, n):
-                return info[:, :0], views[:, :0], valid[:, :0], data[:0], NOT_UTF8, line_no
+                state[S_LINE] = line_no
+                return STOP_NOT_UTF8
             ns, ne, vs, ve = _tag(buf, i, e, (fl & 4) != 0)
             k = -1
             if ns < 0:
                 if info[BADTAG_LINE, g] == 0:
                     info[BADTAG_LINE, g] = line_no
-                    data, off = _put_view(buf, ls, e, views, valid, COL_BADTAG, g, data, off)
+                    off = _write_view(buf, ls, e, views, valid, COL_BADTAG, g, data, off)
             else:
                 k = _tag_index(buf, ns, ne, names, lens, table)
             if k >= 0:
-                if off + ve - vs > data.shape[0]:
-                    data = _more_data(data, off, ve - vs)
                 off = _put_tag(buf, vs, ve, k, g, info, views, valid, data, off)
             prev_kind = 1
             i = nl + 1
@@ -918,7 +985,8 @@ def _scan(
                 stray = line_no
             e = _line_end(buf, i, n)
             if not _is_utf8(buf, i, e, n):
-                return info[:, :0], views[:, :0], valid[:, :0], data[:0], NOT_UTF8, line_no
+                state[S_LINE] = line_no
+                return STOP_NOT_UTF8
             while i < n and buf[i] != 10:
                 i += 1
             i += 1
@@ -985,7 +1053,8 @@ def _scan(
             if b >= 0x80:
                 ln = _utf8_len(buf, i, n)
                 if ln == 0:
-                    return info[:, :0], views[:, :0], valid[:, :0], data[:0], NOT_UTF8, line_no
+                    state[S_LINE] = line_no
+                    return STOP_NOT_UTF8
                 if not in_comment:
                     if mt_s < 0:
                         mt_s = i
@@ -1000,7 +1069,8 @@ def _scan(
             if b == 59:  # ; comment to the end of the line
                 e = _line_end(buf, i, n)
                 if not _is_utf8(buf, i, e, n):
-                    return info[:, :0], views[:, :0], valid[:, :0], data[:0], NOT_UTF8, line_no
+                    state[S_LINE] = line_no
+                    return STOP_NOT_UTF8
                 while i < n and buf[i] != 10:
                     i += 1
                 continue
@@ -1024,10 +1094,14 @@ def _scan(
         line_no += 1
     if g >= 0:
         if off + VALUE_MAX + LAST_TOKEN_MAX > data.shape[0]:
-            data = _more_data(data, off, VALUE_MAX + LAST_TOKEN_MAX)
+            _save(
+                state, i, g, off, line_no, prev_kind, in_comment, depth, last_end, stray, mt_s,
+                plies, VALUE_MAX + LAST_TOKEN_MAX,
+            )  # fmt: skip
+            return MORE_DATA
         off = _close_game(buf, info, views, valid, g, mt_s, plies, last_end, data, off)
-    m = g + 1
-    return info[:, :m], views[:, :m], valid[:, : (m + 7) // 8], data[:off], stray, line_no
+    _save(state, i, g, off, line_no, prev_kind, in_comment, depth, last_end, stray, mt_s, plies, 0)
+    return DONE
 
 
 @_no_refcount
