@@ -18,6 +18,7 @@ import polars as pl
 from assets.period_io import CODE_VERSION, frame_metadata
 from assets.resources import PipelinePaths
 from rating_core.ingest import inbox as inbox_readers
+from rating_core.ingest.common import repeats
 from rating_core.ingest.inbox import InboxBatch
 from rating_core.lake.storage import read_table, table_partitions, write_partitioned, write_table
 from rating_core.names import player_names
@@ -117,17 +118,23 @@ def players(paths: PipelinePaths) -> dg.MaterializeResult:
     description="Every chess game (platform, federation, clubs) as the canonical games table.",
 )
 def games(paths: PipelinePaths) -> dg.MaterializeResult:
-    # The files are digested in a thread while they are read (hashlib and Polars release the
-    # GIL), and the display names are written while the games table is.
+    # The files are digested in a thread once the scanner is done with them, while their rows
+    # are classified (hashlib and Polars release the GIL), and the display names are written
+    # while the games table is.
     registry = read_table(paths.lake_path, "players").collect()
     inbox = paths.inbox_path
+    files = inbox_readers.game_files(inbox)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        digested = pool.submit(_digest_of, inbox, inbox_readers.game_files(inbox))
-        batch = inbox_readers.ingest_games(inbox, registry)
+        digests: list[Future] = []
+
+        def start_digest() -> None:
+            digests.append(pool.submit(_digest_of, inbox, files))
+
+        batch = inbox_readers.ingest_games(inbox, registry, after_read=start_digest)
         names = pool.submit(_write_names, paths, registry, batch.rows)
         _store(paths, "games", batch, partitioned=True)
         names.result()
-        return _result(paths, batch, digested)
+        return _result(paths, batch, digests[0] if digests else None)
 
 
 def _write_names(paths: PipelinePaths, registry: pl.DataFrame, games: pl.DataFrame) -> None:
@@ -206,8 +213,8 @@ def merges(paths: PipelinePaths) -> dg.MaterializeResult:
 
 @dg.asset_check(asset=games, blocking=True, description="Every game id appears once.")
 def games_have_unique_ids(paths: PipelinePaths) -> dg.AssetCheckResult:
-    ids = read_table(paths.lake_path, "games").select("game_id").collect()
-    dups = ids.height - ids.get_column("game_id").n_unique()
+    ids = read_table(paths.lake_path, "games").select("game_id").collect().get_column("game_id")
+    dups = 0 if repeats(ids) is None else ids.len() - ids.n_unique()
     return dg.AssetCheckResult(passed=dups == 0, metadata={"duplicates": dups})
 
 

@@ -178,10 +178,15 @@ def game_files(inbox: Path) -> list[str]:
 
 
 def ingest_games(
-    inbox: Path, players: pl.DataFrame | None = None, today: date | None = None
+    inbox: Path,
+    players: pl.DataFrame | None = None,
+    today: date | None = None,
+    after_read: Callable[[], object] | None = None,
 ) -> InboxBatch:
     """Read every chess game file of the inbox into the canonical games table (games dated
-    after `today`, default today in UTC, are quarantined)."""
+    after `today`, default today in UTC, are quarantined). `after_read` is called once the
+    platform's files (the large ones) are read, before their rows are classified: the games
+    asset then starts hashing the files, when the scanner no longer needs every CPU."""
     inbox = Path(inbox)
     per_file: list[tuple[str, IngestResult]] = []
     canonical: list[pl.DataFrame] = []
@@ -196,6 +201,9 @@ def ingest_games(
             quarantine.append(result.quarantine)
             per_file.append((name, result))
             notes.extend(result.notes)  # a reader's notes ("not UTF-8...") reach the summary
+        if source == "platform" and after_read is not None:
+            after_read()
+            after_read = None
         if not raws:
             continue
         raw = pl.concat(raws, how="vertical_relaxed") if raws else empty(RAW_GAMES_SCHEMA)
