@@ -171,8 +171,10 @@ def corrections(paths: PipelinePaths) -> dg.MaterializeResult:
     description="Moderation decisions platform/moderation/*.csv (a decision needs its game).",
 )
 def moderation_decisions(paths: PipelinePaths) -> dg.MaterializeResult:
-    known = read_table(paths.lake_path, "games", schema={"game_id": pl.String})
-    game_ids = known.select("game_id").collect().get_column("game_id")
+    game_ids = None  # without a decision file the game ids are not read back (1M of them)
+    if inbox_readers.moderation_files(paths.inbox_path):
+        known = read_table(paths.lake_path, "games", schema={"game_id": pl.String})
+        game_ids = known.select("game_id").collect().get_column("game_id")
     batch = inbox_readers.ingest_moderation(paths.inbox_path, game_ids)
     _store(paths, "moderation", batch, partitioned=False)
     return _result(paths, batch)

@@ -312,6 +312,11 @@ def ingest_corrections(inbox: Path) -> InboxBatch:
     return _ingest_simple("corrections", inbox, paths, read_corrections, CORRECTIONS_SCHEMA)
 
 
+def moderation_files(inbox: Path) -> list[Path]:
+    """The `platform/moderation/*.csv` decision files, sorted."""
+    return _files(Path(inbox) / "platform" / "moderation", (".csv",))
+
+
 def ingest_moderation(inbox: Path, known_game_ids: pl.Series | None = None) -> InboxBatch:
     """Every `platform/moderation/*.csv` decision.
 
@@ -319,7 +324,7 @@ def ingest_moderation(inbox: Path, known_game_ids: pl.Series | None = None) -> I
     quarantined ("no game with this id") and counted in its file's summary row.
     """
     inbox = Path(inbox)
-    paths = _files(inbox / "platform" / "moderation", (".csv",))
+    paths = moderation_files(inbox)
 
     def reader(path: Path, name: str) -> IngestResult:
         return read_moderation(path, name, known_game_ids)
@@ -424,7 +429,7 @@ def inbox_files(inbox: Path) -> list[Path]:
     for _, _, _, files in _game_sources(inbox):
         found.extend(files)
     found.extend(_files(inbox / "federation" / "lists", STARTING_LIST_SUFFIXES))
-    found.extend(_files(inbox / "platform" / "moderation", (".csv",)))
+    found.extend(moderation_files(inbox))
     found.extend(_files(inbox / "backgammon", (".csv",)))
     found.extend(_own_file(inbox, CORRECTIONS_FILE))
     found.extend(
