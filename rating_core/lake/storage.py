@@ -153,15 +153,15 @@ Polars' file writer costs about 1.5 ms more per file, which a range of 60 period
 partition and list file; above it the file writer streams and is faster."""
 
 
-def _write_parquet(frame: pl.DataFrame, path: Path) -> None:
+def _write_parquet(frame: pl.DataFrame, path: Path, statistics: bool = True) -> None:
     """Write `frame` as Parquet to `path` (not flushed to disk): small frames encoded in memory
     and written in one call (`SMALL_FRAME_BYTES`), large ones by Polars' streaming writer."""
     if frame.estimated_size() < SMALL_FRAME_BYTES:
         buffer = io.BytesIO()
-        frame.write_parquet(buffer, compression=TABLE_COMPRESSION)
+        frame.write_parquet(buffer, compression=TABLE_COMPRESSION, statistics=statistics)
         path.write_bytes(buffer.getbuffer())
     else:
-        frame.write_parquet(path, compression=TABLE_COMPRESSION)
+        frame.write_parquet(path, compression=TABLE_COMPRESSION, statistics=statistics)
 
 
 @functools.cache
@@ -268,7 +268,7 @@ def write_partitions(
             target = folder / PART_FILE
             tmp = folder / f".{PART_FILE}{_TEMP_MARK}{uuid.uuid4().hex}"
             staged.append((tmp, target))
-            _write_parquet(parts[value], tmp)
+            _write_parquet(parts[value], tmp, entry.statistics)
         if staged:
             flush_filesystem(base)
         for tmp, target in staged:
