@@ -10,7 +10,7 @@ never depends on the prefetch.
 from __future__ import annotations
 
 import threading
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from pathlib import Path
 
 from rating_core.ingest.common import IngestResult
@@ -37,13 +37,27 @@ def prefetch_platform_pgn(inbox: Path) -> int:
     )
     if not files:
         return 0
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="ratings-prefetch")
+    work = []
     with _lock:
         for path in files:
             name = path.relative_to(inbox).as_posix()
-            _pending[(path.resolve(), name)] = (_stamp(path), pool.submit(read_pgn, path, name))
-    pool.shutdown(wait=False)  # the thread ends once its files are read
+            future: Future[IngestResult] = Future()
+            _pending[(path.resolve(), name)] = (_stamp(path), future)
+            work.append((path, name, future))
+    # a daemon thread: a run interrupted while it reads exits at once, not after the read
+    threading.Thread(target=_read_all, args=(work,), name="ratings-prefetch", daemon=True).start()
     return len(files)
+
+
+def _read_all(work: list[tuple[Path, str, Future[IngestResult]]]) -> None:
+    """Read each file in turn, each result (or error) into its future."""
+    for path, name, future in work:
+        if not future.set_running_or_notify_cancel():
+            continue
+        try:
+            future.set_result(read_pgn(path, name))
+        except BaseException as error:  # handed to whoever takes the file
+            future.set_exception(error)
 
 
 def take_prefetched(path: Path, name: str) -> IngestResult | None:
