@@ -169,7 +169,7 @@ def _syncfs() -> Callable[[int], int] | None:
     """Linux's `syncfs(fd)` from the C library, None where there is none."""
     try:
         return ctypes.CDLL(None, use_errno=True).syncfs
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
+    except (AttributeError, OSError, TypeError):  # pragma: no cover - not Linux
         return None
 
 
