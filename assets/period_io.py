@@ -9,6 +9,7 @@ Layout in the lake (hive partitions by period):
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from concurrent.futures import Executor
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -17,7 +18,7 @@ import dagster as dg
 import polars as pl
 
 from rating_core.lake.digests import digest_frame
-from rating_core.lake.publishing import publish_list
+from rating_core.lake.publishing import ListRelease, publish_lists
 from rating_core.lake.storage import read_table, write_partitioned
 from rating_core.names import NAMES_SCHEMA, attach_names
 from rating_core.periods import previous_period
@@ -130,6 +131,85 @@ def _causes_of(causes: pl.DataFrame | None, list_name: str) -> pl.DataFrame | No
     return causes.filter(mine).drop(LIST_COLUMN)
 
 
+def list_releases(
+    period: str,
+    rows: pl.DataFrame,
+    *,
+    reason: str,
+    causes: pl.DataFrame | None = None,
+    value: str = "rating",
+) -> list[ListRelease]:
+    """One release per list of one period's `list_rows` (a `list` column), in list order."""
+    rows = rows.with_columns(pl.lit(period, pl.String).alias("period"))
+    return range_releases(rows, {period: reason}, {period: causes}, value=value)
+
+
+def range_releases(
+    rows: pl.DataFrame,
+    reasons: Mapping[str, str],
+    causes: Mapping[str, pl.DataFrame | None],
+    *,
+    value: str = "rating",
+) -> list[ListRelease]:
+    """One release per list and period of a range's `list_rows` (`period` and `list` columns),
+    in period then list order, split in one pass. Only the periods of `reasons` are released.
+
+    A list's club folder and rules (era) columns are recorded in its manifest (`club_folder`,
+    `rules`), not in the list. `causes[period]` (player_id, cause) name why a player's value
+    moved; with a `list` column, each list takes its own rows.
+    """
+    if not rows.height or not reasons:  # an empty range may have no columns at all
+        return []
+    rows = rows.filter(pl.col("period").is_in(list(reasons)))
+    parts = rows.partition_by(["period", LIST_COLUMN], as_dict=True, maintain_order=False)
+    droppable = ["period", LIST_COLUMN, INPUT_DIGEST, CLUB_FOLDER, RULES_COLUMN]
+    releases = []
+    for period, list_name in sorted(parts, key=lambda k: (str(k[0]), str(k[1]))):
+        frame = parts[(period, list_name)]
+        digest = frame.get_column(INPUT_DIGEST)[0] if INPUT_DIGEST in frame.columns else None
+        extra = {
+            field: frame[column][0]
+            for field, column in (("club_folder", CLUB_FOLDER), ("rules", RULES_COLUMN))
+            if column in frame.columns and frame[column][0] is not None
+        }
+        content = frame.drop(droppable, strict=False)
+        releases.append(
+            ListRelease(
+                list_name=str(list_name),
+                period=str(period),
+                rows=content,
+                reason=reasons[str(period)],
+                input_digest=digest or digest_frame(content),
+                code_version=CODE_VERSION,
+                causes=_causes_of(causes.get(str(period)), str(list_name)),
+                value=value,
+                extra_manifest=extra or None,
+            )
+        )
+    return releases
+
+
+def publish_releases(
+    lake: Path, releases: list[ListRelease], pool: Executor | None = None
+) -> list[dict]:
+    """Publish a batch of releases (`publishing.publish_lists`: staged side by side on `pool`,
+    flushed to disk once, renamed in order); unchanged lists stay. One outcome per release
+    (list, period, version, status, row_count, changed_rows), in order. The publishing asset
+    tidies `.staging` once, after its range."""
+    outcomes = publish_lists(lake, releases, tidy_staging=False, pool=pool)
+    return [
+        {
+            "list": outcome.list,
+            "period": outcome.period,
+            "version": outcome.version,
+            "status": outcome.status,
+            "row_count": outcome.row_count,
+            "changed_rows": outcome.changed_rows,
+        }
+        for outcome in outcomes
+    ]
+
+
 def publish_rows(
     lake: Path,
     period: str,
@@ -140,46 +220,6 @@ def publish_rows(
     value: str = "rating",
     pool: Executor | None = None,
 ) -> list[dict]:
-    """Publish every list of one period's `list_rows` (a `list` column); unchanged lists stay.
-
-    A list's club folder and rules (era) columns are recorded in its manifest (`club_folder`,
-    `rules`), not in the list. `causes` (player_id, cause) name why a player's value moved; with
-    a `list` column, each list takes its own rows. With `pool`, the lists are published side by
-    side. Returns one outcome per list (list, period, version, status, row_count, changed_rows),
-    in list order.
-    """
-    rows = rows.drop("period", strict=False)
-    groups = rows.sort(LIST_COLUMN).group_by(LIST_COLUMN, maintain_order=True)
-
-    def publish_one(group: tuple[tuple[object, ...], pl.DataFrame]) -> dict:
-        (list_name,), frame = group
-        digest = frame.get_column(INPUT_DIGEST)[0] if INPUT_DIGEST in frame.columns else None
-        extra = {
-            field: frame[column][0]
-            for field, column in (("club_folder", CLUB_FOLDER), ("rules", RULES_COLUMN))
-            if column in frame.columns and frame[column][0] is not None
-        }
-        content = frame.drop([LIST_COLUMN, INPUT_DIGEST, CLUB_FOLDER, RULES_COLUMN], strict=False)
-        outcome = publish_list(
-            lake,
-            str(list_name),
-            period,
-            content,
-            reason=reason,
-            input_digest=digest or digest_frame(content),
-            code_version=CODE_VERSION,
-            causes=_causes_of(causes, str(list_name)),
-            value=value,
-            extra_manifest=extra or None,
-            tidy_staging=False,  # the publishing asset tidies `.staging` once, after the range
-        )
-        return {
-            "list": outcome.list,
-            "period": outcome.period,
-            "version": outcome.version,
-            "status": outcome.status,
-            "row_count": outcome.row_count,
-            "changed_rows": outcome.changed_rows,
-        }
-
-    return list(pool.map(publish_one, groups) if pool is not None else map(publish_one, groups))
+    """Publish every list of one period's `list_rows` (`list_releases`, `publish_releases`)."""
+    releases = list_releases(period, rows, reason=reason, causes=causes, value=value)
+    return publish_releases(lake, releases, pool)

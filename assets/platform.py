@@ -24,7 +24,7 @@ from assets.systems import (
     read_states,
     system_assets,
 )
-from rating_core.lake.storage import read_table, write_partitioned
+from rating_core.lake.storage import read_table, table_partitions, write_partitioned
 from rating_core.rounding import FLOAT_TOLERANCE
 from rating_core.schemas import GAMES_SCHEMA, MATCHES_SCHEMA
 from rating_core.systems.platform import (
@@ -93,9 +93,11 @@ def _site_publishing(lake: Path, periods: list[str]) -> Publishing:
             )
             for period in periods
         ]
-        write_partitioned(
-            lake, APPLIED_ANNULMENTS, pl.concat(frames, how="diagonal_relaxed"), partitions=periods
-        )
+        applied_now = pl.concat(frames, how="diagonal_relaxed")
+        # a period with no annulment gets an empty file only where one exists to replace
+        stale = set(table_partitions(lake, APPLIED_ANNULMENTS)) & set(periods)
+        if applied_now.height or stale:
+            write_partitioned(lake, APPLIED_ANNULMENTS, applied_now, partitions=sorted(stale))
 
     return Publishing(
         reason=lambda period: annulment_reason(decisions, annulled_games, period, applied[period]),

@@ -31,14 +31,15 @@ from assets.period_io import (
     INPUT_DIGEST,
     ROW_PERIOD,
     frame_metadata,
-    publish_rows,
+    publish_releases,
+    range_releases,
     read_state_before,
     with_names,
 )
 from assets.resources import PipelinePaths
 from rating_core.lake.digests import digest_frames, digest_parts, period_input_digests
 from rating_core.lake.publishing import drop_empty_staging
-from rating_core.lake.storage import read_table, table_partitions, write_partitioned
+from rating_core.lake.storage import read_table, table_partitions, write_partitions
 from rating_core.periods import period_range
 from rating_core.systems.contract import PeriodOutput, present
 
@@ -171,26 +172,36 @@ def _states_before(
 def _write_range(lake: Path, table: str, frames: dict[str, pl.DataFrame], periods: list[str]):
     """Replace the range's partitions of `table` in one write; a frame's own `period` column is
     kept as `row_period`."""
-    parts = []
+    present_frames = {}
     for period, frame in frames.items():
-        if not frame.width:
-            continue
-        if "period" in frame.columns:
-            frame = frame.rename({"period": ROW_PERIOD})
-        parts.append(frame.with_columns(pl.lit(period, dtype=pl.String).alias("period")))
+        if frame.width:
+            renamed = "period" in frame.columns
+            present_frames[period] = frame.rename({"period": ROW_PERIOD}) if renamed else frame
     # a period without rows gets an empty file only where an earlier run left one to replace:
     # a system without data writes nothing, rather than an empty file per period and table
     # (an empty state and no state start a period alike: `present`)
     written = {period for period, frame in frames.items() if frame.height}
     stale = set(table_partitions(lake, table)) & set(periods)
-    if not parts and not stale:
+    if not present_frames and not stale:
         return
+    # one schema for every partition (the frames of a range may differ in null-typed columns):
+    # a relaxed concat, then zero-copy slices of it, one per period
     data = (
-        pl.concat(parts, how="diagonal_relaxed")
-        if parts
-        else pl.DataFrame(schema={"period": pl.String})
+        pl.concat(list(present_frames.values()), how="diagonal_relaxed")
+        if present_frames
+        else pl.DataFrame()
     )
-    write_partitioned(lake, table, data, "period", partitions=sorted(written | stale))
+    parts, offset = {}, 0
+    for period, frame in present_frames.items():
+        parts[period] = data.slice(offset, frame.height)
+        offset += frame.height
+    wanted = written | stale
+    write_partitions(
+        lake,
+        table,
+        {p: parts.get(p, data.clear()) for p in sorted(wanted)},
+        "period",
+    )
 
 
 def _list_rows(
@@ -316,25 +327,18 @@ def _published_asset(spec: SystemSpec) -> dg.AssetsDefinition:
     def publish(context: dg.AssetExecutionContext, paths: PipelinePaths) -> dg.MaterializeResult:
         lake, periods = paths.lake_path, range_periods(context)
         rows = read_table(lake, f"list_rows/{spec.name}", periods).collect()
-        by_period = (
-            rows.partition_by("period", as_dict=True, include_key=False, maintain_order=True)
-            if rows.height
-            else {}
-        )
         how = spec.publishing(lake, periods)
-        work = [
-            (period, frame, how.reason(period), how.causes(period))
-            for period in periods
-            if (frame := by_period.get((period,))) is not None and frame.height
-        ]
-        outcomes = []
-        try:  # periods in order (a killed run has published a prefix of the range), the lists
-            # of one period side by side (their writes and fsyncs overlap)
+        with_rows = set(rows.get_column("period").unique()) if rows.height else set()
+        mine = [period for period in periods if period in with_rows]
+        releases = range_releases(
+            rows,
+            {period: how.reason(period) for period in mine},
+            {period: how.causes(period) for period in mine},
+        )
+        try:  # the whole range in one batch: staged side by side, renamed in period order (a
+            # killed run has published a prefix of the range)
             with ThreadPoolExecutor(max_workers=WRITERS) as pool:
-                for period, frame, reason, causes in work:
-                    outcomes.extend(
-                        publish_rows(lake, period, frame, reason=reason, causes=causes, pool=pool)
-                    )
+                outcomes = publish_releases(lake, releases, pool)
         finally:  # only this system's lists: another system may be staging beside it
             lists = {str(name) for name in rows.get_column("list").unique()} if rows.height else ()
             drop_empty_staging(lake, lists)

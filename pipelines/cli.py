@@ -206,10 +206,9 @@ def _check_lake_folder(lake: Path) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Materialize everything through Dagster in period order and print the summary."""
-    from pipelines.runner import run_pipeline
-    from pipelines.summary import print_summary
     from rating_core.ingest.inbox import check_merge_chains, inbox_files
     from rating_core.ingest.merges import MergeChainError
+    from rating_core.ingest.prefetch import prefetch_platform_pgn
     from rating_core.systems.club.folders import ClubFolderError
 
     inbox = Path(args.inbox)
@@ -222,6 +221,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_merge_chains(inbox)
     except (ClubFolderError, MergeChainError) as error:
         raise UserError(str(error)) from error
+    prefetch_platform_pgn(inbox)  # the ingest runs in this process: its PGN files are read
+    # while Dagster is imported and the lake's instance opened
+    from pipelines.runner import run_pipeline
+    from pipelines.summary import print_summary
+
     outcome = run_pipeline(inbox, lake, console=console, full=args.full, executor=args.executor)
     print_summary(outcome, console)
     return 0 if outcome.ok else 1

@@ -24,7 +24,8 @@ from rating_core.ingest.merges import (
     read_merges,
     resolve_merges,
 )
-from rating_core.ingest.pgn import read_pgn
+from rating_core.ingest.pgn import PGN_SUFFIXES, read_pgn
+from rating_core.ingest.prefetch import forget_prefetched, take_prefetched
 from rating_core.ingest.registry import (
     STARTING_LIST_SUFFIXES,
     read_backgammon,
@@ -48,7 +49,6 @@ from rating_core.schemas import (
 from rating_core.systems.club.folders import check_club_folders
 from rating_core.systems.site.replay import classify_site_games
 
-PGN_SUFFIXES = (".pgn", ".pgn.gz", ".pgn.zst")  # matched on the lower-cased file name
 NOT_GAMES = (CORRECTIONS_FILE,)
 """Files of `federation/` that are their own kind, not games (matched lower-cased)."""
 
@@ -116,7 +116,8 @@ def _read_game_file(path: Path, name: str, source: str) -> IngestResult:
     CSV by the kind of the folder it came from (`source`: platform, federation or club)."""
     lower = path.name.lower()
     if lower.endswith(PGN_SUFFIXES):
-        return read_pgn(path, name)
+        prefetched = take_prefetched(path, name) if source == "platform" else None
+        return prefetched if prefetched is not None else read_pgn(path, name)
     if lower.endswith(".trf"):
         return read_trf(path, name).games
     return read_game_csv(path, name, source)
@@ -215,6 +216,7 @@ def ingest_games(
         canonical.append(rows)
         quarantine.append(done.quarantine)
         notes.extend(done.notes)
+    forget_prefetched()  # files read ahead and not taken: none with the same listing
     games = pl.concat(canonical) if canonical else empty(GAMES_SCHEMA)
     # game ids are unique over the whole games table, whatever folder they came from
     games, dups = drop_duplicate_game_ids(games)

@@ -21,6 +21,10 @@ from rating_core.ingest.pgn_scan import default_chunks
 __all__ = ["read_pgn", "read_pgn_reference"]
 
 
+PGN_SUFFIXES = (".pgn", ".pgn.gz", ".pgn.zst")
+"""The names of PGN files (plain, gzip or zstd), matched on the lower-cased file name."""
+
+
 def read_pgn(
     path: Path, source_file: str | None = None, *, chunks: int | None = None
 ) -> IngestResult:

@@ -585,7 +585,7 @@ def replay_order(rows: np.ndarray, period: np.ndarray, t: np.ndarray, ids: pl.Se
     `period` and `t` are integer keys over all rows (period codes in period order, times in
     µs); the string `ids` only break ties. Replay inputs usually arrive in time order: one scan
     then finds the rows already ordered and only the runs of equal (period, t) are sorted by id.
-    Otherwise the integer keys are sorted first (stable), then the runs.
+    Otherwise the integer keys are sorted first (stable; `_key_order`), then the runs.
     """
     if rows.shape[0] < 2:
         return rows
@@ -594,14 +594,65 @@ def replay_order(rows: np.ndarray, period: np.ndarray, t: np.ndarray, ids: pl.Se
     t = _read_only(t, np.int64)
     rows = np.ascontiguousarray(rows, dtype=np.int64)
     ordered, ties = _order_scan(_read_only(rows, np.int64), period, t)
-    if not ordered:
-        keys = pl.DataFrame({"p": period[rows], "t": t[rows]})
-        perm = keys.select(pl.arg_sort_by("p", "t", maintain_order=True)).to_series().to_numpy()
-        rows = rows[perm]
+    if ordered:
+        if ties:
+            pos, grp = _tie_groups(_read_only(rows, np.int64), period, t, ties)
+            _sort_runs_by_id(rows, pos, grp, ids)
+        return rows
+    perm, keys = _key_order(period[rows], t[rows])
+    rows = rows[perm]
+    if keys is None:  # unpacked: scan the sorted rows for ties
         _, ties = _order_scan(_read_only(rows, np.int64), period, t)
-    if ties:
-        pos, grp = _tie_groups(_read_only(rows, np.int64), period, t, ties)
-        sub = pl.DataFrame({"g": grp, "id": ids.gather(rows[pos])})
-        within = sub.select(pl.arg_sort_by("g", "id", maintain_order=True)).to_series().to_numpy()
-        rows[pos] = rows[pos[within]]
+        if ties:
+            pos, grp = _tie_groups(_read_only(rows, np.int64), period, t, ties)
+            _sort_runs_by_id(rows, pos, grp, ids)
+        return rows
+    tied = keys[1:] == keys[:-1]  # the sorted keys say where runs of equal (period, t) are
+    if tied.any():
+        in_run = np.zeros(rows.shape[0], dtype=np.bool_)
+        in_run[1:] = tied
+        in_run[:-1] |= tied
+        pos = np.flatnonzero(in_run)
+        _sort_runs_by_id(rows, pos, keys[pos], ids)  # a run's key identifies it
     return rows
+
+
+def _sort_runs_by_id(rows: np.ndarray, pos: np.ndarray, grp: np.ndarray, ids: pl.Series) -> None:
+    """Sort, in place and stably, each run of rows[pos] (runs: equal `grp`, increasing along
+    `pos`) by the ids of its rows."""
+    ids = ids.rechunk() if ids.n_chunks() > 1 else ids  # a gather from chunks is ~10x slower
+    sub = pl.DataFrame({"g": grp, "id": ids.gather(rows[pos])})
+    within = sub.select(pl.arg_sort_by("g", "id", maintain_order=True)).to_series().to_numpy()
+    rows[pos] = rows[pos[within]]
+
+
+_TIME_UNITS = (1_000_000, 1_000)  # whole seconds, whole milliseconds (times are in µs)
+
+
+def _key_order(period: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+    """The stable permutation that sorts the int64 pairs (period[i], t[i]), and the sorted
+    pairs as one int64 each (equal pairs, equal values), or None on the fallback path.
+
+    Each pair and its position are packed into one int64 (period, then time in the coarsest
+    unit that divides every time, then position), so one sort of distinct integers gives the
+    order, ties broken by position: several times cheaper than a two-key stable arg sort,
+    which is the fallback when the packed value would not fit in 63 bits.
+    """
+    n = period.shape[0]
+    p_lo, t_lo = int(period.min()), int(t.min())
+    p_span, t_span = int(period.max()) - p_lo + 1, int(t.max()) - t_lo + 1
+    row_bits = max(n - 1, 1).bit_length()
+    if t_span < 1 << 63:
+        dt = t - t_lo
+        unit = next((u for u in _TIME_UNITS if t_span > u and not (dt % u).any()), 1)
+        t_span = (t_span - 1) // unit + 1
+        if (p_span * t_span) << row_bits < 1 << 63:
+            if unit > 1:
+                dt //= unit
+            key = ((period - p_lo) * t_span + dt) << row_bits
+            key |= np.arange(n, dtype=np.int64)
+            packed = pl.Series(key).sort().to_numpy()
+            return packed & ((1 << row_bits) - 1), packed >> row_bits
+    keys = pl.DataFrame({"p": period, "t": t})
+    perm = keys.select(pl.arg_sort_by("p", "t", maintain_order=True)).to_series().to_numpy()
+    return perm, None

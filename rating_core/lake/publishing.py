@@ -17,18 +17,26 @@ import os
 import re
 import shutil
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Executor, wait
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal
 
+import numpy as np
 import polars as pl
 
 from rating_core.lake.digests import digest_bytes, sha256_file
 from rating_core.lake.digests import digest_files as digest_files  # re-exported for older callers
 from rating_core.lake.digests import digest_frame as digest_frame
-from rating_core.lake.storage import STAGING_DIR, as_local_path, check_name, fsync_dir
+from rating_core.lake.storage import (
+    STAGING_DIR,
+    as_local_path,
+    check_name,
+    flush_filesystem,
+    is_safe_name,
+)
 from rating_core.periods import PERIOD_SHAPE
 
 try:  # POSIX advisory lock; without it concurrent publishers of one list are not serialised
@@ -85,6 +93,10 @@ DIFF_SCHEMA: dict[str, pl.DataType] = {
 }
 """`diff.parquet`: one row per player whose value changed, appeared (old null) or left (new
 null). The key column is named after the list's key (`player_id` by default)."""
+
+LIST_COMPRESSION: Final = "zstd"
+"""The codec of published Parquet files (lists and diffs): Polars' default, smaller than the
+lake tables' LZ4 for files kept for good."""
 
 LIST_FILE = "list.parquet"
 CSV_FILE = "list.csv"
@@ -257,11 +269,16 @@ def all_diffs(lake: Path | str) -> pl.LazyFrame:
 
 def current_versions(lake: Path | str) -> pl.DataFrame:
     """The latest version of each list and period: columns list, period, version."""
-    rows = [
-        {"list": name, "period": period, "version": latest_version(lake, name, period)}
-        for name in list_names(lake)
-        for period in list_periods(lake, name)
-    ]
+    rows = []
+    base = _lists_dir(lake)
+    for name in sorted(c.name for c in base.iterdir()) if base.is_dir() else []:
+        folder = base / name
+        if name.startswith(".") or not folder.is_dir() or not is_safe_name(name):
+            continue
+        for child in sorted(folder.iterdir()):  # one listing per period folder
+            versions = _complete_versions(child) if PERIOD_SHAPE.match(child.name) else []
+            if versions:
+                rows.append({"list": name, "period": child.name, "version": versions[-1]})
     return pl.DataFrame(rows, schema=SNAPSHOT_COLUMNS)
 
 
@@ -282,8 +299,39 @@ def csv_safe(frame: pl.DataFrame) -> pl.DataFrame:
     return frame.with_columns(exprs) if exprs else frame
 
 
-def _prepare_rows(rows: pl.DataFrame, key: str, value: str) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Validate and sort the rows; return (as given, in LIST_SCHEMA order) and (cast to LIST_SCHEMA)."""
+@dataclass(frozen=True)
+class _Prepared:
+    """One release's rows ready to write: `given` (its own columns in LIST_SCHEMA order, sorted,
+    CSV-safe: the `list.csv` content), `canonical` (cast to LIST_SCHEMA: what versions are
+    compared on) and `snapshot` (the `list.parquet` content without its `version` column)."""
+
+    given: pl.DataFrame
+    canonical: pl.DataFrame
+    snapshot: pl.DataFrame
+
+
+_RELEASE = "_release"
+"""A batch's column numbering its releases while they are prepared together."""
+
+
+def _prepare_all(releases: Sequence[ListRelease]) -> list[_Prepared]:
+    """Validate and prepare every release. Releases with the same schema, key and value (a
+    system's lists over a range) are prepared together: one concat, sort, cast and CSV escaping
+    for the batch instead of one per list, then zero-copy slices of it."""
+    groups: dict[tuple[Any, ...], list[int]] = {}
+    for number, release in enumerate(releases):
+        shape = (tuple(release.rows.schema.items()), release.key, release.value)
+        groups.setdefault(shape, []).append(number)
+    prepared: dict[int, _Prepared] = {}
+    for numbers in groups.values():
+        prepared.update(zip(numbers, _prepare_group([releases[n] for n in numbers]), strict=True))
+    return [prepared[n] for n in range(len(releases))]
+
+
+def _prepare_group(releases: list[ListRelease]) -> list[_Prepared]:
+    """`_prepare_all` for releases sharing one schema, key and value."""
+    first = releases[0]
+    rows, key, value = first.rows, first.key, first.value
     unknown = [c for c in rows.columns if c not in LIST_SCHEMA]
     if unknown:
         raise ValueError(
@@ -293,36 +341,70 @@ def _prepare_rows(rows: pl.DataFrame, key: str, value: str) -> tuple[pl.DataFram
     for needed in (key, value):
         if needed not in rows.columns:
             raise ValueError(f"the list has no {needed!r} column")
-    keys = rows.get_column(key)
-    if keys.null_count():
-        raise ValueError(f"{keys.null_count()} rows have no {key!r}")
-    if keys.n_unique() != rows.height:
-        dupes = keys.filter(keys.is_duplicated()).unique().sort().head(5).to_list()
-        raise ValueError(f"duplicate {key!r} values in the list, e.g. {dupes}")
+    data = pl.concat(
+        [r.rows.with_columns(pl.lit(n, pl.Int32).alias(_RELEASE)) for n, r in enumerate(releases)]
+    )
+    _check_keys(data, key)
     ordered = [c for c in LIST_SCHEMA if c in rows.columns]
-    given = rows.select(ordered).sort(
-        [value, key], descending=[True, False], nulls_last=True, maintain_order=True
+    given = data.select(_RELEASE, *ordered).sort(
+        [_RELEASE, value, key],
+        descending=[False, True, False],
+        nulls_last=True,
+        maintain_order=True,
     )
     try:
         canonical = given.select(pl.col(c).cast(LIST_SCHEMA[c], strict=True) for c in ordered)
     except pl.exceptions.PolarsError as exc:
         raise ValueError(f"a list column does not fit publish.LIST_SCHEMA: {exc}") from exc
-    return given, canonical
-
-
-def _snapshot_frame(
-    canonical: pl.DataFrame, list_name: str, period: str, version: int
-) -> pl.DataFrame:
-    """The `list.parquet` content: snapshot columns, then every LIST_SCHEMA column (nulls if absent)."""
-    return canonical.select(
-        pl.lit(list_name, pl.String).alias("list"),
-        pl.lit(period, pl.String).alias("period"),
-        pl.lit(version, pl.Int32).alias("version"),
+    safe = csv_safe(given.drop(_RELEASE))
+    names = pl.Series([r.list_name for r in releases], dtype=pl.String)
+    periods = pl.Series([r.period for r in releases], dtype=pl.String)
+    numbers = given.get_column(_RELEASE)
+    snapshot = canonical.select(
+        names.gather(numbers).alias("list"),
+        periods.gather(numbers).alias("period"),
         *[
             pl.col(c) if c in canonical.columns else pl.lit(None, dtype).alias(c)
             for c, dtype in LIST_SCHEMA.items()
         ],
     )
+    out, offset = [], 0
+    for height in (r.rows.height for r in releases):  # sorted by release first: in order
+        out.append(
+            _Prepared(
+                safe.slice(offset, height),
+                canonical.slice(offset, height),
+                snapshot.slice(offset, height),
+            )
+        )
+        offset += height
+    return out
+
+
+def _check_keys(data: pl.DataFrame, key: str) -> None:
+    """Refuse a batch where a release has a row without `key`, or a `key` twice (the first such
+    release, in batch order, is named by its counts and up to five of its duplicates)."""
+    keys = pl.col(key)
+    per_release = (
+        data.group_by(_RELEASE)
+        .agg(keys.null_count().alias("nulls"), (pl.len() - keys.n_unique()).alias("extra"))
+        .filter((pl.col("nulls") > 0) | (pl.col("extra") > 0))
+        .sort(_RELEASE)
+    )
+    if not per_release.height:
+        return
+    number, nulls = per_release[_RELEASE][0], per_release["nulls"][0]
+    if nulls:
+        raise ValueError(f"{nulls} rows have no {key!r}")
+    mine = data.filter(pl.col(_RELEASE) == number).get_column(key)
+    dupes = mine.filter(mine.is_duplicated()).unique().sort().head(5).to_list()
+    raise ValueError(f"duplicate {key!r} values in the list, e.g. {dupes}")
+
+
+def _with_version(snapshot: pl.DataFrame, version: int) -> pl.DataFrame:
+    """The `list.parquet` content: a prepared snapshot with its version as third column."""
+    column = pl.Series("version", np.full(snapshot.height, version, dtype=np.int32))
+    return snapshot.clone().insert_column(2, column)  # a copy of the columns list, not data
 
 
 def _make_diff(
@@ -465,24 +547,21 @@ def _frame_bytes(write: Any) -> bytes:
     return buffer.getvalue()
 
 
-def _write_file(target: Path, data: bytes | Any) -> str:
-    """Write `data` (bytes, or a writer such as a frame's `write_parquet` called with the path)
-    to `<target>.partial` and fsync it; return its SHA-256.
+def _write_file(target: Path, data: bytes | pl.DataFrame) -> str:
+    """Write `data` (bytes, or a frame written as Parquet) to `<target>.partial`; return its
+    SHA-256. Not flushed to disk here: a batch flushes every staged file at once
+    (`publish_lists`).
 
     Files keep the `.partial` name until every one is written, so an interrupted run never
     leaves a `list.parquet` for the `lists/**/list.parquet` glob to find.
     """
     partial = target.with_name(target.name + PARTIAL_SUFFIX)
-    if isinstance(data, bytes):
-        with open(partial, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        return digest_bytes(data)
-    data(partial)
-    with open(partial, "rb+") as handle:
-        os.fsync(handle.fileno())
-    return sha256_file(partial)
+    if isinstance(data, pl.DataFrame):
+        buffer = io.BytesIO()
+        data.write_parquet(buffer, compression=LIST_COMPRESSION)
+        data = buffer.getvalue()
+    partial.write_bytes(data)
+    return digest_bytes(data)
 
 
 def _finish_files(staging: Path) -> None:
@@ -509,6 +588,33 @@ def version_reason(
             f"corrected result, a moderation decision or a new starting list): {computed_from}"
         )
     return f"same inputs as v{parent}, recomputed by code version {code_version}: {computed_from}"
+
+
+@dataclass(frozen=True)
+class ListRelease:
+    """One list of one period to publish: its rows and what its manifest records (see
+    `publish_list` for each field)."""
+
+    list_name: str
+    period: str
+    rows: pl.DataFrame
+    reason: str
+    input_digest: str
+    code_version: str
+    causes: pl.DataFrame | None = None
+    key: str = "player_id"
+    value: str = "rating"
+    extra_manifest: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class _Staged:
+    """A release after staging: its outcome and, for a new version, the staged folder to rename
+    to `target`."""
+
+    outcome: PublishOutcome
+    staging: Path | None = None
+    target: Path | None = None
 
 
 def publish_list(
@@ -541,102 +647,197 @@ def publish_list(
     emptied staging folders for one `drop_empty_staging(lake)` after a batch of publications
     (each removal and re-creation of `.staging/<list>/<period>` costs two folder updates).
     """
-    folder = _period_dir(lake, list_name, period)
-    staging_root = _staging_dir(lake, list_name, period)
-    given, canonical = _prepare_rows(rows, key, value)
-    csv_bytes = _frame_bytes(csv_safe(given).write_csv)
+    release = ListRelease(
+        list_name, period, rows, reason, input_digest, code_version, causes, key, value,
+        extra_manifest,
+    )  # fmt: skip
+    return publish_lists(lake, [release], tidy_staging=tidy_staging)[0]
+
+
+def publish_lists(
+    lake: Path | str,
+    releases: Sequence[ListRelease],
+    *,
+    tidy_staging: bool = True,
+    pool: Executor | None = None,
+) -> list[PublishOutcome]:
+    """Publish a batch of lists (each as `publish_list` would), one outcome per release in order.
+
+    Every release is staged first (side by side on `pool`), then all staged files are flushed
+    to disk at once, then each new version is renamed into `lists/` in the batch's order and the
+    renames are flushed: two flushes per batch instead of an fsync per file and folder, and a
+    crash still leaves only complete versions, the first ones of the batch. When a release
+    cannot be staged (a file where its folder belongs, a full disk), the releases before it are
+    published and its error is raised: a batch in period order publishes a prefix of its range.
+    Each list and period may appear once; their `.lock` files are held from staging to renaming.
+    """
+    folders = [_period_dir(lake, r.list_name, r.period) for r in releases]
+    if len(set(folders)) < len(folders):
+        raise ValueError("a batch publishes each list and period once")
+    if not releases:
+        return []
+    prepared = _prepare_all(releases)
+    with contextlib.ExitStack() as locks:
+        failed: dict[int, BaseException] = {}
+        for number in sorted(range(len(folders)), key=folders.__getitem__):  # one order for
+            try:  # every publisher: no deadlock
+                locks.enter_context(_locked(folders[number]))
+            except OSError as error:
+                failed[number] = error
+        first_failure = min(failed, default=len(releases))
+        work = list(zip(releases[:first_failure], prepared[:first_failure], strict=True))
+        staged, staging_error = _stage_all(lake, work, tidy_staging, pool)
+        if staging_error is not None:
+            first_failure = len(staged)
+            failed[first_failure] = staging_error
+        moves = [s for s in staged if s.staging is not None]
+        try:
+            if moves:
+                flush_filesystem(as_local_path(lake))  # the staged files, before any rename
+            for number, move in enumerate(moves):
+                assert move.staging is not None and move.target is not None
+                try:
+                    os.rename(move.staging, move.target)
+                except BaseException:
+                    for left in moves[number:]:  # not renamed: nothing anybody could see
+                        shutil.rmtree(left.staging or "", ignore_errors=True)
+                    raise
+        finally:
+            if moves:
+                flush_filesystem(as_local_path(lake))  # the renames done, all or a prefix
+        if tidy_staging:
+            for release in releases:
+                _drop_empty_staging(_staging_dir(lake, release.list_name, release.period))
+        if first_failure < len(releases):
+            raise failed[first_failure]
+    return [s.outcome for s in staged]
+
+
+def _stage_all(
+    lake: Path | str,
+    work: list[tuple[ListRelease, _Prepared]],
+    tidy_staging: bool,
+    pool: Executor | None,
+) -> tuple[list[_Staged], BaseException | None]:
+    """Stage every release (on `pool` when given): the releases staged before the first that
+    failed, in order, and its error (None when none failed). What was staged after it is
+    removed: nothing after a failure is published."""
+    if pool is None or len(work) < 2:
+        done: list[_Staged] = []
+        for release, prepared in work:
+            try:
+                done.append(_stage(lake, release, prepared, tidy_staging))
+            except BaseException as failure:
+                return done, failure
+        return done, None
+    futures = [pool.submit(_stage, lake, r, p, tidy_staging) for r, p in work]
+    wait(futures)
+    errors = [f.exception() for f in futures]
+    first = next((n for n, e in enumerate(errors) if e is not None), len(futures))
+    for future, later in zip(futures[first + 1 :], errors[first + 1 :], strict=True):
+        if later is None:
+            shutil.rmtree(future.result().staging or "", ignore_errors=True)
+    return [f.result() for f in futures[:first]], errors[first] if first < len(futures) else None
+
+
+def _stage(
+    lake: Path | str, release: ListRelease, prepared: _Prepared, tidy_staging: bool
+) -> _Staged:
+    """Write one release's next version into a staging folder (not flushed, not visible), or
+    find it unchanged against the latest version. The caller holds the period's lock."""
+    r, canonical = release, prepared.canonical
+    folder = _period_dir(lake, r.list_name, r.period)
+    staging_root = _staging_dir(lake, r.list_name, r.period)
+    csv_bytes = _frame_bytes(prepared.given.write_csv)
     content_digest = digest_bytes(csv_bytes)
-    with _locked(folder):
-        _clean_leftovers(folder, staging_root, tidy_staging)
-        versions = _complete_versions(folder)
-        parent = versions[-1] if versions else None
-        parent_manifest: dict[str, Any] | None = None
-        old: pl.DataFrame | None = None
-        if parent is not None:
-            parent_dir = folder / f"v{parent}"
-            parent_manifest = json.loads((parent_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
-            same_columns = parent_manifest["columns"] == canonical.columns
-            if not (same_columns and parent_manifest.get("content_digest") == content_digest):
-                previous = pl.read_parquet(parent_dir / LIST_FILE, hive_partitioning=False)
-                old = previous.select(parent_manifest["columns"])
-            if same_columns and (old is None or old.equals(canonical)):
-                return PublishOutcome(
-                    list=list_name,
-                    period=period,
+    _clean_leftovers(folder, staging_root, tidy_staging)
+    versions = _complete_versions(folder)
+    parent = versions[-1] if versions else None
+    parent_manifest: dict[str, Any] | None = None
+    old: pl.DataFrame | None = None
+    if parent is not None:
+        parent_dir = folder / f"v{parent}"
+        parent_manifest = json.loads((parent_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
+        same_columns = parent_manifest["columns"] == canonical.columns
+        if not (same_columns and parent_manifest.get("content_digest") == content_digest):
+            previous = pl.read_parquet(parent_dir / LIST_FILE, hive_partitioning=False)
+            old = previous.select(parent_manifest["columns"])
+        if same_columns and (old is None or old.equals(canonical)):
+            return _Staged(
+                PublishOutcome(
+                    list=r.list_name,
+                    period=r.period,
                     version=parent,
                     status="unchanged",
                     path=parent_dir,
                     row_count=canonical.height,
                     changed_rows=0,
                 )
-        full_reason = version_reason(
-            parent, parent_manifest, period, input_digest, code_version, reason
+            )
+    full_reason = version_reason(
+        parent, parent_manifest, r.period, r.input_digest, r.code_version, r.reason
+    )
+    version = (parent or 0) + 1
+    diff = None
+    if old is not None:
+        diff = _make_diff(
+            old,
+            canonical,
+            key=r.key,
+            value=r.value,
+            causes=r.causes,
+            reason=full_reason,
+            list_name=r.list_name,
+            period=r.period,
+            version=version,
         )
-        version = (parent or 0) + 1
-        diff = None
-        if old is not None:
-            diff = _make_diff(
-                old,
-                canonical,
-                key=key,
-                value=value,
-                causes=causes,
-                reason=full_reason,
-                list_name=list_name,
-                period=period,
-                version=version,
+    staging = staging_root / f"v{version}-{uuid.uuid4().hex}"
+    _make_staging(staging)
+    try:
+        snapshot = _with_version(prepared.snapshot, version)
+        checksums = {
+            LIST_FILE: _write_file(staging / LIST_FILE, snapshot),
+            CSV_FILE: _write_file(staging / CSV_FILE, csv_bytes),
+        }
+        if diff is not None:
+            checksums[DIFF_FILE] = _write_file(staging / DIFF_FILE, diff)
+            checksums[DIFF_CSV_FILE] = _write_file(
+                staging / DIFF_CSV_FILE, _frame_bytes(csv_safe(diff).write_csv)
             )
-        staging = staging_root / f"v{version}-{uuid.uuid4().hex}"
-        _make_staging(staging)
-        try:
-            snapshot = _snapshot_frame(canonical, list_name, period, version)
-            checksums = {
-                LIST_FILE: _write_file(staging / LIST_FILE, snapshot.write_parquet),
-                CSV_FILE: _write_file(staging / CSV_FILE, csv_bytes),
-            }
-            if diff is not None:
-                checksums[DIFF_FILE] = _write_file(staging / DIFF_FILE, diff.write_parquet)
-                checksums[DIFF_CSV_FILE] = _write_file(
-                    staging / DIFF_CSV_FILE, _frame_bytes(csv_safe(diff).write_csv)
-                )
-            manifest = {
-                "list": list_name,
-                "period": period,
-                "version": version,
-                "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                "input_digest": input_digest,
-                "code_version": code_version,
-                "row_count": canonical.height,
-                "changed_rows": 0 if diff is None else diff.height,
-                "checksums": checksums,
-                "parent_version": parent,
-                "reason": full_reason,
-                "publication": ORIGINAL if parent is None else REVISION,
-                "revises": parent,
-                "key": key,
-                "value": value,
-                "columns": canonical.columns,
-                "content_digest": content_digest,
-                **(extra_manifest or {}),
-            }
-            _write_file(
-                staging / MANIFEST_FILE, (json.dumps(manifest, indent=2) + "\n").encode("utf-8")
-            )
-            _finish_files(staging)
-            fsync_dir(staging)
-            os.rename(staging, folder / f"v{version}")
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
-        fsync_dir(folder)
-        if tidy_staging:
-            _drop_empty_staging(staging_root)
-    return PublishOutcome(
-        list=list_name,
-        period=period,
+        manifest = {
+            "list": r.list_name,
+            "period": r.period,
+            "version": version,
+            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+            "input_digest": r.input_digest,
+            "code_version": r.code_version,
+            "row_count": canonical.height,
+            "changed_rows": 0 if diff is None else diff.height,
+            "checksums": checksums,
+            "parent_version": parent,
+            "reason": full_reason,
+            "publication": ORIGINAL if parent is None else REVISION,
+            "revises": parent,
+            "key": r.key,
+            "value": r.value,
+            "columns": canonical.columns,
+            "content_digest": content_digest,
+            **(r.extra_manifest or {}),
+        }
+        _write_file(
+            staging / MANIFEST_FILE, (json.dumps(manifest, indent=2) + "\n").encode("utf-8")
+        )
+        _finish_files(staging)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    outcome = PublishOutcome(
+        list=r.list_name,
+        period=r.period,
         version=version,
         status="published",
         path=folder / f"v{version}",
         row_count=canonical.height,
         changed_rows=0 if diff is None else diff.height,
     )
+    return _Staged(outcome, staging, folder / f"v{version}")

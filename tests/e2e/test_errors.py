@@ -63,6 +63,18 @@ if KIND:
         return _write_parquet(self, file, *args, **kwargs)
 
     pl.DataFrame.write_parquet = write_parquet
+    _write_bytes = pathlib.Path.write_bytes
+
+    def write_bytes(self, data):
+        # small Parquet files are encoded in memory and written by Python: a full disk there is
+        # the operating system's error, whichever kind of full disk is injected
+        if KIND == "polars-enospc" and WHERE in str(self):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(self))
+        if KIND != "eacces-read" and WHERE in str(self):
+            _fail(self)
+        return _write_bytes(self, data)
+
+    pathlib.Path.write_bytes = write_bytes
     _read_bytes = pathlib.Path.read_bytes
 
     def read_bytes(self):

@@ -52,27 +52,29 @@ raise SystemExit(main(sys.argv[2:]))
 
 _KILLED_RUN = r"""
 import os, signal, sys
+from pathlib import Path
 from rating_core.lake import publishing as publish
 from pipelines.cli import main
 
 kill_at, calls = int(sys.argv[1]), 0
-original = publish.fsync_dir
+original = os.rename
 
 
-def fsync(path):
-    # the fsync of a staged version, its files complete, just before its rename into lists/
+def rename(src, dst, *args, **kwargs):
+    # the rename of a staged version into lists/, its files complete and flushed to disk
     global calls
-    if publish.STAGING_DIR in path.parts:
+    if publish.STAGING_DIR in Path(src).parts:
         calls += 1
         if calls == kill_at:
             os.kill(os.getpid(), signal.SIGKILL)
-    return original(path)
+    return original(src, dst, *args, **kwargs)
 
 
-publish.fsync_dir = fsync
+os.rename = rename
 raise SystemExit(main(sys.argv[2:]))
 """
-"""`ratings run ...` killed with SIGKILL when its `kill_at`-th staged version is complete."""
+"""`ratings run ...` killed with SIGKILL just before its `kill_at`-th staged version is renamed
+into `lists/` (the versions of a publishing step are staged, flushed, then renamed in order)."""
 
 
 def _env() -> dict[str, str]:

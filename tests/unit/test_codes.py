@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 import numpy as np
 import polars as pl
@@ -266,6 +267,37 @@ def test_replay_order_sorts_by_period_then_time_then_id_stably() -> None:
         .sort("p", "t", "id", maintain_order=True)["row"]
         .to_list()
     )  # nulls first, as a Polars sort
+    assert coding.replay_order(rows.copy(), period, t, ids).tolist() == expected
+
+
+@pytest.mark.parametrize(
+    "periods, times",
+    [
+        (3, lambda rng, n: rng.integers(0, 20, n)),  # packed, µs
+        (60, lambda rng, n: 1_700_000_000_000_000 + rng.integers(0, 10**6, n) * 1_000_000),  # s
+        (5, lambda rng, n: rng.integers(0, 7, n) * 1000),  # packed, ms
+        (2, lambda rng, n: rng.integers(-(2**62), 2**62, n)),  # too wide to pack: fallback
+        (1, lambda rng, n: rng.choice(np.array([-(2**63), 2**63 - 1, 0]), n)),  # fallback
+    ],
+)
+def test_replay_order_of_unordered_rows_packed_or_not_is_the_sort(
+    periods: int, times: Callable[[np.random.Generator, int], np.ndarray]
+) -> None:
+    # unordered rows are sorted on (period, time, position) packed in one int64 when it fits
+    # (the time in the coarsest unit that divides every time), else by a two-key arg sort
+    rng = np.random.default_rng(periods)
+    n = 3000
+    period = rng.integers(0, periods, n).astype(np.int32)
+    t = np.asarray(times(rng, n), dtype=np.int64)
+    names = [None, "a", "b", "c", "a-game-id-longer-than-12-1", "a-game-id-longer-than-12-0"]
+    half = [[names[i] for i in rng.integers(0, len(names), n // 2)] for _ in range(2)]
+    ids = pl.concat([pl.Series(h, dtype=pl.String) for h in half], rechunk=False)  # two chunks
+    rows = np.flatnonzero(rng.random(n) < 0.7)
+    expected = (
+        pl.DataFrame({"row": rows, "p": period[rows], "t": t[rows], "id": ids.gather(rows)})
+        .sort("p", "t", "id", maintain_order=True)["row"]
+        .to_list()
+    )
     assert coding.replay_order(rows.copy(), period, t, ids).tolist() == expected
 
 

@@ -312,3 +312,17 @@ def test_table_file_names_the_data_file_of_a_partition_or_table(tmp_path: Path) 
         lake_mod.table_file(tmp_path, tables.GAMES)
     with pytest.raises(ValueError):
         lake_mod.table_file(tmp_path, tables.GAMES, "../x")
+
+
+def test_history_tables_are_written_without_column_statistics(tmp_path: Path) -> None:
+    """Per-game explanations are in game order: min/max statistics would skip no row group."""
+    import pyarrow.parquet as pq
+
+    from rating_core.lake.storage import write_partitioned
+
+    frame = pl.DataFrame({"period": ["2026-01"] * 3, "player_id": ["b", "a", "c"], "x": [1, 2, 3]})
+    for table in ("history/site", "state/site"):
+        (path,) = write_partitioned(tmp_path, table, frame)
+        column = pq.ParquetFile(path).metadata.row_group(0).column(0)
+        assert column.is_stats_set is (table == "state/site"), table
+        assert pl.read_parquet(path).equals(frame.drop("period"))

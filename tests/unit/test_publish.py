@@ -420,7 +420,7 @@ def killing(original):
     return wrapper
 
 
-for name in ("_write_file", "_finish_files", "fsync_dir"):
+for name in ("_write_file", "_finish_files", "flush_filesystem"):
     setattr(publish, name, killing(getattr(publish, name)))
 publish.os.rename = killing(os.rename)
 rows = pl.DataFrame({"player_id": ["a", "b"], "rating": [1510, 1600]})
@@ -429,12 +429,12 @@ publish.publish_list(lake, "fide-standard", "2024-03", rows, reason="r", input_d
 print("calls", calls)
 """
 """Publishes v2 of fide-standard 2024-03 and kills itself (SIGKILL) at its `kill_at`-th staging
-step: each file written, the rename of the files, the fsync of the staging folder, the rename into
-`lists/`, the fsync of the period folder."""
+step: each file written, the rename of the files, the flush of the staged files to disk, the rename
+into `lists/`, the flush of the rename."""
 
 _STAGING_STEPS = 9
-"""Steps of a v2 publication: 5 files (list, csv, diff, diff csv, manifest), finish, fsync,
-rename, fsync."""
+"""Steps of a v2 publication: 5 files (list, csv, diff, diff csv, manifest), finish, flush,
+rename, flush."""
 
 
 def _glob_versions(lake: Path) -> tuple[list[int], list[int]]:
@@ -603,3 +603,105 @@ def test_staging_survives_another_tidy_removing_its_parent(
     assert raced, "the race was not simulated"
     assert outcome.status == "published"
     assert (tmp_path / "lists" / "site-elo" / "2026-03" / "v1" / "list.parquet").is_file()
+
+
+def _release(list_name: str, period: str, rows: pl.DataFrame) -> publish.ListRelease:
+    return publish.ListRelease(list_name, period, rows, "monthly list", "abc", "0.1.0")
+
+
+def _without_dates(folder: Path) -> dict[str, object]:
+    """A version's files, the manifest without its creation time (two runs differ there)."""
+    files: dict[str, object] = {}
+    for name, data in _bytes(folder).items():
+        if name == "manifest.json":
+            manifest = json.loads(data)
+            manifest.pop("created_at")
+            files[name] = manifest
+        else:
+            files[name] = data
+    return files
+
+
+def test_a_batch_publishes_exactly_what_one_call_per_list_publishes(tmp_path: Path) -> None:
+    """Prepared together (one sort, cast and CSV escaping for the batch), each list still gets
+    its own rows in its own order; versions, diffs and manifests are those of separate calls."""
+    batch, single = tmp_path / "batch", tmp_path / "single"
+    first = [
+        ("fide-standard", "2024-03", _rows(a=1500, b=1600, c=1600)),
+        ("fide-standard", "2024-04", _rows(b=1610, d=1400)),
+        ("fide-rapid", "2024-03", _rows(a=1700, b=1500).with_columns(name=pl.lit("=x"))),
+    ]
+    second = [
+        ("fide-standard", "2024-03", _rows(a=1510, b=1600, c=1600)),  # a v2 with a diff
+        ("fide-standard", "2024-04", _rows(b=1610, d=1400)),  # unchanged
+        ("fide-blitz", "2024-03", _rows(e=1800).drop("games")),  # another schema
+    ]
+    for rounds in (first, second):
+        outcomes = publish.publish_lists(batch, [_release(*r) for r in rounds])
+        alone = [publish_list(single, n, p, rows, reason="monthly list", input_digest="abc",
+                              code_version="0.1.0") for n, p, rows in rounds]  # fmt: skip
+        assert [(o.list, o.period, o.version, o.status, o.changed_rows) for o in outcomes] == [
+            (o.list, o.period, o.version, o.status, o.changed_rows) for o in alone
+        ]
+    versions = sorted(p.relative_to(single) for p in single.glob("lists/*/*/v*"))
+    assert versions == sorted(p.relative_to(batch) for p in batch.glob("lists/*/*/v*"))
+    assert len(versions) == 5
+    for version in versions:
+        assert _without_dates(batch / version) == _without_dates(single / version)
+    assert not (batch / ".staging").exists()
+
+
+def test_a_batch_with_one_list_and_period_twice_is_refused(tmp_path: Path) -> None:
+    twice = [_release(LIST, PERIOD, _rows(a=1500)), _release(LIST, PERIOD, _rows(a=1510))]
+    with pytest.raises(ValueError, match="each list and period once"):
+        publish.publish_lists(tmp_path, twice)
+    assert not (tmp_path / "lists").exists()
+
+
+def test_a_bad_list_in_a_batch_is_named_and_nothing_is_published(tmp_path: Path) -> None:
+    good = _release(LIST, "2024-03", _rows(a=1500, b=1600))
+    dupes = pl.concat([_rows(a=1500, b=1600), _rows(b=1610)])
+    with pytest.raises(ValueError, match=r"duplicate 'player_id' values in the list, e.g. \['b'\]"):
+        publish.publish_lists(tmp_path, [good, _release(LIST, "2024-04", dupes)])
+    no_id = _rows(a=1500).with_columns(player_id=pl.lit(None, pl.String))
+    with pytest.raises(ValueError, match="1 rows have no 'player_id'"):
+        publish.publish_lists(tmp_path, [good, _release(LIST, "2024-04", no_id)])
+    assert list_names(tmp_path) == []
+
+
+def test_a_failure_while_staging_a_batch_publishes_the_releases_before_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A batch in period order publishes a prefix of its range: what comes before the failing
+    release, never what comes after it (staged side by side or not)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    original = publish._write_file
+
+    def failing(target: Path, data: object) -> str:
+        if target.parent.parent.name == "2024-04" and target.name == "manifest.json":
+            raise OSError("disk full")
+        return original(target, data)  # type: ignore[arg-type]
+
+    periods = ("2024-03", "2024-04", "2024-05")
+    releases = [_release(LIST, p, _rows(a=1500)) for p in periods]
+    for lake, pool in ((tmp_path / "serial", None), (tmp_path / "pool", ThreadPoolExecutor(2))):
+        monkeypatch.setattr(publish, "_write_file", failing)
+        with pytest.raises(OSError, match="disk full"):
+            publish.publish_lists(lake, releases, pool=pool)
+        assert list_periods(lake, LIST) == ["2024-03"]
+        assert not [p for p in (lake / ".staging").rglob("*") if p.is_file()]
+        monkeypatch.undo()
+        outcomes = publish.publish_lists(lake, releases, pool=pool)
+        assert [(o.period, o.version, o.status) for o in outcomes] == [
+            ("2024-03", 1, "unchanged"), ("2024-04", 1, "published"), ("2024-05", 1, "published")
+        ]  # fmt: skip
+
+
+def test_a_folder_that_cannot_be_made_stops_the_batch_there(tmp_path: Path) -> None:
+    (tmp_path / "lists" / LIST).mkdir(parents=True)
+    (tmp_path / "lists" / LIST / "2024-04").write_text("in the way")
+    releases = [_release(LIST, p, _rows(a=1500)) for p in ("2024-03", "2024-04", "2024-05")]
+    with pytest.raises(OSError):
+        publish.publish_lists(tmp_path, releases)
+    assert list_periods(tmp_path, LIST) == ["2024-03"]

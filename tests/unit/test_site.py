@@ -535,3 +535,40 @@ def test_kernel_record_holds_every_number_of_every_category() -> None:
     typed = records[:1].copy().view(site.SITE_RECORD)[0]
     assert (typed["rating"] == 1234.5).all()
     assert (typed["games"] == 77).all() and (typed["last"] == -1).all()
+
+
+def test_history_rows_are_game_then_side_then_number_and_chain_per_number() -> None:
+    # the kernel writes the history rows in place: a game's rows are white (site Elo, then its
+    # category) before black, a bot side has none, and each row starts where its number's
+    # previous row ended
+    rng = np.random.default_rng(5)
+    players = ["a", "b", "c", "bot"]
+    rows = []
+    for i in range(120):
+        white, black = rng.choice(players, 2, replace=False)
+        category = str(rng.choice(["blitz", "rapid", "bullet", "classical"]))
+        rows.append(
+            game(i, str(white), str(black), float(rng.choice([0.0, 0.5, 1.0])), category=category)
+        )
+    frame = games(*rows).sample(fraction=1.0, shuffle=True, seed=3)
+    r = site_replay(frame, BOT)
+    rated, _, _ = site.classify_site_games(frame, BOT)
+    expected = []
+    for g in rated.iter_rows(named=True):
+        sides = [(g["white_id"], g["black_id"], g["w_bot"], g["b_bot"], g["white_score"])]
+        sides.append((g["black_id"], g["white_id"], g["b_bot"], g["w_bot"], 1.0 - g["white_score"]))
+        for me, opp, me_bot, opp_bot, score in sides:
+            if me_bot:
+                continue
+            weight = SITE_RULES.weight(g["category"])
+            for number, w in (("site-elo", weight), (f"site-{g['category']}", 1.0)):
+                expected.append((g["game_id"], me, number, opp, opp_bot, w, score))
+    got = r.history.select(
+        "game_id", "player_id", "number", "opponent_id", "opponent_is_bot", "weight", "score"
+    ).rows()
+    assert got == expected
+    assert any(row[4] for row in expected) and "bot" not in r.history["player_id"]
+    for (_, _), h in r.history.group_by("player_id", "number", maintain_order=True):
+        assert h["rating_before"][0] == SITE_RULES.start
+        assert h["rating_before"][1:].to_list() == h["rating_after"][:-1].to_list()
+        assert h["games_before"].to_list() == list(range(h.height))

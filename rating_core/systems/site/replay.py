@@ -3,7 +3,9 @@
 Ids and periods are coded to integers once (`rating_core.kernels.codes`), the closed sets are read as
 their Enum codes, and one numba pass applies the exclusion and rejection rules to those integer
 columns (no string is compared per game); the sequential replay is a second numba kernel over
-one cache-aligned record per player. The state (rating and game count per player per number) is
+one cache-aligned record per player, which reads the rated games' arrays in replay order and
+writes the history table's columns in their final row order (the strings are then gathered
+from the sets of distinct ids and numbers). The state (rating and game count per player per number) is
 all the replay needs, so a period can be replayed from the previous period's state, or a range
 of periods in one pass that snapshots the state at each period's end (`replay_range`, behind
 `site_replay_periods`).
@@ -519,6 +521,8 @@ def _classify(
     if not g.select((source.is_null() | (source == "platform")).all()).item():
         g = g.filter(source.is_null() | (source == "platform"))
     g = g.drop("source")
+    if g.n_chunks() > 1:  # the outputs gather rows of it: ~10x faster from one chunk
+        g = g.rechunk()
     n = g.height
 
     players = players if players is not None else empty(PLAYERS_SCHEMA)
@@ -752,7 +756,6 @@ _AHEAD = 8  # games between prefetching two players' records and replaying their
 
 @njit(cache=True)
 def _held_counts(
-    rows: np.ndarray,
     ends: np.ndarray,
     w_idx: np.ndarray,
     b_idx: np.ndarray,
@@ -762,7 +765,8 @@ def _held_counts(
     present: np.ndarray,
 ) -> np.ndarray:
     """How many numbers players hold after each of `ends` (held before the replay, `present`,
-    or played in by a human side of a game rows[:end]): the sizes of the kernel's snapshots."""
+    or played in by a human side of one of the first `end` games, per-game arrays in replay
+    order): the sizes of the kernel's snapshots."""
     counts = np.empty(ends.shape[0], dtype=np.int64)
     if ends.shape[0] == 0:
         return counts
@@ -772,10 +776,9 @@ def _held_counts(
         for j in range(held.shape[1]):
             if held[p, j]:
                 count += 1
-    r = 0
+    i = 0
     for seg in range(ends.shape[0]):
-        while r < ends[seg]:
-            i = rows[r]
+        while i < ends[seg]:
             for side in range(2):
                 if w_bot[i] if side == 0 else b_bot[i]:
                     continue
@@ -785,14 +788,13 @@ def _held_counts(
                     if not held[p, col]:
                         held[p, col] = True
                         count += 1
-            r += 1
+            i += 1
         counts[seg] = count
     return counts
 
 
 @njit(cache=True)
 def _site_kernel(
-    rows: np.ndarray,
     snap_ends: np.ndarray,
     w_idx: np.ndarray,
     b_idx: np.ndarray,
@@ -812,53 +814,60 @@ def _site_kernel(
     k_threshold: int,
     floor: float,
     record: bool,
-    out: np.ndarray,
-    out_games: np.ndarray,
+    h_values: np.ndarray,
+    h_games: np.ndarray,
+    h_player: np.ndarray,
+    h_opponent: np.ndarray,
+    h_number: np.ndarray,
+    h_opponent_bot: np.ndarray,
     s_player: np.ndarray,
     s_number: np.ndarray,
     s_rating: np.ndarray,
     s_games: np.ndarray,
     s_last: np.ndarray,
 ) -> int:
-    """Replay the games `rows` (row numbers, in replay order), updating the player records,
-    and take a snapshot of the state at each of `snap_ends` (the end of every period of a
-    range replay but the last, whose state is the records themselves).
+    """Replay the rated games (every per-game array is in replay order: game i is the i-th to
+    replay), updating the player records, and take a snapshot of the state at each of
+    `snap_ends` (the end of every period of a range replay but the last, whose state is the
+    records themselves).
 
     `ratings`, `games` and `last` are float64, int32 and int16 views of the same records (see
-    `_RECORD`). The per-game arrays cover every game; only rows[r] are read. For the r-th rated
-    game, side s (0 white, 1 black) and slot j (0 site Elo, 1 category) it writes, when
-    `record`, out[r, s, j, :] = before, opponent, expected, k, raw change, change, after and
-    out_games[r, s, j] = games before. Bot sides keep their fixed rating and are not written.
-    cat_num[i] is the category index (number 1 + cat_num[i]), weights[cat_num[i]] its weight;
-    bot_r[i] is the fixed rating of game i's bot side, period[i] the code of its period
-    (stored, per number, as the period of the last game). The records of the game `_AHEAD` places later are
+    `_RECORD`). When `record`, it writes the history rows in their final order (game, then
+    white before black, then site Elo before category; a bot side has none): for row h,
+    h_values[:, h] = before, opponent, expected, k, raw change, change, after, weight, score,
+    and h_games (games before), h_player, h_opponent (player codes), h_number (index in
+    SITE_NUMBERS) and h_opponent_bot. Bot sides keep their fixed rating. cat_num[i] is the
+    category index (number 1 + cat_num[i]), weights[cat_num[i]] its weight; bot_r[i] is the
+    fixed rating of game i's bot side, period[i] the code of its period (stored, per number,
+    as the period of the last game). The records of the game `_AHEAD` places later are
     prefetched, so the cache misses of several games overlap.
 
-    After the games rows[:snap_ends[k]] it appends the state (every number a player held before
+    After the first snap_ends[k] games it appends the state (every number a player held before
     the replay, `present`, or has games in), player-major then number order, to the s_player,
     s_number, s_rating, s_games and s_last arrays (sized by `_held_counts`); returns how
     many rows it wrote.
     """
     flat = ratings.reshape(-1)
-    n = rows.shape[0]
+    n = w_idx.shape[0]
     n_players = ratings.shape[0]
     at = 0
-    r = 0
+    i = 0
+    h = 0  # the game's first history row
     for seg in range(snap_ends.shape[0] + 1):
         stop = snap_ends[seg] if seg < snap_ends.shape[0] else n
-        while r < stop:
-            if r + _AHEAD < n:
-                a = rows[r + _AHEAD]
+        while i < stop:
+            if i + _AHEAD < n:
+                a = i + _AHEAD
                 for line in range(0, _RECORD, _CACHE_LINE // 8):  # every line of both records
                     prefetch(flat, w_idx[a] * _RECORD + line)
                     prefetch(flat, b_idx[a] * _RECORD + line)
-            i = rows[r]
             wi = w_idx[i]
             bi = b_idx[i]
             wb = w_bot[i]
             bb = b_bot[i]
             c = cat_num[i]
             per = period[i]
+            black_row = h if wb else h + 2  # black's first history row
             for j in range(2):
                 col = 0 if j == 0 else 1 + c
                 wt = weights[c] if j == 0 else 1.0
@@ -868,11 +877,12 @@ def _site_kernel(
                     if s == 0:
                         if wb:
                             continue
-                        p, me, opp, sc = wi, rw, rb, w_score[i]
+                        p, q, me, opp, sc, q_bot, row = wi, bi, rw, rb, w_score[i], bb, h + j
                     else:
                         if bb:
                             continue
-                        p, me, opp, sc = bi, rb, rw, 1.0 - w_score[i]
+                        p, q, me, opp, sc = bi, wi, rb, rw, 1.0 - w_score[i]
+                        q_bot, row = wb, black_row + j
                     gb = games[p, _GAMES + col]
                     k = k_new if gb < k_threshold else k_est
                     e, raw, applied, after = elo_update(me, opp, sc, k, wt, floor)
@@ -880,15 +890,22 @@ def _site_kernel(
                     games[p, _GAMES + col] = gb + 1
                     last[p, _LAST + col] = per
                     if record:
-                        out[r, s, j, 0] = me
-                        out[r, s, j, 1] = opp
-                        out[r, s, j, 2] = e
-                        out[r, s, j, 3] = k
-                        out[r, s, j, 4] = raw
-                        out[r, s, j, 5] = applied
-                        out[r, s, j, 6] = after
-                        out_games[r, s, j] = gb
-            r += 1
+                        h_values[0, row] = me
+                        h_values[1, row] = opp
+                        h_values[2, row] = e
+                        h_values[3, row] = k
+                        h_values[4, row] = raw
+                        h_values[5, row] = applied
+                        h_values[6, row] = after
+                        h_values[7, row] = wt
+                        h_values[8, row] = sc
+                        h_games[row] = gb
+                        h_player[row] = p
+                        h_opponent[row] = q
+                        h_number[row] = col
+                        h_opponent_bot[row] = q_bot
+            h += (0 if wb else 2) + (0 if bb else 2)
+            i += 1
         if seg == snap_ends.shape[0]:
             break
         for q in range(n_players):
@@ -1002,10 +1019,16 @@ def replay_range(
         present[s_p, s_n] = True
 
     weight_of = np.array([rules.weight(cat) for cat in CATEGORIES], dtype=np.float64)
-    out = np.full((n if history else 0, 2, 2, 7), np.nan, dtype=np.float64)
-    out_games = np.zeros((n if history else 0, 2, 2), dtype=np.int64)
+    # the per-game inputs in replay order: the kernels then read them sequentially
+    w_code, b_code, cat, w_bot, b_bot = (
+        a[rows] for a in (c.w_code, c.b_code, c.cat, c.w_bot, c.b_bot)
+    )
+    per_game = 4 - 2 * (w_bot.astype(np.int64) + b_bot.astype(np.int64))  # history rows
+    hist_ends = np.cumsum(per_game)
+    n_hist = int(hist_ends[-1]) if history and n else 0
+    out = _HistoryArrays.allocate(n_hist)
     snap_ends = ends[:-1]  # the last period's state is the records after the kernel
-    held = _held_counts(rows, snap_ends, c.w_code, c.b_code, c.cat, c.w_bot, c.b_bot, present)
+    held = _held_counts(snap_ends, w_code, b_code, cat, w_bot, b_bot, present)
     n_snap = int(held.sum())
     snaps = (
         np.empty(n_snap, dtype=np.int32),
@@ -1015,17 +1038,16 @@ def replay_range(
         np.empty(n_snap, dtype=np.int32),
     )
     written = _site_kernel(
-        rows,
         snap_ends,
-        c.w_code,
-        c.b_code,
-        c.score,
-        c.cat,
+        w_code,
+        b_code,
+        c.score[rows],
+        cat,
         weight_of,
-        c.w_bot,
-        c.b_bot,
-        c.bot_rating,
-        c.period.astype(np.int16),
+        w_bot,
+        b_bot,
+        c.bot_rating[rows],
+        c.period[rows].astype(np.int16),
         ratings,
         counts,
         last,
@@ -1034,9 +1056,8 @@ def replay_range(
         rules.k_established,
         rules.k_threshold,
         rules.floor,
-        history,
-        out,
-        out_games,
+        n_hist > 0,
+        *out.arrays(),
         *snaps,
     )
     if written != n_snap:
@@ -1059,21 +1080,9 @@ def replay_range(
         schema=SITE_STATE_SCHEMA,
     )  # each snapshot ordered by player_id, then number in SITE_NUMBERS order (ids are sorted)
 
-    hist = empty(SITE_HISTORY_SCHEMA)
-    if history and n:
-        rated = c.rated_frame().with_columns(
-            pl.col("category")
-            .cast(pl.String)
-            .replace_strict(dict(rules.weights), return_dtype=pl.Float64)
-            .alias("weight")
-        )
-        hist = _history_frame(rated, out, out_games, rules)
+    hist = _history_frame(c, np.repeat(rows, per_game) if n_hist else rows[:0], out)
     bounds = np.concatenate([[0], ends])  # period k's games are rows[bounds[k]:bounds[k + 1]]
-    if periods is None:
-        hist_bounds = np.array([0, hist.height])
-    else:  # two history rows per human side of each game
-        per_game = 2 * (2 - c.w_bot[rows].astype(np.int64) - c.b_bot[rows].astype(np.int64))
-        hist_bounds = np.concatenate([[0], np.cumsum(per_game)])[bounds]
+    hist_bounds = np.concatenate([[0], hist_ends])[bounds] if n_hist else np.zeros_like(bounds)
     excluded, rejected = _excluded(c, rules), _rejected(c)
     if periods is None:
         excluded_of, rejected_of = [excluded], [rejected]
@@ -1098,59 +1107,77 @@ def replay_range(
     return results
 
 
-def _history_frame(
-    rated: pl.DataFrame, out: np.ndarray, out_games: np.ndarray, rules: SiteRules
-) -> pl.DataFrame:
-    """One row per human side per game per number from the kernel's output arrays."""
-    n = rated.height
-    if n == 0:
+@dataclass(frozen=True)
+class _HistoryArrays:
+    """The history rows `_site_kernel` writes, one column per array, in their final order."""
+
+    values: np.ndarray  # (9, rows) float64: the `_HISTORY_VALUES` columns
+    games: np.ndarray  # int64 games_before
+    player: np.ndarray  # int32 player code of the row's side
+    opponent: np.ndarray  # int32 player code of the other side
+    number: np.ndarray  # uint8 index in SITE_NUMBERS
+    opponent_bot: np.ndarray  # bool
+
+    @staticmethod
+    def allocate(rows: int) -> _HistoryArrays:
+        """Uninitialised arrays for `rows` history rows (the kernel writes every one)."""
+        return _HistoryArrays(
+            np.empty((len(_HISTORY_VALUES), rows), dtype=np.float64),
+            np.empty(rows, dtype=np.int64),
+            np.empty(rows, dtype=np.int32),
+            np.empty(rows, dtype=np.int32),
+            np.empty(rows, dtype=np.uint8),
+            np.empty(rows, dtype=np.bool_),
+        )
+
+    def arrays(
+        self,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The arrays in `_site_kernel`'s argument order."""
+        return self.values, self.games, self.player, self.opponent, self.number, self.opponent_bot
+
+
+# The float columns of the history in the order of `_site_kernel`'s h_values rows.
+_HISTORY_VALUES = (
+    "rating_before",
+    "opponent_rating",
+    "expected",
+    "k",
+    "raw_change",
+    "change",
+    "rating_after",
+    "weight",
+    "score",
+)
+
+
+def _history_frame(c: _Classified, game_rows: np.ndarray, out: _HistoryArrays) -> pl.DataFrame:
+    """The history table from the kernel's columns: `game_rows` is each row's game (a row of
+    `c.frame`). The numbers are the kernel's arrays, without a copy; the ids and numbers are
+    gathered from the small sets of distinct values, not from the games' string columns."""
+    if game_rows.shape[0] == 0:
         return empty(SITE_HISTORY_SCHEMA)
-    pos = np.arange(n * 4)
-    game, side = pos // 4, (pos // 2) % 2
-    w_bot, b_bot = (rated[c].fill_null(False).to_numpy()[game] for c in ("w_bot", "b_bot"))
-    bot_side = np.where(side == 0, w_bot, b_bot)
-    pos, game, side = pos[~bot_side], game[~bot_side], side[~bot_side]  # a bot has no history
-    flat = out.reshape(n * 4, 7)[pos]
-    used = ["game_id", "played_at", "period", "white_id", "black_id", "w_bot", "b_bot"]
-    base = rated.select(*used, "category", "weight", "white_score")[game]  # only what is shown
-    frame = base.with_columns(
-        pl.Series("_white", side == 0),
-        pl.Series("_slot", pos % 2),
-        pl.Series("rating_before", flat[:, 0]),
-        pl.Series("opponent_rating", flat[:, 1]),
-        pl.Series("expected", flat[:, 2]),
-        pl.Series("k", flat[:, 3]),
-        pl.Series("raw_change", flat[:, 4]),
-        pl.Series("change", flat[:, 5]),
-        pl.Series("rating_after", flat[:, 6]),
-        pl.Series("games_before", out_games.reshape(n * 4)[pos]),
-    )
-    white = pl.col("_white")
-    return frame.select(
-        "game_id",
-        "played_at",
-        "period",
-        pl.when(white).then(pl.col("white_id")).otherwise(pl.col("black_id")).alias("player_id"),
-        pl.when(pl.col("_slot") == 0)
-        .then(pl.lit(SITE_ELO))
-        .otherwise(pl.lit("site-") + pl.col("category").cast(pl.String))
-        .alias("number"),
-        pl.when(white).then(pl.col("black_id")).otherwise(pl.col("white_id")).alias("opponent_id"),
-        pl.when(white).then(pl.col("b_bot")).otherwise(pl.col("w_bot")).alias("opponent_is_bot"),
-        "rating_before",
-        "opponent_rating",
-        "expected",
-        "k",
-        pl.when(pl.col("_slot") == 0).then(pl.col("weight")).otherwise(1.0).alias("weight"),
-        pl.when(white)
-        .then(pl.col("white_score"))
-        .otherwise(1.0 - pl.col("white_score"))
-        .alias("score"),
-        "raw_change",
-        "change",
-        "rating_after",
-        "games_before",
-    )
+    floats = {name: pl.Series(name, v) for name, v in zip(_HISTORY_VALUES, out.values, strict=True)}
+    if c.score_null.any() and (null_score := c.score_null[game_rows]).any():
+        # a rated game without a result (human-bot, no termination) shows no score
+        floats["score"] = pl.select(
+            pl.when(pl.Series(null_score)).then(None).otherwise(floats["score"]).alias("score")
+        ).to_series()
+    columns = {
+        "game_id": c.frame["game_id"].gather(game_rows),
+        "played_at": c.frame["played_at"].gather(game_rows),
+        "period": c.periods.gather(c.period[game_rows]),
+        "player_id": c.ids.gather(out.player),
+        "number": _NUMBERS.gather(out.number),
+        "opponent_id": c.ids.gather(out.opponent),
+        "opponent_is_bot": pl.Series(out.opponent_bot),
+        "games_before": pl.Series(out.games),
+        **floats,
+    }
+    return pl.DataFrame([columns[name].alias(name) for name in SITE_HISTORY_SCHEMA])
+
+
+_NUMBERS = pl.Series("number", SITE_NUMBERS)
 
 
 # --- lists -----------------------------------------------------------------------------------
