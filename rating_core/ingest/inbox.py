@@ -47,7 +47,7 @@ from rating_core.schemas import (
     empty,
 )
 from rating_core.systems.club.folders import check_club_folders
-from rating_core.systems.site.replay import classify_site_games
+from rating_core.systems.site.replay import rejected_site_games
 
 NOT_GAMES = (CORRECTIONS_FILE,)
 """Files of `federation/` that are their own kind, not games (matched lower-cased)."""
@@ -234,7 +234,7 @@ def split_contradictory(
     games: pl.DataFrame, players: pl.DataFrame | None
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Quarantine platform records the site rules call contradictory (a bot losing on time...)."""
-    _, _, rejected = classify_site_games(games, players)
+    rejected = rejected_site_games(games, players)
     if not rejected.height:
         return games, empty(QUARANTINE_SCHEMA)
     quarantine = rejected.select(

@@ -230,17 +230,20 @@ def write_partitioned(
     keys = frame.get_column(partition_col).cast(pl.String)
     if keys.null_count():
         raise ValueError(f"{name!r}: {keys.null_count()} rows have no {partition_col!r} value")
-    values = set(keys.unique().to_list()) | set(partitions or ())
+    present = keys.unique().to_list()
+    values = set(present) | set(partitions or ())
     for value in values:
         check_name(value, f"{partition_col} value")
     data = frame.with_columns(keys.alias(partition_col))
-    # one pass splits the frame (a filter per value would read it once per partition)
-    parts = {
-        key[0]: part
-        for key, part in data.partition_by(
-            partition_col, as_dict=True, include_key=False, maintain_order=True
-        ).items()
-    }
+    if len(present) == 1:  # a month's games: no copy of the frame to split it
+        parts = {present[0]: data.drop(partition_col)}
+    else:  # one pass splits the frame (a filter per value would read it once per partition)
+        parts = {
+            key[0]: part
+            for key, part in data.partition_by(
+                partition_col, as_dict=True, include_key=False, maintain_order=True
+            ).items()
+        }
     empty_part = data.clear().drop(partition_col)
     return write_partitions(
         lake, entry, {value: parts.get(value, empty_part) for value in values}, partition_col

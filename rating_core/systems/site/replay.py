@@ -660,6 +660,14 @@ def classify_site_games(
     return c.rated_frame(), _excluded(c, rules), _rejected(c)
 
 
+def rejected_site_games(
+    games: pl.DataFrame, players: pl.DataFrame | None = None, rules: SiteRules = SITE_RULES
+) -> pl.DataFrame:
+    """The rejected frame of `classify_site_games` alone (the records the site rules call
+    contradictory), without ordering the rated games: what ingest quarantines."""
+    return _rejected(_classify(games, players, None, rules))
+
+
 def _excluded(c: _Classified, rules: SiteRules) -> pl.DataFrame:
     """Excluded games with their reason; a game its reader kept unrated shows that reader's why."""
     rows = np.flatnonzero((c.reject == 0) & (c.exclude != 0))
