@@ -206,6 +206,7 @@ def _check_lake_folder(lake: Path) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Materialize everything through Dagster in period order and print the summary."""
+    from pipelines.prepare import start_warm_up
     from rating_core.ingest.inbox import check_merge_chains, inbox_files
     from rating_core.ingest.merges import MergeChainError
     from rating_core.ingest.prefetch import prefetch_platform_pgn
@@ -221,12 +222,21 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_merge_chains(inbox)
     except (ClubFolderError, MergeChainError) as error:
         raise UserError(str(error)) from error
-    prefetch_platform_pgn(inbox)  # the ingest runs in this process: its PGN files are read
-    # while Dagster is imported and the lake's instance opened
-    from pipelines.runner import run_pipeline
-    from pipelines.summary import print_summary
+    # a first run's warm-up process compiles the rating kernels from now on, and this process's
+    # thread reads the PGN files (compiling the scanner), while Dagster is imported and the
+    # lake's instance opened
+    warm_up = start_warm_up(inbox)
+    try:
+        prefetch_platform_pgn(inbox)  # the ingest runs in this process: it takes what was read
+        from pipelines.runner import run_pipeline
+        from pipelines.summary import print_summary
 
-    outcome = run_pipeline(inbox, lake, console=console, full=args.full, executor=args.executor)
+        outcome = run_pipeline(
+            inbox, lake, console=console, full=args.full, executor=args.executor, warm_up=warm_up
+        )
+    finally:
+        if warm_up is not None:  # ended by the run; here if the run never started
+            warm_up.stop()
     print_summary(outcome, console)
     return 0 if outcome.ok else 1
 

@@ -204,19 +204,26 @@ def run_pipeline(
     console: Console | None = None,
     full: bool = False,
     executor: str = "in_process",
+    warm_up: WarmUp | None = None,
 ) -> RunOutcome:
     """Ingest, then rate and publish in period order from the first period whose inputs changed
     (every period with `full`); a blocking failure stops the run. `executor` runs the range
-    in-process (default) or on Dagster's multiprocess executor (`pipelines.jobs`).
+    in-process (default) or on Dagster's multiprocess executor (`pipelines.jobs`). `warm_up`: a
+    warm-up process the caller started (`pipelines.prepare.start_warm_up`) before importing
+    this module; without one, the run starts it when a first run needs one.
 
     The run holds the lake's lock throughout (a second run on the lake waits, saying so), and
     first removes what a killed run left half-written.
     """
     command = shlex.join(["ratings", *sys.argv[1:]])
-    with hold_lake(lake, command, on_wait=lambda holder: _waiting(lake, holder)):
-        clean_interrupted_writes(lake)
-        with lake_instance(lake) as instance:
-            return _run_holding_lock(inbox, lake, instance, console, full, executor)
+    try:
+        with hold_lake(lake, command, on_wait=lambda holder: _waiting(lake, holder)):
+            clean_interrupted_writes(lake)
+            with lake_instance(lake) as instance:
+                return _run_holding_lock(inbox, lake, instance, console, full, executor, warm_up)
+    finally:
+        if warm_up is not None:
+            warm_up.stop()
 
 
 def _run_holding_lock(
@@ -226,12 +233,13 @@ def _run_holding_lock(
     console: Console | None = None,
     full: bool = False,
     executor: str = "in_process",
+    warm_up: WarmUp | None = None,
 ) -> RunOutcome:
     """`run_pipeline`'s work, once the lake's lock is held, recorded in `instance`."""
     console = console or Console()
     for line in preparing_lines(inbox):  # numba compiles on a first run: say so, never sit silent
         console.print(line, highlight=False)
-    warm_up = start_warm_up(inbox)
+    warm_up = warm_up or start_warm_up(inbox)
     try:
         return _rate_and_publish(inbox, lake, instance, console, full, executor, warm_up)
     finally:

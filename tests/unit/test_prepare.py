@@ -136,3 +136,36 @@ def test_the_warm_up_process_caches_the_rating_kernels_not_the_scanner(tmp_path:
     )
     assert cold() == "['the PGN scanner']"
     assert SAMPLES.is_dir()
+
+
+def test_ratings_run_starts_the_warm_up_first_and_always_ends_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ratings run` starts a first run's warm-up before importing Dagster (so it compiles
+    meanwhile), hands it to the run, and ends it even when the run fails."""
+    from pipelines import cli, prepare, runner
+
+    events: list[str] = []
+
+    class FakeWarmUp:
+        def finish(self) -> None:
+            events.append("finish")
+
+        def stop(self) -> None:
+            events.append("stop")
+
+    def start(inbox: Path) -> FakeWarmUp:
+        events.append("start")
+        return FakeWarmUp()
+
+    def failing_run(inbox: Path, lake: Path, **kwargs: object) -> None:
+        assert isinstance(kwargs["warm_up"], FakeWarmUp)
+        events.append("run")
+        raise RuntimeError("the run failed")
+
+    monkeypatch.setattr(prepare, "start_warm_up", start)
+    monkeypatch.setattr(runner, "run_pipeline", failing_run)
+    inbox = tmp_path / "inbox"
+    inbox.mkdir()
+    assert cli.main(["run", "--inbox", str(inbox), "--lake", str(tmp_path / "lake")]) == 1
+    assert events == ["start", "run", "stop"]
