@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,6 +97,32 @@ WARM_UP_WAIT_S = 120
 """Longest a run waits for its warm-up process before rating (it compiles in about 10 s)."""
 
 
+WARMED = (
+    codes._code_views,
+    codes._lookup_views,
+    codes._apply_rank,
+    codes._rows_where_both_zero,
+    codes._order_scan,
+    codes._find_views,
+    site._classify_kernel,
+    site._held_counts,
+    site._site_kernel,
+    site._state_rows,
+    fibs._classify_matches,
+    fibs._time_profile,
+    fibs._fibs_kernel,
+    fibs._pair_rows,
+    fibs._keep_recent,
+    fide._counted_sums_kernel,
+)
+"""Every kernel the warm-up compiles (the samples without their PGN files): once all are in
+numba's cache the run goes on, without waiting for the warm-up to publish its throw-away lists
+(about 3 s). A kernel missing here only makes the run wait for the warm-up's end, as before; a
+kernel the warm-up never compiles makes the run compile it itself."""
+
+WARM_UP_POLL_S = 0.05
+
+
 @dataclass
 class WarmUp:
     """A second process compiling the rating kernels while this one compiles the PGN scanner."""
@@ -103,12 +130,16 @@ class WarmUp:
     process: subprocess.Popen[bytes]
 
     def finish(self) -> None:
-        """Wait for the warm-up to finish (its kernels are then in numba's cache): the rating
-        step would otherwise compile the same kernels a second time. Stop it if it hangs."""
-        try:
-            self.process.wait(timeout=WARM_UP_WAIT_S)
-        except subprocess.TimeoutExpired:
-            self.stop()
+        """Wait until the warm-up has cached every kernel of `WARMED`, or has ended, then end it:
+        the rating step would otherwise compile the same kernels a second time. numba writes
+        each cache file under a temporary name and renames it, so ending the process never
+        leaves a damaged one. Stop it if it hangs."""
+        deadline = time.monotonic() + WARM_UP_WAIT_S
+        while self.process.poll() is None and time.monotonic() < deadline:
+            if all(is_cached(kernel) for kernel in WARMED):
+                break
+            time.sleep(WARM_UP_POLL_S)
+        self.stop()
 
     def stop(self) -> None:
         """End the warm-up process if it still runs (a run that ended early needs it no more)."""

@@ -114,14 +114,15 @@ def test_the_warm_up_process_caches_the_rating_kernels_not_the_scanner(tmp_path:
     import os
     import subprocess
 
-    from pipelines.prepare import SAMPLES
+    from pipelines.prepare import SAMPLES, WARMED
 
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
     env.pop("DAGSTER_HOME", None)
     probe = (
         "from pathlib import Path\n"
-        "from pipelines.prepare import SAMPLES, cold_groups\n"
+        "from pipelines.prepare import SAMPLES, WARMED, cold_groups, is_cached\n"
         "print([g.name for g in cold_groups(SAMPLES)])\n"
+        "print([k.py_func.__name__ for k in WARMED if not is_cached(k)])\n"
     )
     root = Path(__file__).resolve().parents[2]
 
@@ -130,11 +131,14 @@ def test_the_warm_up_process_caches_the_rating_kernels_not_the_scanner(tmp_path:
             [sys.executable, "-c", probe], cwd=root, env=env, capture_output=True, text=True
         ).stdout.strip()
 
-    assert cold() == "['the PGN scanner', 'the rating kernels']"
+    groups, uncached = cold().splitlines()
+    assert groups == "['the PGN scanner', 'the rating kernels']"
+    assert uncached == str([k.py_func.__name__ for k in WARMED])
     subprocess.run(
         [sys.executable, "-m", "pipelines.prepare"], cwd=root, env=env, check=True, timeout=600
     )
-    assert cold() == "['the PGN scanner']"
+    # every kernel a run waits for is cached by the warm-up (else the run would wait for its end)
+    assert cold().splitlines() == ["['the PGN scanner']", "[]"]
     assert SAMPLES.is_dir()
 
 
