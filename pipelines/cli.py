@@ -207,9 +207,9 @@ def _check_lake_folder(lake: Path) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     """Materialize everything through Dagster in period order and print the summary."""
     from pipelines.prepare import start_warm_up
-    from rating_core.ingest.inbox import check_merge_chains, inbox_files
+    from rating_core.ingest.inbox import check_merge_chains, inbox_files, platform_pgn_files
     from rating_core.ingest.merges import MergeChainError
-    from rating_core.ingest.prefetch import prefetch_platform_pgn
+    from rating_core.ingest.prefetch import prefetch
     from rating_core.systems.club.folders import ClubFolderError
 
     inbox = Path(args.inbox)
@@ -227,7 +227,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     # lake's instance opened
     warm_up = start_warm_up(inbox)
     try:
-        prefetch_platform_pgn(inbox)  # the ingest runs in this process: it takes what was read
+        prefetch(platform_pgn_files(inbox))  # the ingest runs in this process: it takes them
         from pipelines.runner import run_pipeline
         from pipelines.summary import print_summary
 

@@ -48,14 +48,32 @@ def _has_pgn(inbox: Path) -> bool:
 # Seconds: numba's compile time of each group in a first `ratings run` over data_samples (thread
 # CPU seconds, which a quiet machine spends as wall time): the scanner 13.0 s; the rating and
 # coding kernels 9.9 s together (site 4.1, FIBS 2.6, id coder 3.4 with replay order, FIDE 0.7).
+WARMED = (
+    codes._code_views,
+    codes._lookup_views,
+    codes._apply_rank,
+    codes._rows_where_both_zero,
+    codes._order_scan,
+    codes._find_views,
+    site._classify_kernel,
+    site._held_counts,
+    site._site_kernel,
+    site._state_rows,
+    fibs._classify_matches,
+    fibs._time_profile,
+    fibs._fibs_kernel,
+    fibs._pair_rows,
+    fibs._keep_recent,
+    fide._counted_sums_kernel,
+)
+"""The rating kernels: every kernel the warm-up compiles (the samples without their PGN
+files). Once all are in numba's cache the run goes on, without waiting for the warm-up to
+publish its throw-away lists (about 3 s). A kernel missing here only makes the run wait for the
+warm-up's end, as before; a kernel the warm-up never compiles makes the run compile it itself."""
+
 GROUPS = (
     KernelGroup("the PGN scanner", (pgn_scan._scan,), 13, _has_pgn),
-    KernelGroup(
-        "the rating kernels",
-        (codes._find_views, site._site_kernel, fibs._fibs_kernel, fide._counted_sums_kernel),
-        10,
-        lambda inbox: True,
-    ),
+    KernelGroup("the rating kernels", WARMED, 10, lambda inbox: True),
 )
 
 
@@ -96,29 +114,6 @@ SAMPLES = Path(__file__).resolve().parents[1] / "data_samples"
 WARM_UP_WAIT_S = 120
 """Longest a run waits for its warm-up process before rating (it compiles in about 10 s)."""
 
-
-WARMED = (
-    codes._code_views,
-    codes._lookup_views,
-    codes._apply_rank,
-    codes._rows_where_both_zero,
-    codes._order_scan,
-    codes._find_views,
-    site._classify_kernel,
-    site._held_counts,
-    site._site_kernel,
-    site._state_rows,
-    fibs._classify_matches,
-    fibs._time_profile,
-    fibs._fibs_kernel,
-    fibs._pair_rows,
-    fibs._keep_recent,
-    fide._counted_sums_kernel,
-)
-"""Every kernel the warm-up compiles (the samples without their PGN files): once all are in
-numba's cache the run goes on, without waiting for the warm-up to publish its throw-away lists
-(about 3 s). A kernel missing here only makes the run wait for the warm-up's end, as before; a
-kernel the warm-up never compiles makes the run compile it itself."""
 
 WARM_UP_POLL_S = 0.05
 

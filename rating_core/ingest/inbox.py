@@ -171,6 +171,19 @@ def _game_sources(
     return sources
 
 
+def platform_pgn_files(inbox: Path) -> list[tuple[Path, str]]:
+    """The platform's PGN files `ingest_games` reads, each with its name as it records it (what
+    `prefetch.prefetch` reads ahead)."""
+    inbox = Path(inbox)
+    return [
+        (p, _relative(p, inbox))
+        for source, _, _, files in _game_sources(inbox)
+        if source == "platform"
+        for p in files
+        if p.name.lower().endswith(PGN_SUFFIXES)
+    ]
+
+
 def game_files(inbox: Path) -> list[str]:
     """The names (relative to the inbox, as in the per-file summary) of the game files
     `ingest_games` reads, in its order."""

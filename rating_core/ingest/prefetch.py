@@ -14,7 +14,7 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from rating_core.ingest.common import IngestResult
-from rating_core.ingest.pgn import PGN_SUFFIXES, read_pgn
+from rating_core.ingest.pgn import read_pgn
 
 _lock = threading.Lock()
 _pending: dict[tuple[Path, str], tuple[tuple[int, int], Future[IngestResult]]] = {}
@@ -26,27 +26,20 @@ def _stamp(path: Path) -> tuple[int, int]:
     return info.st_size, info.st_mtime_ns
 
 
-def prefetch_platform_pgn(inbox: Path) -> int:
-    """Start reading every PGN file of `<inbox>/platform/` in one background thread (in name
-    order); returns how many files it will read."""
-    folder = inbox / "platform"
-    if not folder.is_dir():
-        return 0
-    files = sorted(
-        p for p in folder.iterdir() if p.is_file() and p.name.lower().endswith(PGN_SUFFIXES)
-    )
-    if not files:
-        return 0
+def prefetch(files: list[tuple[Path, str]]) -> int:
+    """Start reading the PGN `files` (path, name as the ingest records it; see
+    `inbox.platform_pgn_files`) in one background thread, in order; returns how many."""
     work = []
     with _lock:
-        for path in files:
-            name = path.relative_to(inbox).as_posix()
+        for path, name in files:
             future: Future[IngestResult] = Future()
             _pending[(path.resolve(), name)] = (_stamp(path), future)
             work.append((path, name, future))
-    # a daemon thread: a run interrupted while it reads exits at once, not after the read
-    threading.Thread(target=_read_all, args=(work,), name="ratings-prefetch", daemon=True).start()
-    return len(files)
+    if work:  # a daemon thread: a run interrupted while it reads exits at once, not after
+        threading.Thread(
+            target=_read_all, args=(work,), name="ratings-prefetch", daemon=True
+        ).start()
+    return len(work)
 
 
 def _read_all(work: list[tuple[Path, str, Future[IngestResult]]]) -> None:
