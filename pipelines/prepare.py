@@ -120,9 +120,12 @@ WARM_UP_POLL_S = 0.05
 
 @dataclass
 class WarmUp:
-    """A second process compiling the rating kernels while this one compiles the PGN scanner."""
+    """A second process compiling the rating kernels while this one compiles the PGN scanner,
+    in a scratch folder of its own that this process removes once the warm-up has ended (it is
+    killed, so it cannot tidy up after itself)."""
 
     process: subprocess.Popen[bytes]
+    folder: Path
 
     def finish(self) -> None:
         """Wait until the warm-up has cached every kernel of `WARMED`, or has ended, then end it:
@@ -137,10 +140,12 @@ class WarmUp:
         self.stop()
 
     def stop(self) -> None:
-        """End the warm-up process if it still runs (a run that ended early needs it no more)."""
+        """End the warm-up process if it still runs (a run that ended early needs it no more)
+        and remove its scratch folder."""
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+        shutil.rmtree(self.folder, ignore_errors=True)
 
 
 def start_warm_up(inbox: Path, groups: Iterable[KernelGroup] = GROUPS) -> WarmUp | None:
@@ -153,14 +158,19 @@ def start_warm_up(inbox: Path, groups: Iterable[KernelGroup] = GROUPS) -> WarmUp
     if len(cold) < 2 or not SAMPLES.is_dir():
         return None
     env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}  # its own throw-away home
-    process = subprocess.Popen(
-        [sys.executable, "-m", "pipelines.prepare"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
-    return WarmUp(process)
+    folder = Path(tempfile.mkdtemp(prefix="ratings-warm-up-"))
+    try:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "pipelines.prepare", str(folder)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+        )
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return WarmUp(process, folder)
 
 
 def _not_pgn(folder: str, names: list[str]) -> list[str]:
@@ -168,18 +178,21 @@ def _not_pgn(folder: str, names: list[str]) -> list[str]:
     return [name for name in names if name.lower().endswith(PGN_SUFFIXES)]
 
 
-def warm_rating_kernels() -> None:
-    """Rate the sample inbox without its PGN files into a throw-away lake, so that numba caches
-    the rating kernels (the warm-up process's work)."""
+def warm_rating_kernels(folder: Path) -> None:
+    """Rate the sample inbox without its PGN files into a throw-away lake under `folder`, so
+    that numba caches the rating kernels (the warm-up process's work)."""
     from rich.console import Console
 
     from pipelines.runner import run_pipeline
 
-    with tempfile.TemporaryDirectory(prefix="ratings-warm-up-") as folder:
-        inbox = Path(folder) / "inbox"
-        shutil.copytree(SAMPLES, inbox, ignore=_not_pgn)
-        run_pipeline(inbox, Path(folder) / "lake", console=Console(file=io.StringIO()))
+    inbox = folder / "inbox"
+    shutil.copytree(SAMPLES, inbox, ignore=_not_pgn)
+    run_pipeline(inbox, folder / "lake", console=Console(file=io.StringIO()))
 
 
 if __name__ == "__main__":
-    warm_rating_kernels()
+    if len(sys.argv) > 1:  # the folder the starting run made and removes
+        warm_rating_kernels(Path(sys.argv[1]))
+    else:
+        with tempfile.TemporaryDirectory(prefix="ratings-warm-up-") as scratch:
+            warm_rating_kernels(Path(scratch))

@@ -108,6 +108,28 @@ def test_no_warm_up_process_when_at_most_one_group_is_cold(tmp_path: Path) -> No
     assert start_warm_up(tmp_path, [warm, warm]) is None
 
 
+def test_an_ended_warm_up_leaves_no_scratch_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The warm-up is killed once the kernels are cached: the run removes its scratch folder
+    (inbox copy, lake, Dagster home), which the killed process cannot."""
+    import tempfile
+    from types import SimpleNamespace
+
+    from pipelines.prepare import start_warm_up
+
+    index = SimpleNamespace(_load_index=dict, _index_path=str(tmp_path / "no-such-index"))
+    kernel = SimpleNamespace(_cache=SimpleNamespace(_cache_file=index))  # never cached
+    cold = KernelGroup("cold", (kernel,), 1, lambda inbox: True)
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    warm_up = start_warm_up(tmp_path, [cold, cold])
+    assert warm_up is not None
+    assert warm_up.folder.parent == tmp_path and warm_up.folder.is_dir()
+    warm_up.stop()
+    assert warm_up.process.poll() is not None
+    assert list(tmp_path.glob("ratings-warm-up-*")) == []
+
+
 def test_the_warm_up_process_caches_the_rating_kernels_not_the_scanner(tmp_path: Path) -> None:
     """The warm-up rates the samples without their PGN files: in a fresh numba cache it leaves
     only the PGN scanner for the run itself to compile."""

@@ -156,8 +156,8 @@ def _random_games(rng: random.Random, n: int) -> tuple[list[dict[str, Any]], lis
                 "rated": rng.choice([True, True, True, False, None]),
                 "status": rng.choice(["finished"] * 6 + STATUSES + [None]),
                 "plies": rng.choice([None, 0, 1, 2, 17, 18, 40]),
-                # canonical games always carry a termination (ingest defaults it)
-                "termination": rng.choice(TERMINATIONS + ["normal"] * 4),
+                # ingest defaults a missing termination; a frame given directly may lack one
+                "termination": rng.choice([*TERMINATIONS, None] + ["normal"] * 4),
                 "kind": rng.choice([*KINDS, None]),
                 "otb_confirmed": rng.choice([True, False, None]),
                 "white_is_bot": white == "tagbot" or rng.random() < 0.02,

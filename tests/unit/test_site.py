@@ -217,6 +217,15 @@ def test_bot_no_move_human_black_loses() -> None:
     assert value(r, "a", "site-elo") == pytest.approx(1492.0)
 
 
+@pytest.mark.parametrize("termination", [None, "normal"])
+def test_a_game_against_a_bot_without_a_result_is_rejected(termination: str | None) -> None:
+    # only the bot no-move rule decides a missing result; a missing termination is not it
+    g = games(game(1, "a", "bot", None, category="bots", termination=termination))
+    r = site_replay(g, BOT)
+    assert r.rejected["reason"].to_list() == [site.REJ_NO_RESULT]
+    assert r.history.height == 0 and r.state.height == 0
+
+
 @pytest.mark.parametrize("termination", ["timeout", "abandon"])
 def test_bot_losing_on_time_or_abandon_is_rejected(termination: str) -> None:
     g = games(game(1, "bot", "a", 0.0, category="bots", termination=termination))

@@ -336,8 +336,10 @@ def _classify_kernel(
     and the bot's fixed rating (registry, else the Elo tag; NaN none; white's when both are
     bots). `reg_bot` is a bitset over player codes (registry bots), `reg_rating` the registry's
     bot_rating per code (NaN none). Null masks, the bot flags and the Elo tags may be empty
-    arrays (no nulls; no flag or tag at all). Conditions follow SQL three-valued logic exactly
-    as a Polars expression would: a rule whose condition is null does not apply.
+    arrays (no nulls; no flag or tag at all). A rule reading a missing value does not apply
+    (fewer plies than the minimum, a `bot_no_move` termination), except where the rules say what
+    a missing value means: an `otb_confirmed` missing is not confirmed, a result missing is
+    contradictory.
     """
     has_missing = missing.shape[0] > 0
     has_moderated = moderated.shape[0] > 0
@@ -406,9 +408,9 @@ def _classify_kernel(
             j = J_NO_BOT
         elif bot_no_move and p_null:
             j = J_NO_PLIES
-        # "score is null and not (bot_no_move and human_bot)": with a null termination and a
-        # human-bot game the second part is null, so the rule does not apply.
-        elif s_null and (not human_bot or (tm != NULL_CODE and not bot_no_move)):
+        # no result is contradictory unless the bot no-move rule decides it (a null
+        # termination is not `bot_no_move`: a game without result or termination is refused)
+        elif s_null and not (bot_no_move and human_bot):
             j = J_NO_RESULT
         elif cat[i] == NULL_CODE and not (wb or bb):
             j = J_NO_CATEGORY
