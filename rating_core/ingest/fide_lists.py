@@ -26,6 +26,7 @@ from rating_core.systems.fide.formats import (
     period_of_month_label,
     txt_layout,
 )
+from rating_core.systems.fide.rules import rules_for_period
 
 MAX_RATING = 3500
 
@@ -237,7 +238,8 @@ def read_fide_list(path: Path, list_name: str, period: str, source_file: str) ->
             f"{source_file}: {unrated} player{'s' if unrated > 1 else ''} without a {kind} "
             "rating, not on the list",
         )
-    rated_games, peak = inferred_career(int(next_period(period)[:4]))
+    following = next_period(period)  # the K a list gives is the one in force next period
+    rated_games, peak = inferred_career(int(following[:4]), rules_for_period(following))
     rows = rated.select(
         pl.lit(list_name).alias("list"),
         pl.lit(period).alias("period"),

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from rating_core.periods import next_period
-from rating_core.systems.fide.rules import FIDE_RULES, FideRules
+from rating_core.systems.fide.rules import FIDE_RULES, FideRules, rules_for_period
 from rating_core.systems.fide.steps import k_base_exprs
 
 MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
@@ -100,10 +100,10 @@ def fide_export_frame(
     listed: pl.DataFrame,
     players: pl.DataFrame | None,
     period: str,
-    rules: FideRules = FIDE_RULES,
+    rules: FideRules | None = None,
 ) -> pl.DataFrame:
     """One row per player of a published FIDE list, one String column per field of `TXT_FIELDS`,
-    sorted by name as FIDE's files are.
+    sorted by name as FIDE's files are. `rules`: the era of the next period by default (its K).
 
     `listed`: the published list (player_id, name, rating, games, rated_games, peak_rating, flag).
     `players`: the registry (PLAYERS_SCHEMA) for federation, sex, title and birth year.
@@ -143,7 +143,8 @@ def fide_export_frame(
         pl.col("peak_rating").cast(pl.Int32).alias("peak_rating"),
         pl.col("flag").cast(pl.String).alias("_list_flag"),
     ).join(registry, on="player_id", how="left")
-    k_next, _ = k_base_exprs(rules, int(next_period(period)[:4]))
+    following = next_period(period)
+    k_next, _ = k_base_exprs(rules or rules_for_period(following), int(following[:4]))
     sex = pl.col("sex").str.to_uppercase().str.slice(0, 1)
     fide_sex = pl.when(sex == "M").then(pl.lit("M")).when(sex.is_in(["F", "W"])).then(pl.lit("F"))
     title = pl.col("title").str.to_uppercase()

@@ -451,7 +451,7 @@ class _Classified:
     period: np.ndarray  # int32 code of each game's period in `periods` (-1: null)
     periods: pl.Series  # sorted distinct periods of the games and of `extra_periods`
     extra_period_codes: np.ndarray
-    rated: np.ndarray  # row numbers (into `frame`) of the rated games in replay order
+    rated: np.ndarray  # row numbers (into `frame`) of the rated games, in replay order if ordered
 
     def _fixed_rating(self, code: np.ndarray, tag: str) -> np.ndarray:
         """Per rated game: the registry's bot_rating of a side, else its Elo tag, else 0."""
@@ -489,8 +489,11 @@ def _classify(
     rules: SiteRules,
     extra_ids: pl.Series | None = None,
     extra_periods: pl.Series | None = None,
+    ordered: bool = True,
 ) -> _Classified:
     """Decide, per platform game, whether it is rated, excluded (why) or rejected (why).
+    `ordered=False` leaves the rated games in file order (who is rejected does not depend on
+    the replay order: ingest's quarantine skips the sort).
 
     Player ids are coded once (`dense_codes` over `extra_ids`, the registry's bots, white and
     black); the closed sets become their Enum codes and one numba pass applies the rules, so no
@@ -623,8 +626,9 @@ def _classify(
     )
     final[final_null] = 0.0
     rated = rows_where_both_zero(exclude, reject)
-    t = g["played_at"].to_physical().fill_null(0).to_numpy()
-    rated = replay_order(rated, period, t, g["game_id"])
+    if ordered:
+        t = g["played_at"].to_physical().fill_null(0).to_numpy()
+        rated = replay_order(rated, period, t, g["game_id"])
     return _Classified(
         g,
         ids,
@@ -667,7 +671,7 @@ def rejected_site_games(
 ) -> pl.DataFrame:
     """The rejected frame of `classify_site_games` alone (the records the site rules call
     contradictory), without ordering the rated games: what ingest quarantines."""
-    return _rejected(_classify(games, players, None, rules))
+    return _rejected(_classify(games, players, None, rules, ordered=False))
 
 
 def _excluded(c: _Classified, rules: SiteRules) -> pl.DataFrame:
