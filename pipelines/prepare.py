@@ -1,21 +1,23 @@
-"""The line a first run prints while numba compiles its kernels, so that it never sits silent.
+"""A first run's numba compiles: the line it prints so that it never sits silent, and the
+warm-up processes that compile the cold kernel groups beside it.
 
 numba compiles each kernel on its first call and caches the machine code (`cache=True`, in the
 `__pycache__` folders beside the sources, or under `NUMBA_CACHE_DIR`); only a run on a fresh
 machine or clone (or after a kernel's source changed) pays for it. Whether a kernel's cache is
 cold is read cheaply from numba's index file for it: no compiling, no loading of machine code.
+A warm-up process compiles a group for the argument types recorded in `kernel_signatures.json`,
+with no data and without importing Dagster.
 """
 
 from __future__ import annotations
 
 import io
-import os
-import shutil
+import json
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,15 +68,15 @@ WARMED = (
     fibs._keep_recent,
     fide._counted_sums_kernel,
 )
-"""The rating kernels: every kernel the warm-up compiles (the samples without their PGN
-files). Once all are in numba's cache the run goes on, without waiting for the warm-up to
-publish its throw-away lists (about 3 s). A kernel missing here only makes the run wait for the
-warm-up's end, as before; a kernel the warm-up never compiles makes the run compile it itself."""
+"""The rating kernels: every numba entry point a run over the samples calls, besides the PGN
+scanner (their helpers are compiled into them). A kernel missing here is compiled by the run
+itself, on its first call."""
 
 GROUPS = (
     KernelGroup("the PGN scanner", (pgn_scan._scan,), 13, _has_pgn),
     KernelGroup("the rating kernels", WARMED, 10, lambda inbox: True),
 )
+SCANNER, RATING = GROUPS
 
 
 def is_cached(kernel: Any) -> bool:
@@ -109,90 +111,139 @@ def preparing_lines(inbox: Path, groups: Iterable[KernelGroup] = GROUPS) -> list
 
 
 SAMPLES = Path(__file__).resolve().parents[1] / "data_samples"
-"""The project's sample inbox: what the warm-up process rates (its CSV and TRF files only)."""
+"""The project's sample inbox: `record_signatures` runs the pipeline on it."""
+
+SIGNATURES_FILE = Path(__file__).with_name("kernel_signatures.json")
+"""The argument types each kernel of `GROUPS` is compiled for in a run (numba's own reprs, one
+list per kernel), recorded from a run over the samples by `python -m pipelines.prepare
+--record`; a test checks that a run compiles exactly these."""
 
 WARM_UP_WAIT_S = 120
-"""Longest a run waits for its warm-up process before rating (it compiles in about 10 s)."""
-
+"""Longest a run waits for a warm-up process (each compiles in about 10 to 13 s)."""
 
 WARM_UP_POLL_S = 0.05
 
 
-@dataclass
-class WarmUp:
-    """A second process compiling the rating kernels while this one compiles the PGN scanner,
-    in a scratch folder of its own that this process removes once the warm-up has ended (it is
-    killed, so it cannot tidy up after itself)."""
-
-    process: subprocess.Popen[bytes]
-    folder: Path
-
-    def finish(self) -> None:
-        """Wait until the warm-up has cached every kernel of `WARMED`, or has ended, then end it:
-        the rating step would otherwise compile the same kernels a second time. numba writes
-        each cache file under a temporary name and renames it, so ending the process never
-        leaves a damaged one. Stop it if it hangs."""
-        deadline = time.monotonic() + WARM_UP_WAIT_S
-        while self.process.poll() is None and time.monotonic() < deadline:
-            if all(is_cached(kernel) for kernel in WARMED):
-                break
-            time.sleep(WARM_UP_POLL_S)
-        self.stop()
-
-    def stop(self) -> None:
-        """End the warm-up process if it still runs (a run that ended early needs it no more)
-        and remove its scratch folder."""
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-        shutil.rmtree(self.folder, ignore_errors=True)
+def kernel_name(kernel: Any) -> str:
+    """`module.function` of a numba kernel: its key in `SIGNATURES_FILE`."""
+    return f"{kernel.py_func.__module__}.{kernel.py_func.__qualname__}"
 
 
-def start_warm_up(inbox: Path, groups: Iterable[KernelGroup] = GROUPS) -> WarmUp | None:
-    """When a run must compile both the PGN scanner and the rating kernels, compile the rating
-    kernels in a second process meanwhile (numba's compiler holds the GIL, so only another process
-    puts a second core to work); None when there is nothing to gain. The warm-up rates the sample
-    inbox's CSV and TRF files through the same pipeline, so it compiles the kernels for exactly the
-    argument types a real run passes (they depend on the code path, not on the data)."""
-    cold = cold_groups(inbox, groups)
-    if len(cold) < 2 or not SAMPLES.is_dir():
-        return None
-    env = {k: v for k, v in os.environ.items() if k != "DAGSTER_HOME"}  # its own throw-away home
-    folder = Path(tempfile.mkdtemp(prefix="ratings-warm-up-"))
+def recorded_signatures() -> dict[str, list[str]]:
+    """`SIGNATURES_FILE` read (empty when it is missing)."""
     try:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "pipelines.prepare", str(folder)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
-    return WarmUp(process, folder)
+        return dict(json.loads(SIGNATURES_FILE.read_text(encoding="utf-8")))
+    except FileNotFoundError:
+        return {}
 
 
-def _not_pgn(folder: str, names: list[str]) -> list[str]:
-    """`shutil.copytree`'s ignore: the PGN files (the main run compiles the scanner)."""
-    return [name for name in names if name.lower().endswith(PGN_SUFFIXES)]
+def compile_recorded(kernels: Iterable[Any]) -> None:
+    """Compile each of `kernels` for its recorded argument types (or load it from numba's cache),
+    without data: what a warm-up process does. A signature numba refuses (a record older than
+    the kernel's source) is skipped: the run then compiles that kernel itself."""
+    from numba.core import types
+
+    names = {"__builtins__": {}, **vars(types)}  # the reprs are numba type constructors
+    recorded = recorded_signatures()
+    for kernel in kernels:
+        for text in recorded.get(kernel_name(kernel), ()):
+            try:
+                kernel.compile(eval(text, names))  # our own file of numba type reprs
+            except Exception:  # a stale record costs the run one compile
+                continue
 
 
-def warm_rating_kernels(folder: Path) -> None:
-    """Rate the sample inbox without its PGN files into a throw-away lake under `folder`, so
-    that numba caches the rating kernels (the warm-up process's work)."""
+def record_signatures(path: Path = SIGNATURES_FILE) -> dict[str, list[str]]:
+    """Run the pipeline over the samples (PGN included) in this process and write the argument
+    types every kernel of `GROUPS` was called with to `path`."""
     from rich.console import Console
 
     from pipelines.runner import run_pipeline
 
-    inbox = folder / "inbox"
-    shutil.copytree(SAMPLES, inbox, ignore=_not_pgn)
-    run_pipeline(inbox, folder / "lake", console=Console(file=io.StringIO()))
+    with tempfile.TemporaryDirectory(prefix="ratings-signatures-") as folder:
+        run_pipeline(SAMPLES, Path(folder) / "lake", console=Console(file=io.StringIO()))
+    recorded = {
+        kernel_name(k): sorted(repr(sig) for sig in k.signatures)
+        for group in GROUPS
+        for k in group.kernels
+    }
+    path.write_text(json.dumps(recorded, indent=1) + "\n", encoding="utf-8")
+    return recorded
+
+
+def _ready(group: KernelGroup) -> bool:
+    return all(is_cached(kernel) for kernel in group.kernels)
+
+
+@dataclass
+class WarmUp:
+    """Processes compiling a first run's cold kernel groups (one each) while the run imports
+    Dagster and ingests: numba's compiler holds the GIL, so only other processes put the second
+    core to work, and none of them waits for data."""
+
+    processes: dict[str, subprocess.Popen[bytes]]
+    groups: dict[str, KernelGroup]
+
+    def wait_for(self, group: KernelGroup) -> None:
+        """Return once every kernel of `group` is in numba's cache, or its process has ended (a
+        group nobody compiles returns at once). numba writes each cache file under a temporary
+        name and renames it, so a kernel seen cached is whole."""
+        process = self.processes.get(group.name)
+        if process is None:
+            return
+        deadline = time.monotonic() + WARM_UP_WAIT_S
+        while process.poll() is None and time.monotonic() < deadline and not _ready(group):
+            time.sleep(WARM_UP_POLL_S)
+
+    def finish(self) -> None:
+        """Wait for every group (the run needs all it started), then end the processes."""
+        for group in self.groups.values():
+            self.wait_for(group)
+        self.stop()
+
+    def stop(self) -> None:
+        """End the processes that still run (a run that ended early needs them no more)."""
+        for process in self.processes.values():
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+def start_warm_up(inbox: Path, groups: Sequence[KernelGroup] = GROUPS) -> WarmUp | None:
+    """Start one process per group this run needs whose kernels are not cached yet (a first run
+    on the machine), each compiling its group for the recorded argument types; None when
+    everything is cached."""
+    cold = cold_groups(inbox, groups)
+    if not cold:
+        return None
+    processes: dict[str, subprocess.Popen[bytes]] = {}
+    try:
+        for group in cold:
+            processes[group.name] = subprocess.Popen(
+                [sys.executable, "-m", "pipelines.prepare", group.name],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+    except BaseException:
+        WarmUp(processes, {}).stop()
+        raise
+    return WarmUp(processes, {g.name: g for g in cold})
+
+
+def main(arguments: list[str]) -> int:
+    """`python -m pipelines.prepare GROUP...` compiles the named groups (a warm-up process);
+    `--record` writes `SIGNATURES_FILE` from a run over the samples."""
+    if arguments == ["--record"]:
+        recorded = record_signatures()
+        print(f"{SIGNATURES_FILE.name}: {sum(map(len, recorded.values()))} signatures")
+        return 0
+    by_name = {g.name: g for g in GROUPS}
+    for name in arguments:
+        if name in by_name:
+            compile_recorded(by_name[name].kernels)
+    return 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) > 1:  # the folder the starting run made and removes
-        warm_rating_kernels(Path(sys.argv[1]))
-    else:
-        with tempfile.TemporaryDirectory(prefix="ratings-warm-up-") as scratch:
-            warm_rating_kernels(Path(scratch))
+    sys.exit(main(sys.argv[1:]))

@@ -256,9 +256,13 @@ def _rate_and_publish(
     executor: str,
     warm_up: WarmUp | None,
 ) -> RunOutcome:
-    """Ingest, then rate and publish the range (after the warm-up, when one compiles the rating
-    kernels beside this run)."""
+    """Ingest, then rate and publish the range (after the warm-up processes, when some compile
+    kernels beside this run: the ingest already calls the scanner, the id coder and the site
+    classification)."""
     resources = {"paths": PipelinePaths(inbox=str(inbox), lake=str(lake))}
+    if warm_up is not None:
+        with console.status("preparing the kernels"):
+            warm_up.finish()
     with console.status("ingesting the inbox"):
         ingest = dg.materialize(
             [*INGEST_ASSETS, *INGEST_CHECKS],
@@ -285,9 +289,6 @@ def _rate_and_publish(
     first, last = to_run[0], to_run[-1]
     launch = _RangeLauncher(assets, resources, instance, periods[0], executor, systems(lake))
     span = first if first == last else f"{first} to {last} ({len(to_run)} periods)"
-    if warm_up is not None:
-        with console.status("preparing the rating kernels"):
-            warm_up.finish()
     with console.status(f"rating and publishing {span}"):
         result = launch(first, last)
         outcome.published.extend(_published(result))

@@ -9,7 +9,9 @@ never depends on the prefetch.
 
 from __future__ import annotations
 
+import contextlib
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
 
@@ -26,9 +28,11 @@ def _stamp(path: Path) -> tuple[int, int]:
     return info.st_size, info.st_mtime_ns
 
 
-def prefetch(files: list[tuple[Path, str]]) -> int:
+def prefetch(files: list[tuple[Path, str]], ready: Callable[[], None] | None = None) -> int:
     """Start reading the PGN `files` (path, name as the ingest records it; see
-    `inbox.platform_pgn_files`) in one background thread, in order; returns how many."""
+    `inbox.platform_pgn_files`) in one background thread, in order; returns how many. `ready`,
+    when given, is called in that thread first (a first run waits there for the process that
+    compiles the scanner, rather than compiling it a second time)."""
     work = []
     with _lock:
         for path, name in files:
@@ -37,13 +41,18 @@ def prefetch(files: list[tuple[Path, str]]) -> int:
             work.append((path, name, future))
     if work:  # a daemon thread: a run interrupted while it reads exits at once, not after
         threading.Thread(
-            target=_read_all, args=(work,), name="ratings-prefetch", daemon=True
+            target=_read_all, args=(work, ready), name="ratings-prefetch", daemon=True
         ).start()
     return len(work)
 
 
-def _read_all(work: list[tuple[Path, str, Future[IngestResult]]]) -> None:
-    """Read each file in turn, each result (or error) into its future."""
+def _read_all(
+    work: list[tuple[Path, str, Future[IngestResult]]], ready: Callable[[], None] | None
+) -> None:
+    """Read each file in turn (after `ready`), each result (or error) into its future."""
+    if ready is not None:
+        with contextlib.suppress(Exception):  # waiting is an optimisation: read anyway
+            ready()
     for path, name, future in work:
         if not future.set_running_or_notify_cancel():
             continue

@@ -101,66 +101,80 @@ def test_ratings_run_prints_the_line_before_it_ingests(
     )
 
 
-def test_no_warm_up_process_when_at_most_one_group_is_cold(tmp_path: Path) -> None:
+def test_no_warm_up_process_when_nothing_is_cold(tmp_path: Path) -> None:
     from pipelines.prepare import start_warm_up
 
     warm = KernelGroup("warm", (len,), 1, lambda inbox: True)  # not a numba kernel: cached
     assert start_warm_up(tmp_path, [warm, warm]) is None
 
 
-def test_an_ended_warm_up_leaves_no_scratch_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The warm-up is killed once the kernels are cached: the run removes its scratch folder
-    (inbox copy, lake, Dagster home), which the killed process cannot."""
-    import tempfile
-    from types import SimpleNamespace
+def test_waiting_for_a_group_ends_when_it_is_cached_or_its_process_ends(tmp_path: Path) -> None:
+    import subprocess
 
-    from pipelines.prepare import start_warm_up
+    from pipelines.prepare import WarmUp
 
-    index = SimpleNamespace(_load_index=dict, _index_path=str(tmp_path / "no-such-index"))
-    kernel = SimpleNamespace(_cache=SimpleNamespace(_cache_file=index))  # never cached
-    cold = KernelGroup("cold", (kernel,), 1, lambda inbox: True)
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
-    warm_up = start_warm_up(tmp_path, [cold, cold])
-    assert warm_up is not None
-    assert warm_up.folder.parent == tmp_path and warm_up.folder.is_dir()
-    warm_up.stop()
-    assert warm_up.process.poll() is not None
-    assert list(tmp_path.glob("ratings-warm-up-*")) == []
+    kernel = _fresh_kernel(tmp_path, "prepare_kernel_w")
+    group = KernelGroup("waited", (kernel,), 1, lambda inbox: True)
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    warm_up = WarmUp({group.name: sleeper}, {group.name: group})
+    kernel(1)  # cached meanwhile (as by the warm-up process): the wait returns at once
+    warm_up.wait_for(group)
+    assert sleeper.poll() is None
+    warm_up.finish()  # waits for every group, then ends the processes
+    assert sleeper.poll() is not None
+    cold = KernelGroup("cold", (_fresh_kernel(tmp_path, "prepare_kernel_x"),), 1, lambda i: True)
+    ended = subprocess.Popen([sys.executable, "-c", "pass"])
+    ended.wait()
+    WarmUp({cold.name: ended}, {cold.name: cold}).wait_for(cold)  # its process ended: no wait
+    WarmUp({}, {}).wait_for(cold)  # nobody compiles it: no wait
 
 
-def test_the_warm_up_process_caches_the_rating_kernels_not_the_scanner(tmp_path: Path) -> None:
-    """The warm-up rates the samples without their PGN files: in a fresh numba cache it leaves
-    only the PGN scanner for the run itself to compile."""
+def test_the_recorded_signatures_are_what_a_run_compiles(tmp_path: Path) -> None:
+    """The warm-up processes compile every kernel group for the argument types in
+    `kernel_signatures.json`, without data; a run over the samples in that fresh numba cache
+    then compiles nothing (numba counts a cache miss per compile) and calls each kernel with
+    exactly the recorded types. When a kernel's arguments change, `python -m pipelines.prepare
+    --record` writes the file again."""
+    import json
     import os
     import subprocess
 
-    from pipelines.prepare import SAMPLES, WARMED
+    from pipelines.prepare import GROUPS, SAMPLES, recorded_signatures
 
     env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
     env.pop("DAGSTER_HOME", None)
-    probe = (
-        "from pathlib import Path\n"
-        "from pipelines.prepare import SAMPLES, WARMED, cold_groups, is_cached\n"
-        "print([g.name for g in cold_groups(SAMPLES)])\n"
-        "print([k.py_func.__name__ for k in WARMED if not is_cached(k)])\n"
-    )
     root = Path(__file__).resolve().parents[2]
-
-    def cold() -> str:
-        return subprocess.run(
-            [sys.executable, "-c", probe], cwd=root, env=env, capture_output=True, text=True
-        ).stdout.strip()
-
-    groups, uncached = cold().splitlines()
-    assert groups == "['the PGN scanner', 'the rating kernels']"
-    assert uncached == str([k.py_func.__name__ for k in WARMED])
+    names = [g.name for g in GROUPS]
     subprocess.run(
-        [sys.executable, "-m", "pipelines.prepare"], cwd=root, env=env, check=True, timeout=600
+        [sys.executable, "-m", "pipelines.prepare", *names],
+        cwd=root,
+        env=env,
+        check=True,
+        timeout=600,
     )
-    # every kernel a run waits for is cached by the warm-up (else the run would wait for its end)
-    assert cold().splitlines() == ["['the PGN scanner']", "[]"]
+    probe = (
+        "import io, json, sys\n"
+        "from pathlib import Path\n"
+        "from rich.console import Console\n"
+        "from pipelines.prepare import GROUPS, SAMPLES, kernel_name\n"
+        "from pipelines.runner import run_pipeline\n"
+        "run_pipeline(SAMPLES, Path(sys.argv[1]), console=Console(file=io.StringIO()))\n"
+        "kernels = [k for g in GROUPS for k in g.kernels]\n"
+        "print(json.dumps({kernel_name(k): [sorted(map(repr, k.signatures)),\n"
+        "    sum(k._cache_misses.values())] for k in kernels}))\n"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path / "lake")],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    seen = json.loads(ran.stdout.strip().splitlines()[-1])
+    assert {name: misses for name, (_, misses) in seen.items()} == dict.fromkeys(seen, 0)
+    assert {name: sigs for name, (sigs, _) in seen.items()} == recorded_signatures()
     assert SAMPLES.is_dir()
 
 
