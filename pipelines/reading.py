@@ -140,14 +140,17 @@ def cmd_show(args: argparse.Namespace) -> int:
     frame = publish.read_list(lake, args.list, period, version)
     shown = frame.drop([c for c in ("list", "period", "version") if c in frame.columns])
     if args.json:  # every row unless --top says otherwise: a script is never silently cut short
-        publication = revisions.publication_of(
-            publish.read_manifest(lake, args.list, period, version)
-        )
+        manifest = publish.read_manifest(lake, args.list, period, version)
+        publication = revisions.publication_of(manifest)
+        day = {"as_of": args.as_of.isoformat()} if as_of.requested(args) else {}
         print_json(
             {
                 "list": args.list,
                 "period": period,
                 "version": version,
+                **day,
+                "created_at": manifest.get("created_at"),
+                "reason": manifest.get("reason"),
                 "publication": publication.kind,
                 "revises": publication.revises,
                 "row_count": frame.height,

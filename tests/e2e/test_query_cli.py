@@ -125,6 +125,7 @@ def test_show_as_of_shows_the_version_in_force(lake: str) -> None:
     after = ratings("show", "fide-standard", "--as-of", "2026-03-20", "--json", "--lake", lake)
     shown = json.loads(after.stdout)
     assert (shown["period"], shown["version"]) == ("2026-02", 2)
+    assert (shown["as_of"], shown["created_at"][:10]) == ("2026-03-20", "2026-03-20")
     assert {r["player_id"]: r["rating"] for r in shown["rows"]} == {"a": 1512, "b": 1590}
     first = ratings(
         "show", "fide-standard", "--as-of", "2026-03-20", "--original", "--json", "--lake", lake
