@@ -8,6 +8,7 @@ month is a backfill from that month on. Built by `assets.systems.system_assets`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import dagster as dg
@@ -45,7 +46,12 @@ from rating_core.systems.federation import (
     ukd_lists_periods,
 )
 from rating_core.systems.fide.rules import rules_for_period
-from rating_core.systems.input_causes import APPLIED_INPUTS_SCHEMA, input_causes, period_inputs
+from rating_core.systems.input_causes import (
+    APPLIED_INPUTS_SCHEMA,
+    club_period_inputs,
+    input_causes,
+    period_inputs,
+)
 from rating_core.systems.merges import (
     APPLIED_SCHEMA,
     apply_merges,
@@ -120,27 +126,14 @@ def _federation_publishing(system: str, reason: str):
     """The merges' publishing (`_publishing`) with the rating officer's corrections: each
     period's reason also names the corrections applied to it, and a player a correction moved
     has it as the diff's cause (`correction: rating 1812 -> 1830 (<the officer's reason>)`),
-    beside a merge's cause when both moved them. A player moved by a tournament or a
-    starting-list entry new, changed or gone since the last publication has that too (`late
-    result: tournament T (standard)`, `rating_core.systems.input_causes`); the inputs published
-    are recorded in `applied/<system>-inputs` afterwards, for the next publication's causes."""
+    beside a merge's cause when both moved them; and with the inputs' causes
+    (`_with_input_causes`)."""
     merged = _publishing(system, reason)
-    inputs_table = tables.applied_inputs(system)
 
     def publishing(lake: Path, periods: list[str]) -> Publishing:
         base = merged(lake, periods)
         schema = {**CORRECTION_LOG_SCHEMA, "period": pl.String}
         logs = read_period_range(lake, corrections_table(system), periods, schema)
-        games = _games(lake, periods, "federation")
-        starting_lists = read_table(lake, "starting_lists").collect()
-        current = {
-            period: period_inputs(
-                games.filter(pl.col("period") == period), starting_lists, system, period
-            )
-            for period in periods
-        }
-        recorded = set(table_partitions(lake, inputs_table))
-        inputs_before = read_period_range(lake, inputs_table.name, periods, APPLIED_INPUTS_SCHEMA)
 
         def period_reason(period: str) -> str:
             applied = correction_summary(logs[period])
@@ -148,21 +141,57 @@ def _federation_publishing(system: str, reason: str):
             return f"{text}; {applied}" if applied else text
 
         def causes(period: str) -> pl.DataFrame | None:
+            return _joined_causes([base.causes(period), correction_causes(logs[period])])
+
+        return Publishing(reason=period_reason, causes=causes, after=base.after)
+
+    return _with_input_causes(publishing, system, "federation", period_inputs)
+
+
+def _joined_causes(found: list[pl.DataFrame | None]) -> pl.DataFrame | None:
+    """The cause frames that have rows, in one frame (None when none has)."""
+    frames = [f for f in found if f is not None and f.height]
+    return pl.concat(frames, how="diagonal_relaxed") if frames else None
+
+
+def _with_input_causes(
+    inner: Callable[[Path, list[str]], Publishing],
+    system: str,
+    source: str,
+    inputs_of: Callable[[pl.DataFrame, pl.DataFrame, str, str], pl.DataFrame],
+) -> Callable[[Path, list[str]], Publishing]:
+    """`inner`'s publishing, where a player moved by a tournament or a starting-list entry new,
+    changed or gone since the last publication also has that as the diff's cause (`late result:
+    tournament T (standard)`, `rating_core.systems.input_causes`); the inputs published are
+    recorded in `applied/<system>-inputs` afterwards, for the next publication's causes.
+    `inputs_of` gives a period's inputs from its games (`source`) and the starting lists."""
+    inputs_table = tables.applied_inputs(system)
+
+    def publishing(lake: Path, periods: list[str]) -> Publishing:
+        base = inner(lake, periods)
+        games = _games(lake, periods, source)
+        starting_lists = read_table(lake, "starting_lists").collect()
+        current = {
+            period: inputs_of(
+                games.filter(pl.col("period") == period), starting_lists, system, period
+            )
+            for period in periods
+        }
+        recorded = set(table_partitions(lake, inputs_table))
+        inputs_before = read_period_range(lake, inputs_table.name, periods, APPLIED_INPUTS_SCHEMA)
+
+        def causes(period: str) -> pl.DataFrame | None:
             before = inputs_before[period] if period in recorded else None
-            found = [
-                base.causes(period),
-                correction_causes(logs[period]),
-                input_causes(current[period], before, system),
-            ]
-            frames = [f for f in found if f is not None and f.height]
-            return pl.concat(frames, how="diagonal_relaxed") if frames else None
+            return _joined_causes(
+                [base.causes(period), input_causes(current[period], before, system)]
+            )
 
         def after(done: list[str]) -> None:
             base.after(done)
             frames = [current[p].with_columns(period=pl.lit(p)) for p in done]
             write_partitioned(lake, inputs_table, pl.concat(frames), partitions=done)
 
-        return Publishing(reason=period_reason, causes=causes, after=after)
+        return Publishing(reason=base.reason, causes=causes, after=after)
 
     return publishing
 
@@ -345,7 +374,12 @@ CLUB = SystemSpec(
     rate=lambda i, periods: club_lists_periods(
         i["games"], i["states"][CLUB_STATE], i["players"], periods
     ),
-    publishing=_publishing("club", "rated from the period's closed club tournaments"),
+    publishing=_with_input_causes(
+        _publishing("club", "rated from the period's closed club tournaments"),
+        "club",
+        "club",
+        club_period_inputs,
+    ),
     has_inputs=games_from("club"),
 )
 

@@ -130,6 +130,26 @@ def period_inputs(
     )
 
 
+def club_period_inputs(
+    games: pl.DataFrame, starting_lists: pl.DataFrame, system: str, period: str
+) -> pl.DataFrame:
+    """A club period's inputs: its tournaments, each under its club's list (`rating_list`
+    `ankara-sk-standard`, so that the causes land on `club-ankara-sk-standard`). Clubs start
+    from no starting list."""
+    from rating_core.systems.club.folders import club_slug
+
+    clubs = games.get_column("club_id").drop_nulls().unique().to_list()
+    slugs = {club: club_slug(club) for club in clubs}  # one per club, not per game
+    listed = games.filter(pl.col("club_id").is_not_null()).with_columns(
+        pl.format(
+            "{}-{}",
+            pl.col("club_id").replace_strict(slugs, return_dtype=pl.String),
+            pl.col("rating_list").cast(pl.String),
+        ).alias("rating_list")
+    )
+    return tournament_players(listed)
+
+
 def _label(frame: pl.DataFrame, what: str, with_list: bool) -> pl.DataFrame:
     """`what: tournament T (standard)` or `what NAME` for each (player_id, name) row, with the
     row's rating lists."""

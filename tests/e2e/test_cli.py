@@ -381,6 +381,30 @@ def test_every_external_file_goes_through_run(tmp_path: Path, external: Path, er
         assert {"site-elo", "site-blitz", "fide-standard"} <= names
 
 
+def test_a_late_club_tournament_is_the_cause_on_its_clubs_list(
+    tmp_path: Path, samples: Path
+) -> None:
+    """A club tournament file added after a run republishes the club's list from its month on,
+    and the diff names it as the cause of its players' changes, as a federation list's does."""
+    inbox = tmp_path / "inbox"
+    shutil.copytree(samples, inbox)
+    lake = tmp_path / "lake"
+    ratings("run", "--inbox", str(inbox), "--lake", str(lake))
+    (inbox / "clubs" / "ankara-sk" / "ankara-sk-late-2026-03.csv").write_text(
+        "game_id,tournament_id,round,played_on,white_id,black_id,result,rating_list\n"
+        "late-1,ankara-sk-late-2026-03,1,2026-03-20,ank-01,ank-02,0-1,standard\n",
+        encoding="utf-8",
+    )
+    ratings("run", "--inbox", str(inbox), "--lake", str(lake))
+    shown = json.loads(
+        ratings("diff", "club-ankara-sk-standard", "2026-03", "--lake", str(lake), "--json").stdout
+    )
+    assert shown["manifest"]["version"] == 2
+    causes = {row["player_id"]: row["cause"] for row in shown["diff"]}
+    late = "late result: tournament ankara-sk-late-2026-03 (ankara-sk-standard)"
+    assert causes["ank-01"] == causes["ank-02"] == late
+
+
 def test_late_result_republishes_from_its_month_on(tmp_path: Path, samples: Path) -> None:
     inbox = tmp_path / "inbox"
     shutil.copytree(samples, inbox)

@@ -7,7 +7,12 @@ from datetime import UTC, datetime
 
 import polars as pl
 
-from rating_core.systems.input_causes import input_causes, period_inputs, tournament_players
+from rating_core.systems.input_causes import (
+    club_period_inputs,
+    input_causes,
+    period_inputs,
+    tournament_players,
+)
 
 
 def _games(*rows: tuple[str, str, str, str, str]) -> pl.DataFrame:
@@ -142,3 +147,19 @@ def test_a_tournament_of_two_lists_is_a_cause_on_both() -> None:
         ("ukd-standard", "a", cause),
         ("ukd-standard", "d", cause),
     ]
+
+
+def test_a_late_club_tournament_is_a_cause_on_its_clubs_list_only() -> None:
+    """Club tournaments are inputs of `club-<club>-<list>`: each under its own club's list."""
+    games = _games(*OPEN, ("g3", "cup", "d", "e", "1-0")).with_columns(
+        pl.Series("club_id", ["Ankara SK", "Ankara SK", "odtu"])
+    )
+    before = club_period_inputs(games.head(2), pl.DataFrame(), "club", "2026-02")
+    late = club_period_inputs(games, pl.DataFrame(), "club", "2026-02")
+    causes = input_causes(late, before, "club")
+    assert causes is not None
+    assert causes.rows() == [
+        ("club-odtu-standard", "d", "late result: tournament cup (odtu-standard)"),
+        ("club-odtu-standard", "e", "late result: tournament cup (odtu-standard)"),
+    ]
+    assert set(before["rating_list"]) == {"ankara-sk-standard"}  # the club's list name
