@@ -130,6 +130,9 @@ def applied_inputs(system: str) -> LakeTable:
 MERGE_SYSTEMS = ("fide", "ukd", "club")
 """The systems whose lists `federation/merges.csv` changes."""
 
+INPUT_CAUSE_SYSTEMS = ("fide", "ukd", "club")
+"""Systems whose diffs name the inputs that moved a player (`applied/<system>-inputs`)."""
+
 
 def applied_merges(system: str) -> LakeTable:
     """`applied/<system>-merges`: per period, the merges the last publication of the system's
@@ -222,7 +225,7 @@ CATALOGUE: tuple[LakeTable, ...] = (
     PLAYER_NAMES,
     RUN_INPUTS,
     APPLIED_SITE_ANNULMENTS,
-    *(applied_inputs(system) for system in FEDERATION_SYSTEMS),
+    *(applied_inputs(system) for system in INPUT_CAUSE_SYSTEMS),
     *(applied_merges(system) for system in MERGE_SYSTEMS),
     *_system_tables(),
 )
