@@ -1,6 +1,6 @@
-"""The causes a federation list's diff names: what of a period's inputs is new, changed or gone
-since the list's last publication (issue 11 item 2: "late result: tournament T", a new
-starting list).
+"""The causes a federation or club list's diff names: what of a period's inputs is new, changed
+or gone since the list's last publication (issue 11 item 2: "late result: tournament T", a new
+starting list; a club's tournaments under its own list, `club_period_inputs`).
 
 After publishing a period, the federation assets record its inputs player by player
 (`applied/<system>-inputs`): who played in which tournament, with a digest of each tournament's
