@@ -76,7 +76,8 @@ GROUPS = (
     KernelGroup("the PGN scanner", (pgn_scan._scan,), 13, _has_pgn),
     KernelGroup("the rating kernels", WARMED, 10, lambda inbox: True),
 )
-SCANNER, RATING = GROUPS
+SCANNER = GROUPS[0]
+"""The scanner's group: the PGN read-ahead waits for it alone."""
 
 
 def is_cached(kernel: Any) -> bool:
