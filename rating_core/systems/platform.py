@@ -14,7 +14,7 @@ from rating_core.systems.contract import PeriodOutput, present
 from rating_core.systems.fibs.periods import fibs_replay_periods
 from rating_core.systems.fibs.replay import fibs_list
 from rating_core.systems.site.periods import site_replay_periods
-from rating_core.systems.site.replay import site_lists
+from rating_core.systems.site.replay import site_period_lists
 
 SITE_STATE = "state/site"
 FIBS_STATE = "state/fibs"
@@ -31,10 +31,10 @@ def site_lists_periods(
     """Every site period of `periods` in order from `previous`: state, history, excluded games
     and the rows of site-elo and every site-<category> list."""
     replays = site_replay_periods(games, registry, annulled_ids, present(previous), periods)
+    lists = site_period_lists([r.state for r in replays.values()], list(replays), present(previous))
     outputs: dict[str, PeriodOutput] = {}
-    before = present(previous)
-    for period, result in replays.items():
-        rows = site_lists(result.state, period, before).drop("period")
+    for (period, result), period_lists in zip(replays.items(), lists, strict=True):
+        rows = period_lists.drop("period")
         outputs[period] = PeriodOutput(
             {SITE_STATE: result.state},
             rows,
@@ -45,7 +45,6 @@ def site_lists_periods(
                 "players": result.state.get_column("player_id").n_unique(),
             },
         )
-        before = result.state
     return outputs
 
 

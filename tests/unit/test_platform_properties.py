@@ -15,6 +15,7 @@ from rating_core.systems.site.replay import (
     SITE_STATE_SCHEMA,
     empty_site_state,
     site_lists,
+    site_period_lists,
     site_replay,
 )
 
@@ -125,13 +126,19 @@ def test_annul_then_restore_returns_original_lists(
 def test_period_chaining_equals_all_at_once(games: pl.DataFrame) -> None:
     whole = site_replay(games, BOT)
     state = empty_site_state()
-    lists = []
-    for period in ["2024-01", "2024-02", "2024-03"]:
+    periods, lists, states = ["2024-01", "2024-02", "2024-03"], [], []
+    for period in periods:
         previous = state
         state = site_replay(games.filter(pl.col("period") == period), BOT, state=state).state
         lists.append(site_lists(state, period, previous))
+        states.append(state)
     assert whole.state.equals(state)
     assert site_lists(whole.state, "2024-03", previous).equals(lists[-1])
+    # the lists of a range at once (one join and sort) are each period's own
+    at_once = site_period_lists(states, periods, empty_site_state())
+    assert len(at_once) == len(lists)
+    for one, alone in zip(at_once, lists, strict=True):
+        assert one.equals(alone)
 
 
 UNRATED_BOT = conform(

@@ -13,7 +13,7 @@ of periods in one pass that snapshots the state at each period's end (`replay_ra
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -1208,22 +1208,54 @@ def site_lists(
     `state` is the state after the period, `previous_state` the one before it (None at the
     start): games and change in the period are the differences between the two.
     """
-    prev = previous_state if previous_state is not None else empty_site_state()
-    prev = prev.select(
-        "player_id",
-        "number",
+    return site_period_lists([state], [period], previous_state, rules)[0]
+
+
+_PERIOD_INDEX = "_period_index"
+
+
+def site_period_lists(
+    states: Sequence[pl.DataFrame],
+    periods: Sequence[str],
+    previous_state: pl.DataFrame | None = None,
+    rules: SiteRules = SITE_RULES,
+) -> list[pl.DataFrame]:
+    """`site_lists` of consecutive periods, `states[k]` being the state after `periods[k]` and
+    `previous_state` the one before the first: one join and one sort for the whole range
+    instead of one per period."""
+    if len(states) != len(periods):
+        raise ValueError(f"{len(states)} states for {len(periods)} periods")
+    if not periods:
+        return []
+    first = previous_state if previous_state is not None else empty_site_state()
+    index = pl.col(_PERIOD_INDEX)
+
+    def numbered(frames: Iterable[pl.DataFrame], *columns: pl.Expr | str) -> pl.DataFrame:
+        return pl.concat(
+            [
+                f.select(pl.lit(k, pl.Int32).alias(_PERIOD_INDEX), "player_id", "number", *columns)
+                for k, f in enumerate(frames)
+            ]
+        )
+
+    now = numbered(states, "rating", "games")
+    prev = numbered(
+        [first, *states[:-1]],
         pl.col("rating").alias("_prev_rating"),
         pl.col("games").alias("_prev_games"),
     )
     total = pl.col("games")
     rating_int = round_half_away_expr(pl.col("rating"))
     provisional = total < rules.provisional_below
-    return (
-        state.filter(total >= 1)
-        .join(prev, on=["player_id", "number"], how="left")
+    lists = (
+        now.filter(total >= 1)
+        .join(prev, on=[_PERIOD_INDEX, "player_id", "number"], how="left")
         .select(
+            index,
             pl.col("number").alias("list"),
-            pl.lit(period, dtype=pl.String).alias("period"),
+            index.replace_strict(range(len(periods)), periods, return_dtype=pl.String).alias(
+                "period"
+            ),
             "player_id",
             rating_int.alias("rating"),
             pl.col("rating").alias("rating_exact"),
@@ -1236,9 +1268,15 @@ def site_lists(
             .alias("display"),
             (pl.col("rating") - pl.col("_prev_rating").fill_null(rules.start)).alias("change"),
         )
-        .sort(["list", "rating_exact", "player_id"], descending=[False, True, False])
+        .sort(
+            [_PERIOD_INDEX, "list", "rating_exact", "player_id"],
+            descending=[False, False, True, False],
+        )
         .cast(SITE_LIST_SCHEMA)
     )
+    parts = lists.partition_by(_PERIOD_INDEX, as_dict=True, include_key=False, maintain_order=True)
+    empty = lists.clear().drop(_PERIOD_INDEX)
+    return [parts.get((k,), empty) for k in range(len(periods))]
 
 
 # --- calculator ------------------------------------------------------------------------------
@@ -1307,5 +1345,6 @@ __all__ = [
     "expected_score",
     "site_calculator",
     "site_lists",
+    "site_period_lists",
     "site_replay",
 ]
