@@ -121,14 +121,16 @@ def site_bot_rows(check: CheckInput) -> int:
     bots = pl.Series("player_id", [], dtype=pl.String)
     if registry is not None:
         bots = registry.filter(pl.col("is_bot").fill_null(False)).get_column("player_id")
-    mine = games.filter(pl.col("period") == check.period)
-    bots = pl.concat(
+    mine = games.lazy().filter(pl.col("period") == check.period)  # lazy: only the ids and
+    flagged = pl.concat(  # flags of the period's games are gathered, not all their columns
         [
-            bots.cast(pl.String),
-            mine.filter(pl.col("white_is_bot")).get_column("white_id").cast(pl.String),
-            mine.filter(pl.col("black_is_bot")).get_column("black_id").cast(pl.String),
+            mine.filter(pl.col(f"{side}_is_bot")).select(
+                pl.col(f"{side}_id").cast(pl.String).alias("player_id")
+            )
+            for side in ("white", "black")
         ]
-    )
+    ).collect()
+    bots = pl.concat([bots.cast(pl.String), flagged.get_column("player_id")])
     return rows.filter(pl.col("player_id").is_in(bots.implode())).height
 
 
