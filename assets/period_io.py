@@ -161,27 +161,34 @@ def range_releases(
     if not rows.height or not reasons:  # an empty range may have no columns at all
         return []
     rows = rows.filter(pl.col("period").is_in(list(reasons)))
-    parts = rows.partition_by(["period", LIST_COLUMN], as_dict=True, maintain_order=False)
-    droppable = ["period", LIST_COLUMN, INPUT_DIGEST, CLUB_FOLDER, RULES_COLUMN]
+    keys = [pl.col("period").cast(pl.String), pl.col(LIST_COLUMN).cast(pl.String)]
+    ordered = rows.sort(keys, maintain_order=True)  # each list's rows together: sliced, not split
+    known = [c for c in (INPUT_DIGEST, CLUB_FOLDER, RULES_COLUMN) if c in ordered.columns]
+    firsts = (
+        ordered.select(*keys, *known)
+        .with_row_index("_start")
+        .unique(subset=["period", LIST_COLUMN], keep="first", maintain_order=True)
+    )
+    starts = [*firsts.get_column("_start").to_list(), ordered.height]
+    content = ordered.drop(["period", LIST_COLUMN, *known])
     releases = []
-    for period, list_name in sorted(parts, key=lambda k: (str(k[0]), str(k[1]))):
-        frame = parts[(period, list_name)]
-        digest = frame.get_column(INPUT_DIGEST)[0] if INPUT_DIGEST in frame.columns else None
+    for number, first in enumerate(firsts.iter_rows(named=True)):
+        period, list_name = first["period"], first[LIST_COLUMN]
+        frame = content.slice(starts[number], starts[number + 1] - starts[number])
         extra = {
-            field: frame[column][0]
+            field: first[column]
             for field, column in (("club_folder", CLUB_FOLDER), ("rules", RULES_COLUMN))
-            if column in frame.columns and frame[column][0] is not None
+            if first.get(column) is not None
         }
-        content = frame.drop(droppable, strict=False)
         releases.append(
             ListRelease(
-                list_name=str(list_name),
-                period=str(period),
-                rows=content,
-                reason=reasons[str(period)],
-                input_digest=digest or digest_frame(content),
+                list_name=list_name,
+                period=period,
+                rows=frame,
+                reason=reasons[period],
+                input_digest=first.get(INPUT_DIGEST) or digest_frame(frame),
                 code_version=CODE_VERSION,
-                causes=_causes_of(causes.get(str(period)), str(list_name)),
+                causes=_causes_of(causes.get(period), list_name),
                 value=value,
                 extra_manifest=extra or None,
             )
