@@ -1177,13 +1177,17 @@ def _history_frame(c: _Classified, game_rows: np.ndarray, out: _HistoryArrays) -
         floats["score"] = pl.select(
             pl.when(pl.Series(null_score)).then(None).otherwise(floats["score"]).alias("score")
         ).to_series()
+    games, players, opponents = (pl.Series(a) for a in (game_rows, out.player, out.opponent))
+    gathered = pl.select(  # one select: the gathers run side by side, not one after another
+        pl.lit(c.frame["game_id"]).gather(games).alias("game_id"),
+        pl.lit(c.frame["played_at"]).gather(games).alias("played_at"),
+        pl.lit(c.periods).gather(pl.Series(c.period[game_rows])).alias("period"),
+        pl.lit(c.ids).gather(players).alias("player_id"),
+        pl.lit(_NUMBERS).gather(pl.Series(out.number)).alias("number"),
+        pl.lit(c.ids).gather(opponents).alias("opponent_id"),
+    )
     columns = {
-        "game_id": c.frame["game_id"].gather(game_rows),
-        "played_at": c.frame["played_at"].gather(game_rows),
-        "period": c.periods.gather(c.period[game_rows]),
-        "player_id": c.ids.gather(out.player),
-        "number": _NUMBERS.gather(out.number),
-        "opponent_id": c.ids.gather(out.opponent),
+        **{name: gathered.get_column(name) for name in gathered.columns},
         "opponent_is_bot": pl.Series(out.opponent_bot),
         "games_before": pl.Series(out.games),
         **floats,
