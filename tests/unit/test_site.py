@@ -593,3 +593,17 @@ def test_history_rows_are_game_then_side_then_number_and_chain_per_number() -> N
         assert h["rating_before"][0] == SITE_RULES.start
         assert h["rating_before"][1:].to_list() == h["rating_after"][:-1].to_list()
         assert h["games_before"].to_list() == list(range(h.height))
+
+
+def test_a_range_of_lists_takes_states_of_other_integer_widths() -> None:
+    """States read from elsewhere (an Int32 `games`) list a range as each period alone would."""
+    jan = site_replay(games(game(1, "a", "b", 1.0))).state
+    feb = site_replay(
+        games(game(2, "a", "c", 0.0, period="2024-02", played_at=datetime(2024, 2, 3, tzinfo=UTC))),
+        state=jan,
+    ).state
+    narrow = jan.with_columns(pl.col("games").cast(pl.Int32))
+    at_once = site.site_period_lists([narrow, feb], ["2024-01", "2024-02"])
+    assert at_once[0].equals(site_lists(narrow, "2024-01"))
+    assert at_once[1].equals(site_lists(feb, "2024-02", narrow))
+    assert at_once[1].filter(pl.col("player_id") == "c").height > 0

@@ -1239,7 +1239,8 @@ def site_period_lists(
             [
                 f.select(pl.lit(k, pl.Int32).alias(_PERIOD_INDEX), "player_id", "number", *columns)
                 for k, f in enumerate(frames)
-            ]
+            ],
+            how="vertical_relaxed",  # a given state's integer widths may differ from the replay's
         )
 
     now = numbered(states, "rating", "games")
