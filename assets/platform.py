@@ -121,8 +121,9 @@ def site_bot_rows(check: CheckInput) -> int:
     bots = pl.Series("player_id", [], dtype=pl.String)
     if registry is not None:
         bots = registry.filter(pl.col("is_bot").fill_null(False)).get_column("player_id")
-    mine = games.lazy().filter(pl.col("period") == check.period)  # lazy: only the ids and
-    flagged = pl.concat(  # flags of the period's games are gathered, not all their columns
+    # lazy, so that only the ids and flags of the period's games are gathered, not every column
+    mine = games.lazy().filter(pl.col("period") == check.period)
+    flagged = pl.concat(
         [
             mine.filter(pl.col(f"{side}_is_bot")).select(
                 pl.col(f"{side}_id").cast(pl.String).alias("player_id")

@@ -21,7 +21,7 @@ def test_a_range_becomes_one_release_per_list_and_period_in_order() -> None:
                 "site-blitz",
                 "site-rapid",
                 "site-blitz",
-            ],  # fmt: skip
+            ],
             "player_id": ["a", "b", "c", "d", "e", "f"],
             "rating": [1500, 1600, 1700, 1800, 1900, 2000],
             INPUT_DIGEST: ["d2", "d1", "d2", "d1", "d1", "d3"],
