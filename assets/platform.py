@@ -54,8 +54,10 @@ def _registry(lake: Path) -> pl.DataFrame | None:
 def _load_site(lake: Path, periods: list[str]) -> RangeInputs:
     games = read_table(lake, "games", periods, schema=GAMES_SCHEMA).collect()
     decisions = read_table(lake, "moderation").collect()
+    platform = games.filter(pl.col("source") == "platform")
     return {
-        "games": games.filter(pl.col("source") == "platform"),
+        "games": platform,
+        "flagged_bots": flagged_bots(platform),
         "players": _registry(lake),
         "decisions": decisions,
         "states": read_states(lake, [SITE_STATE], periods[0]),
@@ -112,26 +114,35 @@ def site_below_floor(check: CheckInput) -> int:
     return state.filter(pl.col("rating") < SITE_RULES.floor - FLOAT_TOLERANCE).height
 
 
+def flagged_bots(games: pl.DataFrame) -> pl.DataFrame:
+    """(period, player_id) of every player flagged as a bot in a game of the period: read once
+    per range (ids and flags only), so that `site_bot_rows` does not scan the games per period."""
+    return (
+        pl.concat(
+            [
+                games.lazy()
+                .filter(pl.col(f"{side}_is_bot"))
+                .select("period", pl.col(f"{side}_id").cast(pl.String).alias("player_id"))
+                for side in ("white", "black")
+            ]
+        )
+        .unique()
+        .collect()
+    )
+
+
 def site_bot_rows(check: CheckInput) -> int:
-    """List rows of bots (the registry's, or flagged as bots in the period's games)."""
+    """List rows of bots (the registry's, or flagged as bots in the period's games; the range's
+    flags are `flagged_bots` of its games, in the inputs)."""
     rows = check.output.list_rows
     if not rows.height:
         return 0
-    registry, games = check.inputs["players"], check.inputs["games"]
+    registry, flagged = check.inputs["players"], check.inputs["flagged_bots"]
     bots = pl.Series("player_id", [], dtype=pl.String)
     if registry is not None:
         bots = registry.filter(pl.col("is_bot").fill_null(False)).get_column("player_id")
-    # lazy, so that only the ids and flags of the period's games are gathered, not every column
-    mine = games.lazy().filter(pl.col("period") == check.period)
-    flagged = pl.concat(
-        [
-            mine.filter(pl.col(f"{side}_is_bot")).select(
-                pl.col(f"{side}_id").cast(pl.String).alias("player_id")
-            )
-            for side in ("white", "black")
-        ]
-    ).collect()
-    bots = pl.concat([bots.cast(pl.String), flagged.get_column("player_id")])
+    mine = flagged.filter(pl.col("period") == check.period).get_column("player_id")
+    bots = pl.concat([bots.cast(pl.String), mine])
     return rows.filter(pl.col("player_id").is_in(bots.implode())).height
 
 

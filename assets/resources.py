@@ -12,6 +12,7 @@ import dagster as dg
 import sqlalchemy
 
 from rating_core.lake.lock import LockHolder, hold_lake_unless_held
+from rating_core.lake.storage import INSTANCE_DIR
 
 
 class PipelinePaths(dg.ConfigurableResource):
@@ -47,9 +48,6 @@ class PipelinePaths(dg.ConfigurableResource):
         with hold_lake_unless_held(self.lake_path, command, on_wait=waiting):
             yield self
 
-
-INSTANCE_DIR = ".dagster"
-"""Folder of the lake holding its Dagster instance (runs, event logs) when DAGSTER_HOME is unset."""
 
 INSTANCE_YAML = """\
 # The Dagster instance of this lake, written by `ratings run` / `ratings ui` when DAGSTER_HOME is

@@ -13,7 +13,7 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -232,6 +232,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         from pipelines.runner import run_pipeline
         from pipelines.summary import print_summary
 
+        resume_collection()
+
         outcome = run_pipeline(
             inbox, lake, console=console, full=args.full, executor=args.executor, warm_up=warm_up
         )
@@ -270,6 +272,16 @@ def cmd_ui(args: argparse.Namespace) -> int:
     return subprocess.call(command, cwd=root, env=env)
 
 
+def resume_collection() -> None:
+    """Freeze what the imports made and collect garbage again, if `main` paused collection for
+    its own process: Dagster's import allocates some 200,000 objects that live as long as the
+    process, and collecting while importing them, then scanning them again in every full
+    collection of the run, cost about a second of CPU (issue 10). A no-op otherwise."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
 def skip_final_collection() -> None:
     """Freeze every live object so that the interpreter's last garbage collection at exit has
     nothing to look at: after a large run that collection took seconds (freeing the run's
@@ -278,26 +290,45 @@ def skip_final_collection() -> None:
     gc.freeze()
 
 
+IMPORTS_DAGSTER = ("run", "preview")
+"""The commands that import Dagster (and the pipeline) when they start: each calls
+`resume_collection` once it has."""
+
+
+def _cmd_preview(args: argparse.Namespace) -> int:
+    """`ratings preview`, its module (and Dagster with it) imported only for that command: `ratings
+    run` starts reading its PGN files before it imports Dagster."""
+    import pipelines.runner  # noqa: F401  (Dagster and the pipeline, imported before collection resumes)
+    from pipelines import preview
+
+    resume_collection()
+    return preview.cmd_preview(args)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `ratings` console script: every failure ends as one sentence."""
-    from pipelines import preview, reading
+    from pipelines import reading
 
-    handlers = {
+    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
         "run": cmd_run,
         "show": reading.cmd_show,
         "diff": reading.cmd_diff,
         "history": reading.cmd_history,
         "query": query.cmd_query,
-        "preview": preview.cmd_preview,
+        "preview": _cmd_preview,
         "ui": cmd_ui,
         "calc": calculators.cmd_calc,
         "report": report.cmd_report,
         "export": export.cmd_export,
     }
     command = "the command line"
+    if argv is None:  # the `ratings` process itself: no collection until its imports are done
+        gc.disable()
     try:
         args = build_parser().parse_args(argv)
         command = f"'ratings {args.command}'"
+        if args.command not in IMPORTS_DAGSTER:
+            resume_collection()
         status = handlers[args.command](args)
         if argv is None:  # the `ratings` process itself, about to exit
             skip_final_collection()

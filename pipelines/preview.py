@@ -26,16 +26,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import dagster as dg
 import polars as pl
 
-from assets.resources import INSTANCE_DIR
 from pipelines.errors import UserError
 from pipelines.output import console, err_console, plain, print_json, print_table
 from rating_core.lake import publishing as publish
 from rating_core.lake import revisions
 from rating_core.lake.lock import LOCK_FILE, hold_lake
-from rating_core.lake.storage import STAGING_DIR, clean_interrupted_writes
+from rating_core.lake.storage import INSTANCE_DIR, STAGING_DIR, clean_interrupted_writes
 
 SCRATCH_PREFIX = ".preview-"
 """Name prefix of the scratch lake inside the real one (hidden: no table, no `lists/` glob)."""
@@ -182,6 +180,8 @@ def _previewed(scratch: Path, row: dict) -> PreviewedVersion:
 def preview_run(inbox: Path, lake: Path) -> Preview:
     """Run the pipeline on `inbox` into a scratch copy of `lake` and report what it published;
     `lake` is left exactly as it was."""
+    import dagster as dg  # here, not at the top: the command line's parser imports this module
+
     from pipelines.runner import _run_holding_lock
 
     command = shlex.join(["ratings", *sys.argv[1:]])

@@ -114,6 +114,11 @@ def fsync_dir(path: Path) -> None:
 STAGING_DIR = ".staging"
 """`<lake>/.staging/`: where list versions are written before they are renamed into `lists/`."""
 
+INSTANCE_DIR = ".dagster"
+"""`<lake>/.dagster/`: the Dagster instance of the lake's runs (runs, event logs) when
+DAGSTER_HOME is unset; named here, beside the lake's other folders, for readers that must not
+import Dagster."""
+
 _TEMP_MARK = ".tmp-"
 """Part of the name of a table file being written (`.part-0.parquet.tmp-<id>`, never `*.parquet`)."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from assets.platform import site_bot_rows
+from assets.platform import flagged_bots, site_bot_rows
 from assets.systems import CheckInput
 from rating_core.systems.contract import PeriodOutput
 
@@ -23,7 +23,8 @@ def _check(
     """The check's count for a list of `listed` players in `period`."""
     rows = pl.DataFrame({"list": ["site-elo"] * len(listed), "player_id": listed})
     output = PeriodOutput({}, rows, {})
-    return site_bot_rows(CheckInput(period, output, {}, {"players": registry, "games": games}))
+    inputs = {"players": registry, "games": games, "flagged_bots": flagged_bots(games)}
+    return site_bot_rows(CheckInput(period, output, {}, inputs))
 
 
 def test_a_bot_flagged_in_the_periods_games_or_the_registry_is_a_bad_row() -> None:

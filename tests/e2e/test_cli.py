@@ -559,3 +559,36 @@ def test_an_unknown_executor_is_one_sentence(tmp_path: Path) -> None:
     assert proc.returncode != 0
     assert proc.stderr.startswith("ratings: ") and "Traceback" not in proc.stderr
     assert "multiprocess" in proc.stderr
+
+
+def test_the_parser_and_the_read_commands_import_no_dagster() -> None:
+    """`ratings show`, `calc`, `query`, ... start in well under a second: only `run`, `preview`
+    and `ui` need Dagster, and `run` starts reading its PGN files before it imports it."""
+    probe = (
+        "import sys\n"
+        "from pipelines import cli\n"
+        "cli.build_parser().parse_args(['show', '--lake', 'lake'])\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'dagster'))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    assert out.strip() == "[]"
+
+
+def test_collection_resumes_frozen_after_the_imports_and_only_when_paused() -> None:
+    """`main` pauses the garbage collector for its own process's imports; `resume_collection`
+    freezes what they made and collects again, and leaves a collector it did not pause alone."""
+    probe = (
+        "import gc\n"
+        "from pipelines.cli import resume_collection\n"
+        "resume_collection()\n"
+        "print(gc.isenabled(), gc.get_freeze_count() == 0)\n"
+        "gc.disable()\n"
+        "resume_collection()\n"
+        "print(gc.isenabled(), gc.get_freeze_count() > 0)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+    assert out.split() == ["True", "True", "True", "True"]

@@ -168,8 +168,10 @@ def test_an_unexpected_error_is_one_sentence(
 def test_only_the_process_own_command_skips_the_final_collection(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """`ratings` (argv from the process) freezes its objects before exiting, so the
-    interpreter's last garbage collection is skipped; a caller passing argv is left alone."""
+    """`ratings` (argv from the process) pauses collection for its imports, then freezes what
+    they made and collects again (`resume_collection`), and freezes its objects before exiting,
+    so the interpreter's last garbage collection is skipped; a caller passing argv is left
+    alone."""
     frozen: list[bool] = []
     monkeypatch.setattr(cli.gc, "freeze", lambda: frozen.append(True))
     args = ["calc", "elo", "--rating", "1500", "--opponent", "1500", "--result", "1", "--json"]
@@ -177,4 +179,5 @@ def test_only_the_process_own_command_skips_the_final_collection(
     assert frozen == []
     monkeypatch.setattr(cli.sys, "argv", ["ratings", *args])
     assert cli.main() == 0
-    assert frozen == [True]
+    assert frozen == [True, True]  # after the imports, before exiting
+    assert cli.gc.isenabled()
