@@ -561,6 +561,13 @@ def test_an_unknown_executor_is_one_sentence(tmp_path: Path) -> None:
     assert "multiprocess" in proc.stderr
 
 
+def _probe(script: str) -> str:
+    """What a fresh Python process running `script` in the repository prints."""
+    return subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout
+
+
 def test_the_parser_and_the_read_commands_import_no_dagster() -> None:
     """`ratings show`, `calc`, `query`, ... start in well under a second: only `run`, `preview`
     and `ui` need Dagster, and `run` starts reading its PGN files before it imports it."""
@@ -570,10 +577,7 @@ def test_the_parser_and_the_read_commands_import_no_dagster() -> None:
         "cli.build_parser().parse_args(['show', '--lake', 'lake'])\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'dagster'))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout
-    assert out.strip() == "[]"
+    assert _probe(probe).strip() == "[]"
 
 
 def test_collection_resumes_frozen_after_the_imports_and_only_when_paused() -> None:
@@ -588,7 +592,4 @@ def test_collection_resumes_frozen_after_the_imports_and_only_when_paused() -> N
         "resume_collection()\n"
         "print(gc.isenabled(), gc.get_freeze_count() > 0)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True
-    ).stdout
-    assert out.split() == ["True", "True", "True", "True"]
+    assert _probe(probe).split() == ["True", "True", "True", "True"]
