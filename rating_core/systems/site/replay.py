@@ -24,6 +24,7 @@ from numba import njit
 from rating_core.kernels.arrays import readonly
 from rating_core.kernels.codes import dense_codes, replay_order, rows_where_both_zero
 from rating_core.kernels.intrinsics import aligned_empty, prefetch
+from rating_core.kernels.memory import populate_behind
 from rating_core.rounding import round_half_away, round_half_away_expr
 from rating_core.schemas import (
     CATEGORIES,
@@ -807,7 +808,7 @@ def _held_counts(
     return counts
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _site_kernel(
     snap_ends: np.ndarray,
     w_idx: np.ndarray,
@@ -1051,29 +1052,33 @@ def replay_range(
         np.empty(n_snap, dtype=np.int64),
         np.empty(n_snap, dtype=np.int32),
     )
-    written = _site_kernel(
-        snap_ends,
-        w_code,
-        b_code,
-        c.score[rows],
-        cat,
-        weight_of,
-        w_bot,
-        b_bot,
-        c.bot_rating[rows],
-        c.period[rows].astype(np.int16),
-        ratings,
-        counts,
-        last,
-        present,
-        rules.k_new,
-        rules.k_established,
-        rules.k_threshold,
-        rules.floor,
-        n_hist > 0,
-        *out.arrays(),
-        *snaps,
-    )
+    populating = populate_behind([*out.values, *out.arrays()[1:], *snaps])
+    try:
+        written = _site_kernel(
+            snap_ends,
+            w_code,
+            b_code,
+            c.score[rows],
+            cat,
+            weight_of,
+            w_bot,
+            b_bot,
+            c.bot_rating[rows],
+            c.period[rows].astype(np.int16),
+            ratings,
+            counts,
+            last,
+            present,
+            rules.k_new,
+            rules.k_established,
+            rules.k_threshold,
+            rules.floor,
+            n_hist > 0,
+            *out.arrays(),
+            *snaps,
+        )
+    finally:  # the history's pages, mapped in from the end while the kernel wrote from the start
+        populating.join()
     if written != n_snap:
         raise AssertionError(f"site snapshots: {written} rows written, {n_snap} counted")
     final = _state_rows(ratings, counts, last, present)
