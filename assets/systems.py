@@ -290,20 +290,21 @@ def _ratings_asset(spec: SystemSpec) -> dg.AssetsDefinition:
             list(pool.map(lambda t: _write_range(lake, t, frames_of[t], periods), frames_of))
         spec.after_rating(lake)
         checks = [_evaluate(c, outputs, before, inputs, spec.ratings_key) for c in spec.checks]
+        # the columns of the rows written (one schema for the range), on its last partition
+        # only: the metadata of a range is stored once per partition, and this is most of it
+        empty_rows = [f.clear() for f in rows.values() if f.height]
+        columns = pl.concat(empty_rows, how="diagonal_relaxed") if empty_rows else pl.DataFrame()
         for period in periods:  # each partition's own figures (the data version is the range's)
-            context.add_asset_metadata(
-                {
-                    INPUT_DIGEST_METADATA: digests[period],
-                    "dagster/row_count": rows[period].height,
-                },
-                partition_key=partition_of_period(period),
-            )
-        all_rows = [f for f in rows.values() if f.height]
-        written = pl.concat(all_rows, how="diagonal_relaxed") if all_rows else pl.DataFrame()
+            own: dict[str, Any] = {
+                INPUT_DIGEST_METADATA: digests[period],
+                "dagster/row_count": rows[period].height,
+            }
+            if period == periods[-1]:
+                own["dagster/column_schema"] = frame_metadata(columns)["dagster/column_schema"]
+            context.add_asset_metadata(own, partition_key=partition_of_period(period))
         return dg.MaterializeResult(
             data_version=dg.DataVersion(digest_parts(digests.values())),
             metadata={
-                **frame_metadata(written),
                 "periods": dg.MetadataValue.text(f"{periods[0]} to {periods[-1]}"),
                 **spec.metadata(outputs),
             },

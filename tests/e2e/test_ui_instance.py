@@ -226,6 +226,15 @@ def test_the_ui_shows_every_period_of_a_period_asset(server: int, lake: Path) ->
     (january,) = [m for m in fibs["assetMaterializations"] if m["partition"] == "2026-01-01"]
     entries = {e["label"]: e.get("text") for e in january["metadataEntries"]}
     assert entries["input_digest"] == rows.get_column(INPUT_DIGEST)[0], "its input digest"
+    # each partition has its own row count; the columns are on the range's last partition
+    last = max(partitions)
+    labels = {
+        p: {e["label"] for e in m["metadataEntries"]}
+        for m in fibs["assetMaterializations"]
+        if (p := m["partition"]) in ("2026-01-01", last)
+    }
+    assert "dagster/row_count" in labels["2026-01-01"] and "dagster/row_count" in labels[last]
+    assert "dagster/column_schema" in labels[last], labels[last]
     assert fibs["dataVersion"]
     checks = fibs["assetChecksOrError"]["checks"]
     assert checks and all(
