@@ -12,7 +12,6 @@ runs on this thread without the GIL; the two meet in the middle. Elsewhere it do
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import mmap
 import sys
 import threading
@@ -31,13 +30,13 @@ MIN_BYTES = 32 << 20
 
 
 def _madvise() -> Any:
-    """libc's `madvise` (None where there is no such call, or not Linux)."""
+    """libc's `madvise` (None where there is no such call, or not Linux), from the symbols the
+    process already has loaded: no library search at import."""
     if not sys.platform.startswith("linux"):
         return None
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        function = libc.madvise
-    except (OSError, AttributeError):
+        function = ctypes.CDLL(None, use_errno=True).madvise
+    except (OSError, AttributeError, TypeError):
         return None
     function.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int)
     function.restype = ctypes.c_int
