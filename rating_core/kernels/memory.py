@@ -24,7 +24,8 @@ MADV_POPULATE_WRITE = 23
 """Linux's madvise advice that faults pages in for writing without changing their contents."""
 PAGE = mmap.PAGESIZE
 STEP = 4 << 20
-"""Bytes mapped per call: the thread takes the GIL between calls, so a few hundred calls."""
+"""Bytes mapped per call (the thread takes the GIL between calls: about a hundred calls for the
+history of 1M games)."""
 MIN_BYTES = 32 << 20
 """Below this the faults cost less than starting the thread."""
 
@@ -88,6 +89,8 @@ class _Populating:
 
 
 class _Nothing:
+    """What `populate_behind` returns when it starts no thread."""
+
     def join(self) -> None:
         """Nothing was started."""
 
@@ -95,8 +98,9 @@ class _Nothing:
 def populate_behind(arrays: Sequence[np.ndarray]) -> _Populating | _Nothing:
     """Start mapping in the pages of `arrays` from their ends backwards on a thread (see the
     module's docstring); `join()` the result once the kernel that writes them returned. The
-    caller keeps the arrays alive until then."""
-    arrays = [a for a in arrays if a.nbytes]
+    caller keeps the arrays alive until then. Only C-contiguous arrays are mapped in: the pages
+    of any other view are not all its own."""
+    arrays = [a for a in arrays if a.nbytes and a.flags.c_contiguous]
     if _MADVISE is None or sum(a.nbytes for a in arrays) < MIN_BYTES:
         return _Nothing()
     return _Populating(_spans(arrays))

@@ -37,11 +37,12 @@ def _can_populate() -> bool:
 
 
 def test_spans_cover_every_whole_page_once_from_the_ends_back() -> None:
-    arrays = [np.empty(3 * memory.STEP // 8 + 1000), np.empty(memory.STEP // 8 + 3)]
+    arrays = [np.empty(3 * memory.STEP // 8 + 1000), np.empty(2 * memory.STEP // 8 + 3)]
     spans = memory._spans(arrays)
+    ends = [(a.ctypes.data + a.nbytes) // memory.PAGE * memory.PAGE for a in arrays]
     # the first spans are each array's last step, then the steps before them
-    assert spans[0][1] <= arrays[0].ctypes.data + arrays[0].nbytes
-    assert spans[1][1] <= arrays[1].ctypes.data + arrays[1].nbytes
+    assert [spans[0][1], spans[1][1]] == ends
+    assert spans[2][1] == spans[0][0] and spans[3][1] == spans[1][0]
     for array in arrays:
         low = -(-array.ctypes.data // memory.PAGE) * memory.PAGE
         high = (array.ctypes.data + array.nbytes) // memory.PAGE * memory.PAGE
@@ -51,8 +52,10 @@ def test_spans_cover_every_whole_page_once_from_the_ends_back() -> None:
         assert all(s[0] % memory.PAGE == 0 and s[1] % memory.PAGE == 0 for s in mine)
 
 
-def test_small_arrays_start_nothing() -> None:
+def test_small_or_strided_arrays_start_nothing() -> None:
     assert isinstance(memory.populate_behind([np.empty(10)]), memory._Nothing)
+    strided = np.empty((2, 8 << 20))[:, ::2]  # 64 MB of memory behind a view of half of it
+    assert isinstance(memory.populate_behind([strided]), memory._Nothing)
 
 
 @pytest.mark.skipif(not _can_populate(), reason="no MADV_POPULATE_WRITE on this system")
