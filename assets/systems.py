@@ -291,7 +291,7 @@ def _ratings_asset(spec: SystemSpec) -> dg.AssetsDefinition:
         spec.after_rating(lake)
         checks = [_evaluate(c, outputs, before, inputs, spec.ratings_key) for c in spec.checks]
         # the columns of the rows written (one schema for the range), on its last partition
-        # only: the metadata of a range is stored once per partition, and this is most of it
+        # only: the metadata of a range is stored once per partition, and this was half of it
         empty_rows = [f.clear() for f in rows.values() if f.height]
         columns = pl.concat(empty_rows, how="diagonal_relaxed") if empty_rows else pl.DataFrame()
         for period in periods:  # each partition's own figures (the data version is the range's)

@@ -72,7 +72,7 @@ def test_populate_maps_pages_in_and_changes_nothing() -> None:
 
 
 def _games(count: int) -> pl.DataFrame:
-    """`count` rated blitz games among 300 players in one month (a deterministic mix)."""
+    """`count` rated blitz, rapid and bullet games among 300 players in one month (seeded)."""
     rng = np.random.default_rng(7)
     white = rng.integers(0, 300, count)
     black = (white + rng.integers(1, 300, count)) % 300
