@@ -267,16 +267,7 @@ def _ratings_asset(spec: SystemSpec) -> dg.AssetsDefinition:
         lake, periods = paths.lake_path, range_periods(context)
         inputs = spec.load(lake, periods)
         outputs = spec.rate(inputs, periods)
-        before = _states_before(spec, inputs, outputs, periods)
-        files = period_input_digests(lake, periods, CODE_VERSION)
-        digests = {
-            period: digest_parts(
-                [file_digest, digest_frames(*(before[period][t] for t in spec.state_tables))]
-            )
-            for period, file_digest in files.iter_rows()
-        }
         tables = sorted({t for o in outputs.values() for t in (*o.states, *o.explanations)})
-        rows = _list_rows(lake, outputs, digests)
         frames_of = {
             table: {
                 p: f
@@ -285,11 +276,25 @@ def _ratings_asset(spec: SystemSpec) -> dg.AssetsDefinition:
             }
             for table in tables
         }
-        frames_of[f"list_rows/{spec.name}"] = rows
         with ThreadPoolExecutor(max_workers=WRITERS) as pool:  # tables are independent files
-            list(pool.map(lambda t: _write_range(lake, t, frames_of[t], periods), frames_of))
+            # the states and explanations (the large per-game tables) are written while this
+            # thread digests the states and builds the list rows, then evaluates the checks on
+            # the frames being written: Polars encodes without the GIL, so both cores work
+            writes = [pool.submit(_write_range, lake, t, frames_of[t], periods) for t in tables]
+            before = _states_before(spec, inputs, outputs, periods)
+            files = period_input_digests(lake, periods, CODE_VERSION)
+            digests = {
+                period: digest_parts(
+                    [file_digest, digest_frames(*(before[period][t] for t in spec.state_tables))]
+                )
+                for period, file_digest in files.iter_rows()
+            }
+            rows = _list_rows(lake, outputs, digests)
+            writes.append(pool.submit(_write_range, lake, f"list_rows/{spec.name}", rows, periods))
+            checks = [_evaluate(c, outputs, before, inputs, spec.ratings_key) for c in spec.checks]
+            for write in writes:
+                write.result()
         spec.after_rating(lake)
-        checks = [_evaluate(c, outputs, before, inputs, spec.ratings_key) for c in spec.checks]
         # the columns of the rows written (one schema for the range), on its last partition
         # only: the metadata of a range is stored once per partition, and this was half of it
         empty_rows = [f.clear() for f in rows.values() if f.height]

@@ -547,10 +547,10 @@ def _frame_bytes(write: Any) -> bytes:
     return buffer.getvalue()
 
 
-def _write_file(target: Path, data: bytes | pl.DataFrame) -> str:
+def _write_file(target: Path, data: bytes | pl.DataFrame, digest: str | None = None) -> str:
     """Write `data` (bytes, or a frame written as Parquet) to `<target>.partial`; return its
-    SHA-256. Not flushed to disk here: a batch flushes every staged file at once
-    (`publish_lists`).
+    SHA-256 (`digest`, when the caller has hashed the bytes already). Not flushed to disk here:
+    a batch flushes every staged file at once (`publish_lists`).
 
     Files keep the `.partial` name until every one is written, so an interrupted run never
     leaves a `list.parquet` for the `lists/**/list.parquet` glob to find.
@@ -561,7 +561,7 @@ def _write_file(target: Path, data: bytes | pl.DataFrame) -> str:
         data.write_parquet(buffer, compression=LIST_COMPRESSION)
         data = buffer.getvalue()
     partial.write_bytes(data)
-    return digest_bytes(data)
+    return digest if digest is not None else digest_bytes(data)
 
 
 def _finish_files(staging: Path) -> None:
@@ -797,7 +797,7 @@ def _stage(
         snapshot = _with_version(prepared.snapshot, version)
         checksums = {
             LIST_FILE: _write_file(staging / LIST_FILE, snapshot),
-            CSV_FILE: _write_file(staging / CSV_FILE, csv_bytes),
+            CSV_FILE: _write_file(staging / CSV_FILE, csv_bytes, content_digest),
         }
         if diff is not None:
             checksums[DIFF_FILE] = _write_file(staging / DIFF_FILE, diff)

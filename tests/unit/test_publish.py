@@ -227,10 +227,10 @@ def test_crash_while_writing_manifest_leaves_nothing_visible(
     _publish(tmp_path, _rows(a=1500))
     original = publish._write_file
 
-    def failing(target: Path, write: object) -> str:
+    def failing(target: Path, write: object, *digest: str) -> str:
         if target.name == "manifest.json":
             raise OSError("disk full")
-        return original(target, write)
+        return original(target, write, *digest)
 
     monkeypatch.setattr(publish, "_write_file", failing)
     with pytest.raises(OSError, match="disk full"):
@@ -250,10 +250,10 @@ def test_interrupted_write_leaves_no_file_for_the_glob(
 ) -> None:
     original = publish._write_file
 
-    def failing(target: Path, write: object) -> str:
+    def failing(target: Path, write: object, *digest: str) -> str:
         if target.name == "manifest.json":
             raise KeyboardInterrupt  # killed after the data files, before the manifest
-        return original(target, write)
+        return original(target, write, *digest)
 
     monkeypatch.setattr(publish, "_write_file", failing)
     monkeypatch.setattr(publish.shutil, "rmtree", lambda *a, **k: None)  # a kill cleans nothing
@@ -678,10 +678,10 @@ def test_a_failure_while_staging_a_batch_publishes_the_releases_before_it(
 
     original = publish._write_file
 
-    def failing(target: Path, data: object) -> str:
+    def failing(target: Path, data: object, *digest: str) -> str:
         if target.parent.parent.name == "2024-04" and target.name == "manifest.json":
             raise OSError("disk full")
-        return original(target, data)  # type: ignore[arg-type]
+        return original(target, data, *digest)  # type: ignore[arg-type]
 
     periods = ("2024-03", "2024-04", "2024-05")
     releases = [_release(LIST, p, _rows(a=1500)) for p in periods]
