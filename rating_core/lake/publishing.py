@@ -301,11 +301,11 @@ def csv_safe(frame: pl.DataFrame) -> pl.DataFrame:
 
 @dataclass(frozen=True)
 class _Prepared:
-    """One release's rows ready to write: `csv` (the `list.csv` bytes: its own columns in
-    LIST_SCHEMA order, sorted, CSV-safe), `canonical` (cast to LIST_SCHEMA: what versions are
+    """One release's rows ready to write: `given` (its own columns in LIST_SCHEMA order, sorted,
+    CSV-safe: the `list.csv` content), `canonical` (cast to LIST_SCHEMA: what versions are
     compared on) and `snapshot` (the `list.parquet` content without its `version` column)."""
 
-    csv: bytes
+    given: pl.DataFrame
     canonical: pl.DataFrame
     snapshot: pl.DataFrame
 
@@ -368,38 +368,17 @@ def _prepare_group(releases: list[ListRelease]) -> list[_Prepared]:
             for c, dtype in LIST_SCHEMA.items()
         ],
     )
-    heights = [r.rows.height for r in releases]  # sorted by release first: in order
-    texts = _csv_texts(safe, heights)
     out, offset = [], 0
-    for number, height in enumerate(heights):
+    for height in (r.rows.height for r in releases):  # sorted by release first: in order
         out.append(
             _Prepared(
-                texts[number]
-                if texts is not None
-                else _frame_bytes(safe.slice(offset, height).write_csv),
+                safe.slice(offset, height),
                 canonical.slice(offset, height),
                 snapshot.slice(offset, height),
             )
         )
         offset += height
     return out
-
-
-def _csv_texts(safe: pl.DataFrame, heights: list[int]) -> list[bytes] | None:
-    """The `list.csv` bytes of consecutive slices of `safe` (`heights` rows each) from one CSV
-    write of the whole batch: the header, then each slice's lines. Polars writes each value on
-    its own, so these are the bytes of writing each slice alone, without a fixed cost of about
-    a millisecond per call. None when a value holds a line break (a row is then more than one
-    line): each slice is written on its own."""
-    header = safe.clear().write_csv().encode("utf-8")
-    body = _frame_bytes(lambda buffer: safe.write_csv(buffer, include_header=False))
-    line_ends = np.flatnonzero(np.frombuffer(body, dtype=np.uint8) == ord("\n")) + 1
-    if line_ends.size != safe.height:
-        return None
-    row_starts = np.concatenate([[0], line_ends])  # the byte where each row (and the end) starts
-    first_rows = np.concatenate([[0], np.cumsum(heights, dtype=np.int64)])
-    at = row_starts[first_rows].tolist()
-    return [header + body[at[n] : at[n + 1]] for n in range(len(heights))]
 
 
 def _check_keys(data: pl.DataFrame, key: str) -> None:
@@ -769,7 +748,7 @@ def _stage(
     r, canonical = release, prepared.canonical
     folder = _period_dir(lake, r.list_name, r.period)
     staging_root = _staging_dir(lake, r.list_name, r.period)
-    csv_bytes = prepared.csv
+    csv_bytes = _frame_bytes(prepared.given.write_csv)
     content_digest = digest_bytes(csv_bytes)
     _clean_leftovers(folder, staging_root, tidy_staging)
     versions = _complete_versions(folder)

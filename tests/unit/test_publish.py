@@ -8,8 +8,6 @@ from pathlib import Path
 
 import polars as pl
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from rating_core.lake import publishing as publish
 from rating_core.lake.publishing import (
@@ -709,47 +707,9 @@ def test_a_folder_that_cannot_be_made_stops_the_batch_there(tmp_path: Path) -> N
     assert list_periods(tmp_path, LIST) == ["2024-03"]
 
 
-_CSV_TEXT = st.text(
-    alphabet=st.sampled_from(["a", "é", ",", '"', " ", "\r", "\n", "1"]), max_size=6
-)
-
-
-@settings(max_examples=120, deadline=None)
-@given(
-    st.lists(
-        st.tuples(
-            st.none() | _CSV_TEXT,
-            st.none() | st.floats(allow_nan=False, width=64),
-            st.none() | st.integers(-(2**31), 2**31 - 1),
-        ),
-        max_size=12,
-    ),
-    st.data(),
-)
-def test_one_csv_write_of_a_batch_gives_each_lists_own_bytes(
-    rows: list[tuple[str | None, float | None, int | None]], data: st.DataObject
-) -> None:
-    """The batch's single CSV write, split at its lines, is byte for byte what writing each list
-    alone gives (empty lists, quotes, commas, nulls, shortest floats); a value with a line break
-    makes rows span lines, and the batch then falls back to one write per list."""
-    frame = pl.DataFrame(
-        rows, schema={"name": pl.String, "rating": pl.Float64, "games": pl.Int32}, orient="row"
-    )
-    cuts = sorted(data.draw(st.lists(st.integers(0, frame.height), max_size=5)))
-    bounds = [0, *cuts, frame.height]
-    heights = [stop - start for start, stop in zip(bounds, bounds[1:], strict=False)]
-    texts = publish._csv_texts(frame, heights)
-    if frame.select(pl.col("name").str.contains("\n").any()).item():
-        assert texts is None
-        return
-    assert texts is not None and len(texts) == len(heights)
-    for text, start, height in zip(texts, bounds, heights, strict=False):
-        assert text == frame.slice(start, height).write_csv().encode("utf-8")
-
-
 def test_a_batch_with_a_line_break_in_a_name_publishes_the_same_csv(tmp_path: Path) -> None:
-    """A name holding a line break is quoted over two lines in `list.csv`, exactly as when the
-    list is published alone."""
+    """A name holding a line break is quoted over two lines in `list.csv`, the same bytes in a
+    batch as when the list is published alone."""
     rows = _rows(a=1500, b=1400).with_columns(
         pl.when(pl.col("player_id") == "a").then(pl.lit("two\nlines")).otherwise(pl.lit("one"))
         .alias("name")
