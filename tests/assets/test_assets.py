@@ -124,6 +124,33 @@ def test_blocking_check_stops_publication(tmp_path: Path, monkeypatch) -> None:
     assert "site-elo" in publish.list_names(lake)  # other systems are not blocked
 
 
+def test_a_table_write_that_fails_fails_its_ratings_step(tmp_path: Path, monkeypatch) -> None:
+    """The range's tables are written on threads while the step digests the states and
+    evaluates its checks: a write that fails (here the site history) still fails the step, so
+    nothing of that system is published, and the other systems go on."""
+    from assets import systems
+
+    inbox, lake = make_inbox(tmp_path), tmp_path / "lake"
+    res = resources(inbox, lake)
+    assert dg.materialize([*INGEST_ASSETS], resources=res).success
+    original = systems._write_range
+
+    def failing(lake_path: Path, table: str, frames: dict, periods: list[str]) -> None:
+        if table == "history/site":
+            raise OSError("disk full")
+        original(lake_path, table, frames, periods)
+
+    monkeypatch.setattr(systems, "_write_range", failing)
+    result = dg.materialize(
+        PERIOD_ASSETS, resources=res, partition_key="2026-01-01", raise_on_error=False
+    )
+    failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
+    assert [e.step_key for e in failures] == ["site_ratings"]
+    assert "disk full" in str(failures[0].event_specific_data.error)
+    assert "site-elo" not in publish.list_names(lake)
+    assert "fide-standard" in publish.list_names(lake)
+
+
 def test_moderation_decision_for_a_missing_game_is_quarantined_and_counted(
     tmp_path: Path,
 ) -> None:
