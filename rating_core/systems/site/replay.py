@@ -1052,6 +1052,7 @@ def replay_range(
         np.empty(n_snap, dtype=np.int64),
         np.empty(n_snap, dtype=np.int32),
     )
+    # each of the 9 value rows is a stream of its own, met from behind like the other columns
     populating = populate_behind([*out.values, *out.arrays()[1:], *snaps])
     try:
         written = _site_kernel(
