@@ -47,9 +47,10 @@ def _has_pgn(inbox: Path) -> bool:
     )
 
 
-# Seconds: numba's compile time of each group in a first `ratings run` over data_samples (thread
-# CPU seconds, which a quiet machine spends as wall time): the scanner 13.0 s; the rating and
-# coding kernels 9.9 s together (site 4.1, FIBS 2.6, id coder 3.4 with replay order, FIDE 0.7).
+# Seconds: how long each group's warm-up process takes on the 2-core machine with an empty
+# cache, both running side by side as a first run starts them (`python -m pipelines.prepare
+# GROUP` on a fresh copy of the tree, 2026-12-04): the scanner 7.4-7.6 s, the rating and coding
+# kernels 5.5-5.7 s. An earlier count of numba's thread CPU inside one run said 13.0 and 9.9 s.
 WARMED = (
     codes._code_views,
     codes._lookup_views,
@@ -73,8 +74,8 @@ scanner (their helpers are compiled into them). A kernel missing here is compile
 itself, on its first call."""
 
 GROUPS = (
-    KernelGroup("the PGN scanner", (pgn_scan._scan,), 13, _has_pgn),
-    KernelGroup("the rating kernels", WARMED, 10, lambda inbox: True),
+    KernelGroup("the PGN scanner", (pgn_scan._scan,), 8, _has_pgn),
+    KernelGroup("the rating kernels", WARMED, 6, lambda inbox: True),
 )
 SCANNER = GROUPS[0]
 """The scanner's group: the PGN read-ahead waits for it alone."""
@@ -120,7 +121,8 @@ list per kernel), recorded from a run over the samples by `python -m pipelines.p
 --record`; a test checks that a run compiles exactly these."""
 
 WARM_UP_WAIT_S = 120
-"""Longest a run waits for a warm-up process (each compiles in about 10 to 13 s)."""
+"""Longest a run waits for a warm-up process (each compiles in about 6 to 8 s on the 2-core
+machine, side by side)."""
 
 WARM_UP_POLL_S = 0.05
 
