@@ -27,6 +27,8 @@ from typing import TypeVar
 import numpy as np
 import polars as pl
 
+from rating_core.text import format_text
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rating_core.schemas import CATEGORIES, GAMES_SCHEMA, PLAYERS_SCHEMA, conform  # noqa: E402
@@ -100,13 +102,13 @@ def synth_games(n: int, players: int, seed: int = 7) -> tuple[pl.DataFrame, pl.D
         .otherwise(pl.lit("normal"))
     )
     games = frame.select(
-        pl.format("g{}", pl.col("_i")).alias("game_id"),
+        format_text("g{}", pl.col("_i")).alias("game_id"),
         pl.lit("platform").alias("source"),
         pl.from_epoch(pl.col("_t"), time_unit="us").dt.replace_time_zone("UTC").alias("played_at"),
-        pl.format("p{}", pl.col("_w")).alias("white_id"),
+        format_text("p{}", pl.col("_w")).alias("white_id"),
         pl.when(pl.col("_bot"))
-        .then(pl.format("bot{}", pl.col("_botid")))
-        .otherwise(pl.format("p{}", pl.col("_b")))
+        .then(format_text("bot{}", pl.col("_botid")))
+        .otherwise(format_text("p{}", pl.col("_b")))
         .alias("black_id"),
         # A bot never loses on time in the synthetic data (that would be quarantined).
         pl.when(pl.col("_bot") & (pl.col("white_score") == 1.0))
@@ -203,11 +205,11 @@ def synth_matches(n: int, players: int, seed: int = 11) -> pl.DataFrame:
         }
     )
     return frame.select(
-        pl.format("m{}", pl.col("_i")).alias("match_id"),
+        format_text("m{}", pl.col("_i")).alias("match_id"),
         pl.from_epoch(pl.col("_t"), time_unit="us").dt.replace_time_zone("UTC").alias("ended_at"),
         pl.lit("2024-01").alias("period"),
-        pl.format("p{}", pl.col("_w")).alias("winner_id"),
-        pl.format("p{}", pl.col("_l")).alias("loser_id"),
+        format_text("p{}", pl.col("_w")).alias("winner_id"),
+        format_text("p{}", pl.col("_l")).alias("loser_id"),
         "length",
         "ranked",
         "vs_ai",

@@ -23,6 +23,7 @@ import polars as pl
 
 from rating_core.lake.report_data import TOP_MOVERS, LatestList, ReportData
 from rating_core.rounding import round_half_away
+from rating_core.text import format_text
 
 # --- looks: one place for the page's colours, sizes and fonts ---------------------------------
 
@@ -137,7 +138,7 @@ def histogram_chart(latest: LatestList) -> alt.TopLevelMixin:
     width = bins["bin_end"][0] - bins["bin_start"][0]
     fmt = ".1f" if width % 1 else "d"
     data = bins.with_columns(
-        range=pl.format(
+        range=format_text(
             "{} to {}",
             pl.col("bin_start").cast(pl.Int64 if fmt == "d" else pl.Float64),
             pl.col("bin_end").cast(pl.Int64 if fmt == "d" else pl.Float64),
@@ -386,7 +387,7 @@ def player_chart(player_label: str, timeline: pl.DataFrame) -> alt.TopLevelMixin
     data = timeline.with_columns(
         _month(),
         revised=pl.col("old").is_not_null() & (pl.col("version") > 1),
-        version_label=pl.format("v{}", pl.col("version")),
+        version_label=format_text("v{}", pl.col("version")),
     )
     x = alt.X(
         "month:T",

@@ -1,3 +1,3 @@
 """Pure rating logic, no Dagster: the bases (`schemas`, `periods`, `rounding`, `names`,
-`timecontrol`), `ingest` (readers), `kernels` (numba plumbing), `systems` (the engines) and
-`lake` (tables, storage, publishing)."""
+`timecontrol`, `text`), `ingest` (readers), `kernels` (numba plumbing), `systems` (the
+engines) and `lake` (tables, storage, publishing)."""

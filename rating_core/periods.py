@@ -7,6 +7,8 @@ from datetime import UTC, date, datetime
 
 import polars as pl
 
+from rating_core.text import format_text
+
 
 def _parts(period: str) -> tuple[int, int]:
     year, month = period.split("-")
@@ -73,9 +75,9 @@ def date_range_reason(played: pl.Expr, today: date | None = None) -> pl.Expr:
     text = day.dt.strftime("%Y-%m-%d")
     return (
         pl.when(day > pl.lit(today or utc_today()))
-        .then(pl.format("dated {}, after today", text))
+        .then(format_text("dated {}, after today", text))
         .when(day < pl.lit(date(FIRST_YEAR, 1, 1)))
-        .then(pl.format("dated {}, before {}: not a real game date?", text, pl.lit(FIRST_YEAR)))
+        .then(format_text("dated {}, before {}: not a real game date?", text, pl.lit(FIRST_YEAR)))
         .otherwise(pl.lit(None, dtype=pl.String))
     )
 

@@ -22,6 +22,7 @@ from rating_core.schemas import (
     conform,
     empty,
 )
+from rating_core.text import format_text
 from rating_core.timecontrol import with_time_control_columns
 
 
@@ -173,11 +174,11 @@ def date_reason(online: bool, today: date | None = None) -> pl.Expr:
     if online:
         return reason
     end = pl.col("tournament_end")
-    end_reason = pl.format("tournament end (TRF 052) {}", date_range_reason(end, today))
+    end_reason = format_text("tournament end (TRF 052) {}", date_range_reason(end, today))
     in_range = played.is_not_null() & reason.is_null()
     median = played.filter(in_range).median().over("tournament_id")
     far = (played - median).abs() > pl.duration(days=TOURNAMENT_SPREAD_DAYS)
-    spread_reason = pl.format(
+    spread_reason = format_text(
         "dated {}, more than {} days from the other games of tournament '{}' (median {})",
         played.dt.strftime("%Y-%m-%d"),
         pl.lit(TOURNAMENT_SPREAD_DAYS),

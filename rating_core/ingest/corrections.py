@@ -29,6 +29,7 @@ from rating_core.periods import PERIOD_SHAPE
 from rating_core.schemas import CORRECTIONS_SCHEMA, conform
 from rating_core.systems.fide.rules import FIDE_RULES
 from rating_core.systems.ukd.rules import UKD_RULES
+from rating_core.text import format_text
 
 CORRECTIONS_FILE = "federation/corrections.csv"
 """Where the corrections are in the inbox (the only file of `federation/` that is not games)."""
@@ -125,25 +126,25 @@ def read_corrections(path: Path, source_file: str | None = None) -> IngestResult
         Check(
             ~pl.col("list").is_in(list(STARTING_LISTS)),
             pl.col("list"),
-            pl.format(f"list '{{}}' is not one of {', '.join(STARTING_LISTS)}", pl.col("list")),
+            format_text(f"list '{{}}' is not one of {', '.join(STARTING_LISTS)}", pl.col("list")),
         ),
         Check(
             ~pl.col("period").str.contains(PERIOD_SHAPE.pattern),
             pl.col("period"),
-            pl.format("period '{}' is not a month YYYY-MM", pl.col("period")),
+            format_text("period '{}' is not a month YYYY-MM", pl.col("period")),
         ),
         empty_check("player_id", "the player id"),
         Check(
             ~pl.col("field").is_in(list(CORRECTION_FIELDS)),
             pl.col("field"),
-            pl.format(
+            format_text(
                 f"field '{{}}' is not one of {', '.join(CORRECTION_FIELDS)}", pl.col("field")
             ),
         ),
         Check(
             ~accepted,
             pl.col("field"),
-            pl.format(
+            format_text(
                 "a {} list has no {} (UKD lists accept rating only)",
                 pl.col("list"),
                 pl.col("field"),
@@ -152,13 +153,15 @@ def read_corrections(path: Path, source_file: str | None = None) -> IngestResult
         Check(
             _number().is_null(),
             pl.col("value"),
-            pl.format("{} '{}' is not {}", pl.col("field"), pl.col("value"), _wanted()),
+            format_text("{} '{}' is not {}", pl.col("field"), pl.col("value"), _wanted()),
         ),
         Check(
             (pl.col("field") == "birth_date")
             & (_number() > pl.col("period").str.slice(0, 4).cast(pl.Int32, strict=False)),
             pl.col("value"),
-            pl.format("birth_date '{}' is after the period {}", pl.col("value"), pl.col("period")),
+            format_text(
+                "birth_date '{}' is after the period {}", pl.col("value"), pl.col("period")
+            ),
         ),
         Check(
             pl.col("reason") == "",
@@ -168,7 +171,7 @@ def read_corrections(path: Path, source_file: str | None = None) -> IngestResult
         Check(
             pl.col(LINE) != first_line,
             pl.col("value"),
-            pl.format(
+            format_text(
                 "a second correction of {} for {} on {} {} (first on line {})",
                 pl.col("field"),
                 pl.col("player_id"),

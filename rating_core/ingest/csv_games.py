@@ -29,6 +29,7 @@ from rating_core.schemas import (
     conform,
     empty,
 )
+from rating_core.text import format_text
 
 __all__ = [
     "BAD_UTF8",
@@ -267,13 +268,13 @@ def int_check(col: str, *, low: int | None = None, high: int | None = None) -> C
         wanted = f"an integer of at least {low}"
     else:
         wanted = "an integer"
-    reason = pl.format(f"{col} '{{}}' is not {wanted}", pl.col(col))
+    reason = format_text(f"{col} '{{}}' is not {wanted}", pl.col(col))
     return Check((pl.col(col) != "") & bad.fill_null(True), pl.col(col), reason)
 
 
 def bool_check(col: str) -> Check:
     """Reject a non-empty `col` that is not a boolean word (`parse_bool`)."""
-    reason = pl.format(f"{col} '{{}}' is not true or false", pl.col(col))
+    reason = format_text(f"{col} '{{}}' is not true or false", pl.col(col))
     return Check((pl.col(col) != "") & parse_bool(col).is_null(), pl.col(col), reason)
 
 
@@ -282,7 +283,7 @@ def duplicate_check(col: str, noun: str) -> Check:
     key = pl.col(col)
     first_line = pl.col(LINE).min().over(col)
     repeated = (key != "") & (pl.col(LINE) != first_line)
-    reason = pl.format(f"{noun} '{{}}' appears again (first on line {{}})", key, first_line)
+    reason = format_text(f"{noun} '{{}}' appears again (first on line {{}})", key, first_line)
     return Check(repeated, key, reason)
 
 
@@ -300,7 +301,7 @@ def nul_check(table: CsvTable) -> Check:
     return Check(
         pl.col(NUL).is_not_null(),
         shown_nul(cell),
-        pl.format("the line holds a NUL byte (column {})", pl.col(NUL)),
+        format_text("the line holds a NUL byte (column {})", pl.col(NUL)),
     )
 
 
@@ -381,13 +382,13 @@ PLATFORM_OPTIONAL = (
 def _one_of(col: str, allowed: Sequence[str], *, what: str | None = None) -> Check:
     """Reject rows whose `col` is not one of the allowed values."""
     listed = ", ".join(allowed)
-    reason = pl.format(f"{what or col} '{{}}' is not one of {listed}", pl.col(col))
+    reason = format_text(f"{what or col} '{{}}' is not one of {listed}", pl.col(col))
     return Check(~pl.col(col).is_in(list(allowed)), pl.col(col), reason)
 
 
 def _date_check(col: str) -> Check:
     """Reject rows whose `col` is not a real ISO 8601 date or timestamp."""
-    reason = pl.format(f"{col} '{{}}' is not a valid ISO 8601 date", pl.col(col))
+    reason = format_text(f"{col} '{{}}' is not a valid ISO 8601 date", pl.col(col))
     return Check(parse_utc(col).is_null(), pl.col(col), reason)
 
 
@@ -502,14 +503,14 @@ def read_federation_games(path: Path, source_file: str | None = None) -> IngestR
         Check(
             (pl.col("black_id") != "") & is_bye,
             pl.col("black_id"),
-            pl.format("a bye has no opponent, but black_id is '{}'", pl.col("black_id")),
+            format_text("a bye has no opponent, but black_id is '{}'", pl.col("black_id")),
         ),
         _date_check("played_on"),
         int_check("round", low=1),
         Check(
             (rating_list != "") & ~rating_list.is_in(RATING_LISTS),
             pl.col("rating_list"),
-            pl.format(
+            format_text(
                 "rating_list '{}' is not one of standard, rapid, blitz", pl.col("rating_list")
             ),
         ),

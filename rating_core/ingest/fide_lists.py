@@ -27,6 +27,7 @@ from rating_core.systems.fide.formats import (
     txt_layout,
 )
 from rating_core.systems.fide.rules import rules_for_period
+from rating_core.text import format_text
 
 MAX_RATING = 3500
 
@@ -170,7 +171,7 @@ def _checks(labels: dict[str, str]) -> list[Check]:
         return Check(
             (pl.col(field) != "") & bad.fill_null(True),
             pl.col(field),
-            pl.format(f"{labels[field]} '{{}}' is not a whole number {wanted}", pl.col(field)),
+            format_text(f"{labels[field]} '{{}}' is not a whole number {wanted}", pl.col(field)),
         )
 
     fideid = pl.col("fideid")
@@ -181,7 +182,7 @@ def _checks(labels: dict[str, str]) -> list[Check]:
         Check(
             ~fideid.str.contains(r"^[0-9]+$"),
             fideid,
-            pl.format(f"{labels['fideid']} '{{}}' is not a FIDE number (digits only)", fideid),
+            format_text(f"{labels['fideid']} '{{}}' is not a FIDE number (digits only)", fideid),
         ),
         integer("rating", 0, MAX_RATING),
         integer("games", 0, None),
@@ -191,12 +192,12 @@ def _checks(labels: dict[str, str]) -> list[Check]:
             & ~year.is_in(["0", "0000"])
             & ~year.str.contains(r"^[0-9]{4}(-[0-9]{2}-[0-9]{2})?$"),
             year,
-            pl.format(f"{labels['birthday']} '{{}}' is not a year (YYYY)", year),
+            format_text(f"{labels['birthday']} '{{}}' is not a year (YYYY)", year),
         ),
         Check(
             pl.col(LINE) != first_line,
             fideid,
-            pl.format("player '{}' appears again (first on line {})", fideid, first_line),
+            format_text("player '{}' appears again (first on line {})", fideid, first_line),
         ),
     ]
 

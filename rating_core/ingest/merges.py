@@ -28,6 +28,7 @@ from rating_core.ingest.csv_games import (
     require_columns,
 )
 from rating_core.schemas import MERGES_SCHEMA, QUARANTINE_SCHEMA, conform, empty
+from rating_core.text import format_text
 
 MERGES_FILE = "merges.csv"
 """The file's name in the inbox's `federation/` folder."""
@@ -60,12 +61,12 @@ def read_merges(path: Path, source_file: str | None = None) -> IngestResult:
         Check(
             pl.col("keep_id") == pl.col("merge_id"),
             pl.col("merge_id"),
-            pl.format("keep_id and merge_id are the same id '{}'", pl.col("merge_id")),
+            format_text("keep_id and merge_id are the same id '{}'", pl.col("merge_id")),
         ),
         Check(
             parse_utc("decided_at").is_null(),
             pl.col("decided_at"),
-            pl.format("decided_at '{}' is not a valid ISO 8601 date", pl.col("decided_at")),
+            format_text("decided_at '{}' is not a valid ISO 8601 date", pl.col("decided_at")),
         ),
         duplicate_check("merge_id", "merge_id"),
     ]
@@ -166,14 +167,14 @@ def resolve_merges(
     flagged = merges.with_columns(
         pl.when(_unknown_check("keep_id", known))
         .then(
-            pl.format(
+            format_text(
                 "keep_id '{}' is in no game, no starting list and not in players.csv",
                 pl.col("keep_id"),
             )
         )
         .when(_unknown_check("merge_id", known))
         .then(
-            pl.format(
+            format_text(
                 "merge_id '{}' is in no game, no starting list and not in players.csv",
                 pl.col("merge_id"),
             )
@@ -221,8 +222,8 @@ def merged_self_games(games: pl.DataFrame, merges: pl.DataFrame) -> pl.DataFrame
             "source_file",
             pl.col("source_line").alias("line"),
             pl.col("game_id").alias("record"),
-            pl.format("{} vs {}", "white_id", "black_id").alias("value"),
-            pl.format(
+            format_text("{} vs {}", "white_id", "black_id").alias("value"),
+            format_text(
                 "a game between '{}' and '{}', one player since {} line {}: a player against "
                 "themself is not rated",
                 "white_id",

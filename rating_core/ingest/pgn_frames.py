@@ -30,6 +30,7 @@ from rating_core.ingest.pgn_scan import (
     scan_chunks,
 )
 from rating_core.schemas import QUARANTINE_SCHEMA, RAW_GAMES_SCHEMA, conform
+from rating_core.text import format_text
 
 FINISHED_RESULTS = ("1-0", "0-1", "1/2-1/2")
 TERMINATION_MAP = {
@@ -192,7 +193,7 @@ def _unrated_reason(games: pl.DataFrame) -> pl.Expr:
     has_fen = fen.is_not_null() & (fen != "")
     return (
         pl.when(variant.is_not_null() & ~variant.str.to_lowercase().is_in(STANDARD_VARIANTS))
-        .then(pl.format("variant '{}': " + NOT_STANDARD, variant))
+        .then(format_text("variant '{}': " + NOT_STANDARD, variant))
         .when(has_fen & ~fen.str.starts_with(START_FEN))
         .then(pl.lit("starts from a set-up position (FEN tag): " + NOT_STANDARD))
         .when(~has_fen & (c("SetUp").str.strip_chars() == "1"))
@@ -281,7 +282,7 @@ def _defect(games: pl.DataFrame) -> list[pl.Expr]:
             c("nul_tag").is_not_null(),
             c("nul_line"),
             _cut(c("nul_value")),
-            pl.format(
+            format_text(
                 "a NUL byte is in tag {} (shown as \\0): the file is damaged there", c("nul_tag")
             ),
         ),
@@ -295,7 +296,7 @@ def _defect(games: pl.DataFrame) -> list[pl.Expr]:
             (~c("has_mt") | ~c("has_result")) & not_result,
             c("first_line"),
             last,
-            pl.format("'{}' is not a result (a movetext ends with 1-0, 0-1, 1/2-1/2 or *)", last),
+            format_text("'{}' is not a result (a movetext ends with 1-0, 0-1, 1/2-1/2 or *)", last),
         ),
         (
             ~c("has_mt") | ~c("has_result"),
@@ -309,13 +310,13 @@ def _defect(games: pl.DataFrame) -> list[pl.Expr]:
             ~c("Result").is_in(FINISHED_RESULTS).fill_null(False),
             c("first_line"),
             c("Result"),
-            pl.format("result '{}' is not a finished result", c("Result").fill_null("")),
+            format_text("result '{}' is not a finished result", c("Result").fill_null("")),
         ),
         (
             c("date_used").is_null(),
             c("first_line"),
             pl.coalesce(c("UTCDate"), c("Date"), c("EventDate")),
-            pl.format(
+            format_text(
                 "date '{}' is incomplete",
                 pl.coalesce(c("UTCDate"), c("Date"), c("EventDate"), pl.lit("")),
             ),
@@ -324,13 +325,13 @@ def _defect(games: pl.DataFrame) -> list[pl.Expr]:
             c("date_parsed").is_null(),
             c("first_line"),
             c("date_used"),
-            pl.format("date '{}' is not a real date", c("date_used")),
+            format_text("date '{}' is not a real date", c("date_used")),
         ),
         (
             c("played_at").is_null(),
             c("first_line"),
             c("time_used"),
-            pl.format("time '{}' is not a valid time of day", c("time_used")),
+            format_text("time '{}' is not a valid time of day", c("time_used")),
         ),
     ]
     line = pl.coalesce([pl.when(cond).then(v) for cond, v, _, _ in checks])
@@ -357,7 +358,7 @@ def split(games: pl.DataFrame, source_file: str) -> IngestResult:
             pl.col("source_line").alias("q_line"),
             "game_id",
             pl.col("game_id").alias("q_value"),
-            pl.format(
+            format_text(
                 "game id '{}' already appears at line {}", pl.col("game_id"), pl.col("dup_of")
             ).alias("q_reason"),
         )

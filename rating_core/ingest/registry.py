@@ -47,6 +47,7 @@ from rating_core.schemas import (
     conform,
     empty,
 )
+from rating_core.text import format_text
 
 __all__ = [
     "R_NO_GAME",
@@ -171,7 +172,7 @@ def _quarantine_cells(
             pl.col(LINE).alias("line"),
             pl.col("player_id").alias("record"),
             shown_nul(pl.col(c)).alias("value"),
-            pl.format(
+            format_text(
                 "column {}: '{}' {}; read as empty",
                 pl.lit(c),
                 shown_nul(pl.col(c)),
@@ -357,12 +358,12 @@ def read_moderation(
         Check(
             pl.col("decision").str.to_lowercase() != "annul",
             pl.col("decision"),
-            pl.format("decision '{}' is not annul", pl.col("decision")),
+            format_text("decision '{}' is not annul", pl.col("decision")),
         ),
         Check(
             parse_utc("decided_at").is_null(),
             pl.col("decided_at"),
-            pl.format("decided_at '{}' is not a valid ISO 8601 date", pl.col("decided_at")),
+            format_text("decided_at '{}' is not a valid ISO 8601 date", pl.col("decided_at")),
         ),
         duplicate_check("game_id", "game id"),
     ]
@@ -404,12 +405,12 @@ def read_backgammon(path: Path, source_file: str | None = None) -> IngestResult:
         Check(
             pl.col("winner_id") == pl.col("loser_id"),
             pl.col("winner_id"),
-            pl.format("player '{}' cannot play against themselves", pl.col("winner_id")),
+            format_text("player '{}' cannot play against themselves", pl.col("winner_id")),
         ),
         Check(
             ended.is_null(),
             pl.col("ended_at"),
-            pl.format("ended_at '{}' is not a valid ISO 8601 date", pl.col("ended_at")),
+            format_text("ended_at '{}' is not a valid ISO 8601 date", pl.col("ended_at")),
         ),
         Check(pl.col("length") == "", pl.col("length"), pl.lit("length is empty")),
         int_check("length", low=1),

@@ -34,6 +34,7 @@ from rating_core.systems.fide.rules import FIDE_RULES, FIDE_STATE_SCHEMA, FideRu
 from rating_core.systems.fide.steps import k_capped_expr
 from rating_core.systems.ukd.period import UkdPeriodResult
 from rating_core.systems.ukd.rules import UKD_STATE_SCHEMA
+from rating_core.text import format_text
 
 CORRECTION_LOG_SCHEMA: TableSchema = {
     "list": pl.String,
@@ -90,7 +91,7 @@ def _log_rows(frame: pl.DataFrame, list_name: str) -> pl.DataFrame:
 def _log(fixes: pl.DataFrame, outcome: pl.DataFrame, list_name: str, period: str) -> pl.DataFrame:
     """One log row per correction of `fixes`, from `outcome` (player_id, field, old, new,
     problem): a player missing from `outcome` is not on the list."""
-    missing = pl.format(
+    missing = format_text(
         "player {} is not on the {} list of {}", pl.col(KEY), pl.lit(list_name), pl.lit(period)
     )
     joined = fixes.join(outcome, on=[KEY, "field"], how="left").with_columns(
@@ -157,7 +158,7 @@ def correct_fide(
         )
         .when(rating_k < rules.floor)
         .then(
-            pl.format(
+            format_text(
                 "K {} gives {}, below the FIDE floor {}",
                 pl.col("_k"),
                 rating_k,
@@ -188,7 +189,7 @@ def correct_fide(
     x = x.with_columns(
         pl.when(pl.col("_peak_rating") < pl.col("_rating_new"))
         .then(
-            pl.format(
+            format_text(
                 "peak_rating {} is below the player's rating {} on the list",
                 pl.col("_peak_rating"),
                 pl.col("_rating_new"),
@@ -369,7 +370,7 @@ def correction_causes(log: pl.DataFrame) -> pl.DataFrame:
     return applied.select(
         "list",
         KEY,
-        pl.format(
+        format_text(
             "correction: {} {} -> {} ({})",
             "field",
             pl.col("old").fill_null("none"),
@@ -409,7 +410,7 @@ def correction_quarantine(corrections: pl.DataFrame, logs: pl.DataFrame) -> pl.D
         pl.col("source_line").alias("line"),
         pl.col(KEY).alias("record"),
         "value",
-        pl.format(
+        format_text(
             "no {} list has been computed for {} (outside the periods with games): the "
             "correction applies once that period is rated",
             "list",

@@ -25,6 +25,7 @@ import polars as pl
 
 from rating_core.periods import previous_period
 from rating_core.schemas import TableSchema
+from rating_core.text import format_text
 
 TOURNAMENT = "tournament"
 STARTING_LIST = "starting list"
@@ -113,7 +114,7 @@ def starting_list_players(starting_lists: pl.DataFrame, system: str, period: str
     fields = [pl.col(c).cast(pl.String).fill_null("") for c in ENTRY_COLUMNS]
     return entries.select(
         pl.lit(STARTING_LIST).alias("source"),
-        pl.format("{}@{}", "list", "period").alias("name"),
+        format_text("{}@{}", "list", "period").alias("name"),
         pl.col("list").str.strip_prefix(f"{system}-").alias("rating_list"),
         pl.col("player_id").cast(pl.String),
         pl.concat_str(fields, separator="/").alias("digest"),
@@ -141,7 +142,7 @@ def club_period_inputs(
     clubs = games.get_column("club_id").drop_nulls().unique().to_list()
     slugs = {club: club_slug(club) for club in clubs}  # one per club, not per game
     listed = games.filter(pl.col("club_id").is_not_null()).with_columns(
-        pl.format(
+        format_text(
             "{}-{}",
             pl.col("club_id").replace_strict(slugs, return_dtype=pl.String),
             pl.col("rating_list").cast(pl.String),
@@ -154,9 +155,9 @@ def _label(frame: pl.DataFrame, what: str, with_list: bool) -> pl.DataFrame:
     """`what: tournament T (standard)` or `what NAME` for each (player_id, name) row, with the
     row's rating lists."""
     if with_list:
-        text = pl.format("{}: tournament {} ({})", pl.lit(what), "name", "rating_list")
+        text = format_text("{}: tournament {} ({})", pl.lit(what), "name", "rating_list")
     else:
-        text = pl.format("{} {}", pl.lit(what), "name")
+        text = format_text("{} {}", pl.lit(what), "name")
     return frame.select("rating_list", "player_id", text.alias("cause"))
 
 
@@ -222,7 +223,7 @@ def input_causes(
         causes.with_columns(pl.col("rating_list").str.split("/"))
         .explode("rating_list")
         .select(
-            pl.format("{}-{}", pl.lit(system), "rating_list").alias("list"), "player_id", "cause"
+            format_text("{}-{}", pl.lit(system), "rating_list").alias("list"), "player_id", "cause"
         )
         .unique()
         .group_by("list", "player_id")

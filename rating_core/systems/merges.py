@@ -14,6 +14,7 @@ import polars as pl
 
 from rating_core.ingest.merges import MERGES_SCHEMA, NON_PLATFORM
 from rating_core.schemas import TableSchema
+from rating_core.text import format_text
 
 APPLIED_SCHEMA: TableSchema = {"keep_id": pl.String, "merge_id": pl.String}
 """The merges a publication of a period applied."""
@@ -69,7 +70,7 @@ def merges_in_force(merges: pl.DataFrame | None, period: str) -> pl.DataFrame:
 
 
 def _label() -> pl.Expr:
-    return pl.format(
+    return format_text(
         "merged {} into {}: {} (decided {})",
         "merge_id",
         "keep_id",
@@ -109,7 +110,7 @@ def merge_causes(
     into a-3 withdrawn"."""
     new = new_merges(merges, period, applied).with_columns(_label().alias("cause"))
     withdrawn = withdrawn_merges(merges, period, applied).with_columns(
-        pl.format("merge of {} into {} withdrawn", "merge_id", "keep_id").alias("cause")
+        format_text("merge of {} into {} withdrawn", "merge_id", "keep_id").alias("cause")
     )
     labelled = pl.concat(
         [f.select("keep_id", "merge_id", "cause") for f in (new, withdrawn) if f.height]

@@ -153,6 +153,22 @@ def test_chunks_property(tmp_path: Path, seed: int, n: int, chunks: int) -> None
     assert other.quarantine.equals(one.quarantine)
 
 
+def test_duplicate_ids_only_in_a_later_chunk_are_quarantined(tmp_path: Path) -> None:
+    # the first chunk holds no duplicate, so the duplicates' rows start with an empty chunk:
+    # pl.format panicked on it (the whole file failed) where format_text quarantines them
+    games = [good(i, site=f"https://lichess.org/{i:08d}") for i in range(6)]
+    twice = good(9, site="https://lichess.org/dup00009")
+    path = tmp_path / "late-dups.pgn"
+    path.write_text("".join([*games, twice, twice, twice]))
+    one = read_pgn(path, chunks=1)
+    assert one.quarantine.select("line", "record").rows() == [(64, "dup00009"), (73, "dup00009")]
+    assert {r.split(" line")[0] for r in one.quarantine["reason"]} == {
+        "game id 'dup00009' already appears at"
+    }
+    assert cut_count(path, 2) == 2
+    assert_chunks_agree(path, counts=(2, 3))
+
+
 def test_comment_only_movetext_is_quarantined(tmp_path: Path) -> None:
     # the view of a movetext that is only a comment once had a negative length (a crash)
     path = tmp_path / "c.pgn"

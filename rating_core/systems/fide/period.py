@@ -56,6 +56,7 @@ from rating_core.systems.fide.steps import (
     select_rated_games,
     side_ids,
 )
+from rating_core.text import format_text
 
 
 @dataclass(frozen=True)
@@ -459,7 +460,7 @@ def fide_period(
             "player_id",
             pl.col("rating_before").alias("last_rating"),
             pl.col("rating_after").alias("new_rating"),
-            pl.format(
+            format_text(
                 "new rating {} is below the floor " + str(rules.floor), pl.col("rating_after")
             ).alias("reason"),
         )

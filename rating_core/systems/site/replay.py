@@ -37,6 +37,7 @@ from rating_core.schemas import (
 )
 from rating_core.systems.period_range import check_within, segment_ends, split_by_period
 from rating_core.systems.site.elo import elo_update, expected_score, score_of
+from rating_core.text import format_text
 from rating_core.timecontrol import TIME_CONTROL_RULES
 
 SITE_ELO = "site-elo"
@@ -701,7 +702,7 @@ def _rejected(c: _Classified) -> pl.DataFrame:
             "period",
             "source_file",
             "source_line",
-            pl.format(
+            format_text(
                 "white {} bot={} score={} termination={} plies={}",
                 pl.col("white_id"),
                 pl.col("w_bot"),
