@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -127,7 +128,9 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
     for failure in outcome.failures:
         console.print(Text(f"failed: {failure}", style="red"))
     if outcomes:
-        lake = "" if str(outcome.lake) == "lake" else f" --lake {outcome.lake}"
+        # named even when it is the default: `ratings ui` must open this run's instance, and
+        # the hint says which lake that is (issue 10 item 2)
+        lake = f" --lake {shlex.quote(str(outcome.lake))}"
         me = program_name()
         names = sorted({p["list"] for p in outcomes})
         example = "fide-standard" if "fide-standard" in names else names[0]

@@ -117,6 +117,18 @@ def test_summary_fits_80_columns_and_prints_file_names_literally(annulled: dict)
     assert_fits(annulled["second"].stdout)
 
 
+def test_next_hints_name_the_lake_even_the_default_one(annulled: dict, tmp_path: Path) -> None:
+    lake = annulled["lake"]
+    assert f"ratings ui --lake {lake}" in annulled["first"].stdout
+    inbox = tmp_path / "inbox"
+    write_inbox(inbox)
+    proc = run_cli("run", "--inbox", str(inbox), cwd=tmp_path, columns=80)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    hints = proc.stdout.split("next:")[1].split()
+    assert hints.count("--lake") == 5 and hints[hints.index("ui") + 2] == "lake"
+    assert (tmp_path / "lake" / "lists" / "site-rapid").is_dir()
+
+
 def test_summary_counts_name_only_players_outside_the_registry(annulled: dict) -> None:
     # the registered u-bob named in a PGN tag is not "identified by name only"; Zed Nobody is
     assert "1 not in players.csv, 1 identified by name only" in annulled["first"].stdout
