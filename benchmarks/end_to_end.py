@@ -171,6 +171,8 @@ class Bench:
             )
         self.runs: list[Measured] = []
         self.count = 0
+        self.kept: list[Measured] = []
+        """The runs a figure was made from (their `--timings` tables are printed at the end)."""
 
     def ratings_run(
         self, label: str, inbox: Path, *, env: dict[str, str] | None = None, cwd: Path = REPO
@@ -187,7 +189,15 @@ class Bench:
         self.count += 1
         lake = self.workdir / "lakes" / f"lake-{self.count}"
         lake.parent.mkdir(parents=True, exist_ok=True)
-        command = [str(self.ratings), "run", "--inbox", str(inbox), "--lake", str(lake)]
+        command = [
+            str(self.ratings),
+            "run",
+            "--inbox",
+            str(inbox),
+            "--lake",
+            str(lake),
+            "--timings",
+        ]
         log = self.workdir / "logs" / f"{self.count:02d}-{label.replace(' ', '-')}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         run = checked(measure(label, command, env=env or run_env(), cwd=cwd, log=log))
@@ -209,6 +219,20 @@ class Bench:
         """`runs` made `repeat` times, interleaved; the fastest of each position is kept."""
         rounds = [runs() for _ in range(self.repeat)]
         return tuple(min(column, key=lambda m: m.seconds) for column in zip(*rounds, strict=True))
+
+    def keep(self, *runs: Measured) -> None:
+        """Remember the runs a figure is made from, for their step tables."""
+        self.kept.extend(run for run in runs if step_table(run.output))
+
+
+def step_table(output: str) -> str:
+    """The `--timings` table a `ratings run` printed last ("" when there is none)."""
+    start = output.rfind("Timings (")
+    if start < 0:
+        return ""
+    lines = output[start:].splitlines()
+    end = next((n for n, line in enumerate(lines) if line.startswith("└")), len(lines) - 1)
+    return "\n".join(lines[: end + 1])
 
 
 def lake_games(lake: Path) -> int | None:
@@ -293,6 +317,7 @@ def bench_pgn(bench: Bench, scale: float, last: str) -> list[Row]:
     read = int(base.output.split()[-1])
     if read != games:
         raise BenchError(f"read_headers read {read:,} games of {games:,}")
+    bench.keep(ours)
     return figure_rows(f"{games:,} games, 1 month", ours, base, FASTER)
 
 
@@ -311,6 +336,7 @@ def bench_months(bench: Bench, scale: float, last: str) -> list[Row]:
             bench.ratings_run("ratings run, 1 month", one),
         )
     )
+    bench.keep(ours, base)
     return figure_rows(f"{games:,} games, {MONTHS} months", ours, base, SLOWER)
 
 
@@ -402,6 +428,7 @@ def bench_cold(bench: Bench) -> list[Row]:
             shutil.rmtree(clone.parent, ignore_errors=True)
     first = min(firsts, key=lambda m: m.seconds)
     warm = min(warms, key=lambda m: m.seconds)
+    bench.keep(first, warm)
     return figure_rows("cold start: first - warm", first, warm, EXTRA)
 
 
@@ -519,6 +546,7 @@ def main(argv: list[str] | None = None) -> int:
         workdir = (args.workdir or Path(tmp)).resolve()
         workdir.mkdir(parents=True, exist_ok=True)
         rows: list[Row] = []
+        kept: list[Measured] = []
         shutil.rmtree(workdir / "lakes", ignore_errors=True)  # an interrupted benchmark's
         try:
             bench = Bench(workdir, args.repeat)
@@ -530,6 +558,7 @@ def main(argv: list[str] | None = None) -> int:
                 rows += bench_months(bench, args.scale, last)
             if args.only in (None, "cold"):
                 rows += bench_cold(bench)
+            kept = bench.kept
         except BenchError as error:
             print(f"end_to_end: {error}", file=sys.stderr)
             return 1
@@ -545,6 +574,10 @@ def main(argv: list[str] | None = None) -> int:
     print("months: baseline the same games in one month, ratio ours/baseline; cold: baseline")
     print("the next run of the fresh clone, ratio the difference; CPU time: user + system of")
     print("the process and its children; max RSS: each process's peak resident memory.")
+    for run in kept:  # where each run behind a figure spent its time (`ratings run --timings`)
+        print()
+        print(f"{run.label}, {run.seconds:.1f} s (the run's own steps):")
+        print(step_table(run.output))
     return 0
 
 

@@ -141,6 +141,11 @@ def build_parser() -> argparse.ArgumentParser:
         default="in_process",
         help="run the systems' steps in this process (default) or side by side, one process each",
     )
+    run.add_argument(
+        "--timings",
+        action="store_true",
+        help="after the summary, print each step's wall and CPU time and page faults",
+    )
 
     show = sub.add_parser("show", help="show a published list (or, without LIST, what exists)")
     show.add_argument("list", nargs="?", help="list name, e.g. fide-standard or site-elo")
@@ -207,11 +212,13 @@ def _check_lake_folder(lake: Path) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     """Materialize everything through Dagster in period order and print the summary."""
     from pipelines.prepare import SCANNER, start_warm_up
+    from pipelines.timings import StepClock, print_timings
     from rating_core.ingest.inbox import check_merge_chains, inbox_files, platform_pgn_files
     from rating_core.ingest.merges import MergeChainError
     from rating_core.ingest.prefetch import prefetch
     from rating_core.systems.club.folders import ClubFolderError
 
+    clock = StepClock()
     inbox = Path(args.inbox)
     if not inbox.is_dir():
         raise UserError(f"inbox folder '{inbox}' does not exist")
@@ -233,14 +240,24 @@ def cmd_run(args: argparse.Namespace) -> int:
         from pipelines.summary import print_summary
 
         resume_collection()
-
+        clock.lap("imports, PGN files read beside")
         outcome = run_pipeline(
-            inbox, lake, console=console, full=args.full, executor=args.executor, warm_up=warm_up
+            inbox,
+            lake,
+            console=console,
+            full=args.full,
+            executor=args.executor,
+            warm_up=warm_up,
+            clock=clock,
         )
     finally:
         if warm_up is not None:  # ended by the run; here if the run never started
             warm_up.stop()
+    clock.lap("closing the lake")
     print_summary(outcome, console)
+    clock.lap("summary")
+    if args.timings:
+        print_timings(clock, console)
     return 0 if outcome.ok else 1
 
 

@@ -29,6 +29,7 @@ from pipelines.jobs import job_environment, rate_and_publish_job
 from pipelines.output import err_console
 from pipelines.prepare import WarmUp, preparing_lines, start_warm_up
 from pipelines.registry import SYSTEM_OF_RATINGS, SYSTEMS, period_assets
+from pipelines.timings import StepClock
 from rating_core.lake import publishing as publish
 from rating_core.lake.lock import LockHolder, hold_lake
 from rating_core.lake.storage import clean_interrupted_writes, read_table, table_partitions
@@ -205,22 +206,28 @@ def run_pipeline(
     full: bool = False,
     executor: str = "in_process",
     warm_up: WarmUp | None = None,
+    clock: StepClock | None = None,
 ) -> RunOutcome:
     """Ingest, then rate and publish in period order from the first period whose inputs changed
     (every period with `full`); a blocking failure stops the run. `executor` runs the range
     in-process (default) or on Dagster's multiprocess executor (`pipelines.jobs`). `warm_up`: a
     warm-up process the caller started (`pipelines.prepare.start_warm_up`) before importing
-    this module; without one, the run starts it when a first run needs one.
+    this module; without one, the run starts it when a first run needs one. `clock`, when
+    given, gets a lap at the end of each step (`ratings run --timings`).
 
     The run holds the lake's lock throughout (a second run on the lake waits, saying so), and
     first removes what a killed run left half-written.
     """
     command = shlex.join(["ratings", *sys.argv[1:]])
+    clock = clock or StepClock()
     try:
         with hold_lake(lake, command, on_wait=lambda holder: _waiting(lake, holder)):
             clean_interrupted_writes(lake)
             with lake_instance(lake) as instance:
-                return _run_holding_lock(inbox, lake, instance, console, full, executor, warm_up)
+                clock.lap("lake lock, Dagster instance")
+                return _run_holding_lock(
+                    inbox, lake, instance, console, full, executor, warm_up, clock
+                )
     finally:
         if warm_up is not None:
             warm_up.stop()
@@ -234,6 +241,7 @@ def _run_holding_lock(
     full: bool = False,
     executor: str = "in_process",
     warm_up: WarmUp | None = None,
+    clock: StepClock | None = None,
 ) -> RunOutcome:
     """`run_pipeline`'s work, once the lake's lock is held, recorded in `instance`."""
     console = console or Console()
@@ -241,7 +249,9 @@ def _run_holding_lock(
         console.print(line, highlight=False)
     warm_up = warm_up or start_warm_up(inbox)
     try:
-        return _rate_and_publish(inbox, lake, instance, console, full, executor, warm_up)
+        return _rate_and_publish(
+            inbox, lake, instance, console, full, executor, warm_up, clock or StepClock()
+        )
     finally:
         if warm_up is not None:
             warm_up.stop()
@@ -255,6 +265,7 @@ def _rate_and_publish(
     full: bool,
     executor: str,
     warm_up: WarmUp | None,
+    clock: StepClock,
 ) -> RunOutcome:
     """Ingest, then rate and publish the range (after the warm-up processes, when some compile
     kernels beside this run: the ingest already calls the scanner, the id coder and the site
@@ -263,6 +274,7 @@ def _rate_and_publish(
     if warm_up is not None:
         with console.status("preparing the kernels"):
             warm_up.finish()
+        clock.lap("kernels compiling")
     with console.status("ingesting the inbox"):
         ingest = dg.materialize(
             [*INGEST_ASSETS, *INGEST_CHECKS],
@@ -271,6 +283,7 @@ def _rate_and_publish(
             run_config=QUIET,
             raise_on_error=False,
         )
+    clock.lap("ingest run")
     failures = _failures(ingest)
     if failures and not ingest.success:
         raise UserError(failures[0])
@@ -283,6 +296,7 @@ def _rate_and_publish(
     if not periods:
         notes.append(NOTHING_TO_RATE)
     outcome = RunOutcome(inbox, lake, files, notes, periods, to_run, failures=failures)
+    clock.lap("choosing the periods")
     if not to_run:
         return outcome
     assets = period_assets(periods[0])  # partitions from the first period
@@ -312,6 +326,7 @@ def _rate_and_publish(
             )
     if not outcome.failures:
         record_run_inputs(lake, digests)
+    clock.lap("rating and publishing run")
     return outcome
 
 

@@ -232,3 +232,30 @@ def test_table_prints_markup_literally_and_ids_whole() -> None:
     assert "[bold]title" in text and "[red]id-0123" in text  # markup printed as written, id whole
     assert all(len(line.rstrip()) <= 40 for line in text.splitlines())
     assert all(word in text for word in reason.split())  # wrapped at spaces, words whole
+
+
+def _timing_rows(out: str) -> list[str]:
+    """The step names of the `--timings` table (the rows after its title)."""
+    table = out.split("Timings (")[1]
+    return [line.split("│")[1].strip() for line in table.splitlines() if line.startswith("│")]
+
+
+def test_timings_name_each_step_of_the_run_at_80_columns(tmp_path: Path) -> None:
+    inbox, lake = tmp_path / "inbox", tmp_path / "lake"
+    write_inbox(inbox)
+    first = ratings("run", "--inbox", str(inbox), "--lake", str(lake), "--timings")
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert_fits(first.stdout)
+    steps = _timing_rows(first.stdout)
+    assert steps[0] == "imports, PGN files read beside" and steps[-1] == "total"
+    for step in ("lake lock, Dagster instance", "ingest run", "rating and publishing run"):
+        assert step in steps
+    # nothing changed: the second run rates nothing, and its table says only what it did
+    second = ratings("run", "--inbox", str(inbox), "--lake", str(lake), "--timings")
+    assert "nothing to" in second.stdout
+    assert "rating and publishing run" not in _timing_rows(second.stdout)
+    assert "choosing the periods" in _timing_rows(second.stdout)
+
+
+def test_a_run_without_timings_prints_none(annulled: dict) -> None:
+    assert "Timings (" not in annulled["first"].stdout
