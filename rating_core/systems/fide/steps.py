@@ -251,6 +251,10 @@ def _fast_excluded(
     return rated & (gap >= rules.fast_excluded_gap) & (hi > rules.fast_excluded_above)
 
 
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+"""Spreads a player's code over 64 bits before it is mixed with a tournament's hash."""
+
+
 def one_game_uncapped(
     g: pl.DataFrame, c: CodedSides, standard: bool, rules: FideRules
 ) -> np.ndarray | None:
@@ -275,9 +279,19 @@ def one_game_uncapped(
     idx = idx[repeated[c.own_code[idx]]] if idx.size else idx
     if not idx.size:
         return None
+    # and only in one tournament: the sides whose (player, tournament hash) is there twice or
+    # more (a hash collision only adds sides to group exactly below, it never removes one);
+    # in a large period almost every such pair is there once, and grouping them by the
+    # tournament's name was most of this function's time
+    game = idx % n_games
+    events = g["event_id"].gather(game)
+    pairs = events.hash().to_numpy() ^ (c.own_code[idx].astype(np.uint64) * _GOLDEN)
+    twice = pl.Series(pairs).is_duplicated().to_numpy()
+    if not twice.any():
+        return None
+    idx, game, events = idx[twice], game[twice], events.filter(pl.Series(twice))
     higher[:] = False
     higher[idx] = True
-    game = idx % n_games
     in_game_order = np.argsort(game, kind="stable")  # white before black within a game
     idx, game = idx[in_game_order], game[in_game_order]
     keeps_cap = (
@@ -285,7 +299,7 @@ def one_game_uncapped(
             {
                 "idx": idx,
                 "player": c.own_code[idx],
-                "event": g["event_id"].gather(game),
+                "event": events.gather(in_game_order),
                 "gap": np.abs(d_white[game]),
             }
         )
