@@ -2,8 +2,9 @@
 command rather than on a kernel (wall seconds, this process's CPU seconds, page faults).
 
 The CPU column counts every thread of the process (the PGN read ahead, Polars' threads, the
-table writers), so a step that kept both cores busy shows more CPU than wall time; a warm-up
-process compiling kernels on a first run is another process and is not counted.
+table writers) and the child processes that ended in the step (a first run's warm-up processes
+compiling kernels, the step processes of `--executor multiprocess`), so a step that kept both
+cores busy shows more CPU than wall time.
 """
 
 from __future__ import annotations
@@ -33,9 +34,16 @@ class StepTime:
 
 
 def _reading() -> tuple[float, float, float, int]:
-    """Now: the wall clock, this process's user and system CPU seconds and minor page faults."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return time.perf_counter(), usage.ru_utime, usage.ru_stime, usage.ru_minflt
+    """Now: the wall clock, then the user and system CPU seconds and minor page faults of this
+    process and of its children that have ended."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    ended = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (
+        time.perf_counter(),
+        own.ru_utime + ended.ru_utime,
+        own.ru_stime + ended.ru_stime,
+        own.ru_minflt + ended.ru_minflt,
+    )
 
 
 @dataclass
@@ -67,7 +75,7 @@ class StepClock:
 def print_timings(clock: StepClock, console: Console) -> None:
     """The steps as a table of at most 80 columns, the total last."""
     table = Table(
-        title="Timings (seconds; CPU of every thread of this process)", title_justify="left"
+        title="Timings (seconds; CPU of this process and its child processes)", title_justify="left"
     )
     table.add_column("step")
     for name in ("wall", "CPU", "of it system", "page faults"):
