@@ -251,10 +251,6 @@ def _fast_excluded(
     return rated & (gap >= rules.fast_excluded_gap) & (hi > rules.fast_excluded_above)
 
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-"""Spreads a player's code over 64 bits before it is mixed with a tournament's hash."""
-
-
 def one_game_uncapped(
     g: pl.DataFrame, c: CodedSides, standard: bool, rules: FideRules
 ) -> np.ndarray | None:
@@ -285,8 +281,8 @@ def one_game_uncapped(
     # tournament's name was most of this function's time
     game = idx % n_games
     events = g["event_id"].gather(game)
-    pairs = events.hash().to_numpy() ^ (c.own_code[idx].astype(np.uint64) * _GOLDEN)
-    twice = pl.Series(pairs).is_duplicated().to_numpy()
+    pairs = pl.DataFrame({"player": c.own_code[idx], "event": events}).hash_rows()
+    twice = pairs.is_duplicated().to_numpy()
     if not twice.any():
         return None
     idx, game, events = idx[twice], game[twice], events.filter(pl.Series(twice))
