@@ -41,6 +41,7 @@ from rating_core.lake.digests import digest_frames, digest_parts, period_input_d
 from rating_core.lake.publishing import drop_empty_staging
 from rating_core.lake.storage import read_table, table_partitions, write_partitions
 from rating_core.periods import period_range
+from rating_core.progress import Progress, report
 from rating_core.systems.contract import PeriodOutput, present
 
 INPUT_DIGEST_METADATA = "input_digest"
@@ -265,6 +266,9 @@ def _ratings_asset(spec: SystemSpec) -> dg.AssetsDefinition:
     )
     def ratings(context: dg.AssetExecutionContext, paths: PipelinePaths) -> dg.MaterializeResult:
         lake, periods = paths.lake_path, range_periods(context)
+        # progress (`ratings run` shows it): the range starts, rating_core reports each period
+        # rated, and the step is finished once its tables are written and checked
+        report(Progress("rating", spec.name, 0, len(periods), "periods"))
         inputs = spec.load(lake, periods)
         outputs = spec.rate(inputs, periods)
         tables = sorted({t for o in outputs.values() for t in (*o.states, *o.explanations)})
@@ -295,6 +299,8 @@ def _ratings_asset(spec: SystemSpec) -> dg.AssetsDefinition:
             for write in writes:
                 write.result()
         spec.after_rating(lake)
+        handled = sum(inputs[key].height for key in ("games", "matches") if key in inputs)
+        report(Progress("rating", spec.name, len(periods), len(periods), "periods", handled, True))
         # the columns of the rows written (one schema for the range), on its last partition
         # only: the metadata of a range is stored once per partition, and this was half of it
         empty_rows = [f.clear() for f in rows.values() if f.height]

@@ -47,6 +47,7 @@ from rating_core.systems.fide.rules import (
     compression_for_list,
     rules_for_period,
 )
+from rating_core.systems.period_range import report_period
 from rating_core.systems.ukd.period import (
     UkdPeriodResult,
     ukd_period,
@@ -309,7 +310,8 @@ def _federation_periods(
         else pl.DataFrame(schema={"player_id": pl.String, "birth_year": pl.Int32})
     )
     outputs: dict[str, PeriodOutput] = {}
-    for period, period_games in games_by_period(games, periods).items():
+    handled = 0
+    for done, (period, period_games) in enumerate(games_by_period(games, periods).items(), 1):
         starts, pools, origins = {}, {}, {}
         for kind in RATING_LISTS:
             name = f"{system}-{kind}"
@@ -361,6 +363,8 @@ def _federation_periods(
             )
         carried = {table: present(out_states.get(table)) for table in carried | out_states}
         outputs[period] = PeriodOutput(out_states, concat_rows(rows), explanations, facts)
+        handled += period_games.height
+        report_period(system, done, periods, handled)
     return outputs
 
 
@@ -426,7 +430,8 @@ def club_lists_periods(
     every pool's players after the period before the first, with `club_id` and `rating_list`)."""
     carried = present(state)
     outputs: dict[str, PeriodOutput] = {}
-    for period, period_games in games_by_period(games, periods).items():
+    handled = 0
+    for done, (period, period_games) in enumerate(games_by_period(games, periods).items(), 1):
         results = club_lists_period(period_games, carried, players)
         states, rows, players_expl, games_expl = [], [], [], []
         for (club_id, kind), result in results.items():
@@ -446,4 +451,6 @@ def club_lists_periods(
                 "history/club-game_explanations": concat_rows(games_expl),
             },
         )
+        handled += period_games.height
+        report_period("club", done, periods, handled)
     return outputs

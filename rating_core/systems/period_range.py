@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import polars as pl
 
+from rating_core.progress import Progress, report
+
 
 def check_periods(periods: list[str]) -> None:
     """Raise ValueError unless `periods` is strictly ascending (each period once)."""
@@ -41,3 +43,18 @@ def split_by_period(frame: pl.DataFrame, periods: list[str]) -> list[pl.DataFram
     parts = frame.partition_by("period", as_dict=True, maintain_order=True)
     empty = frame.clear()
     return [parts.get((period,), empty) for period in periods]
+
+
+def report_period(system: str, done: int, periods: list[str], games: int) -> None:
+    """Report (`rating_core.progress`) that `done` of the range's `periods` are rated, `games`
+    games or matches in them: once per period, never per game, so a listener costs nothing."""
+    report(Progress("rating", system, done, len(periods), "periods", games))
+
+
+def rows_per_period(frame: pl.DataFrame, periods: list[str]) -> list[int]:
+    """Rows of `frame` (column `period`) in each of `periods`, counted in one Polars pass: the
+    games of each period of a one-pass replay, for its progress reports."""
+    if not frame.height:
+        return [0] * len(periods)
+    counts = dict(frame.group_by("period").len().iter_rows())
+    return [int(counts.get(period, 0)) for period in periods]

@@ -13,6 +13,7 @@ import polars as pl
 from rating_core.systems.contract import PeriodOutput, present
 from rating_core.systems.fibs.periods import fibs_replay_periods
 from rating_core.systems.fibs.replay import fibs_list
+from rating_core.systems.period_range import report_period, rows_per_period
 from rating_core.systems.site.periods import site_replay_periods
 from rating_core.systems.site.replay import site_period_lists
 
@@ -33,7 +34,11 @@ def site_lists_periods(
     replays = site_replay_periods(games, registry, annulled_ids, present(previous), periods)
     lists = site_period_lists([r.state for r in replays.values()], list(replays), present(previous))
     outputs: dict[str, PeriodOutput] = {}
-    for (period, result), period_lists in zip(replays.items(), lists, strict=True):
+    # one pass rated every period: the reports follow the cheap cutting of its outputs
+    counts, handled = rows_per_period(games, periods), 0
+    for done, ((period, result), period_lists) in enumerate(
+        zip(replays.items(), lists, strict=True), 1
+    ):
         rows = period_lists.drop("period")
         outputs[period] = PeriodOutput(
             {SITE_STATE: result.state},
@@ -45,6 +50,8 @@ def site_lists_periods(
                 "players": result.state.get_column("player_id").n_unique(),
             },
         )
+        handled += counts[done - 1]
+        report_period("site", done, periods, handled)
     return outputs
 
 
@@ -62,7 +69,8 @@ def fibs_lists_periods(
     )
     outputs: dict[str, PeriodOutput] = {}
     before = present(previous_state)
-    for period, result in replays.items():
+    counts, handled = rows_per_period(matches, periods), 0  # reported as each period's outputs
+    for done, (period, result) in enumerate(replays.items(), 1):
         rows = fibs_list(result.state, period, registry, before).drop("period", strict=False)
         outputs[period] = PeriodOutput(
             {FIBS_STATE: result.state, FIBS_PAIRS: result.pairs},
@@ -70,4 +78,6 @@ def fibs_lists_periods(
             {"history/fibs": result.history},
         )
         before = result.state
+        handled += counts[done - 1]
+        report_period("fibs", done, periods, handled)
     return outputs
