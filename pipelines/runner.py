@@ -28,12 +28,14 @@ from pipelines.incremental import period_input_digests, periods_to_run, record_r
 from pipelines.jobs import job_environment, rate_and_publish_job
 from pipelines.output import err_console
 from pipelines.prepare import WarmUp, preparing_lines, start_warm_up
+from pipelines.progress import ProgressDisplay
 from pipelines.registry import SYSTEM_OF_RATINGS, SYSTEMS, period_assets
 from pipelines.timings import StepClock
 from rating_core.lake import publishing as publish
 from rating_core.lake.lock import LockHolder, hold_lake
 from rating_core.lake.storage import clean_interrupted_writes, read_table, table_partitions
 from rating_core.periods import is_rated_period, next_period, period_range, previous_period
+from rating_core.progress import listening
 
 
 @dataclass
@@ -249,9 +251,10 @@ def _run_holding_lock(
         console.print(line, highlight=False)
     warm_up = warm_up or start_warm_up(inbox)
     try:
-        return _rate_and_publish(
-            inbox, lake, instance, console, full, executor, warm_up, clock or StepClock()
-        )
+        with ProgressDisplay() as display:  # on stderr: the spinner, and long work's progress
+            return _rate_and_publish(
+                inbox, lake, instance, display, full, executor, warm_up, clock or StepClock()
+            )
     finally:
         if warm_up is not None:
             warm_up.stop()
@@ -261,7 +264,7 @@ def _rate_and_publish(
     inbox: Path,
     lake: Path,
     instance: dg.DagsterInstance,
-    console: Console,
+    display: ProgressDisplay,
     full: bool,
     executor: str,
     warm_up: WarmUp | None,
@@ -269,13 +272,14 @@ def _rate_and_publish(
 ) -> RunOutcome:
     """Ingest, then rate and publish the range (after the warm-up processes, when some compile
     kernels beside this run: the ingest already calls the scanner, the id coder and the site
-    classification)."""
+    classification). `display` shows what is being done and, from both runs, the progress
+    `rating_core.progress` reports (rating progress only from steps run in this process)."""
     resources = {"paths": PipelinePaths(inbox=str(inbox), lake=str(lake))}
     if warm_up is not None:
-        with console.status("preparing the kernels"):
+        with display.status("preparing the kernels"):
             warm_up.finish()
         clock.lap("kernels compiling")
-    with console.status("ingesting the inbox"):
+    with display.status("ingesting the inbox"), listening(display):
         ingest = dg.materialize(
             [*INGEST_ASSETS, *INGEST_CHECKS],
             resources=resources,
@@ -303,7 +307,7 @@ def _rate_and_publish(
     first, last = to_run[0], to_run[-1]
     launch = _RangeLauncher(assets, resources, instance, periods[0], executor, systems(lake))
     span = first if first == last else f"{first} to {last} ({len(to_run)} periods)"
-    with console.status(f"rating and publishing {span}"):
+    with display.status(f"rating and publishing {span}"), listening(display):
         result = launch(first, last)
         outcome.published.extend(_published(result))
         outcome.failures.extend(_step_failures(result))

@@ -1,11 +1,13 @@
 """End-to-end tier: what `ratings run`, `show`, `diff` and `history` print at 80 columns (issue 9
 items 12, 17, 18): nothing wider than the terminal, ids whole, user strings never read as markup,
-truncation said aloud, and a diff of a list a player left after a late annulment."""
+truncation said aloud, and a diff of a list a player left after a late annulment; the progress
+of `ratings run` off a terminal, on stderr only (issue 31 item 7)."""
 
 from __future__ import annotations
 
 import io
 import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -259,3 +261,27 @@ def test_timings_name_each_step_of_the_run_at_80_columns(tmp_path: Path) -> None
 
 def test_a_run_without_timings_prints_none(annulled: dict) -> None:
     assert "Timings (" not in annulled["first"].stdout
+
+
+PROGRESS_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ (ingest|rating) \S+ ")
+"""A plain progress line: a UTC timestamp, the stage, what is worked on, where it stands."""
+
+
+def test_progress_off_a_terminal_is_plain_lines_on_stderr_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RATINGS_PROGRESS_SECONDS", "0")  # a line at every report, short work too
+    samples = ROOT / "data_samples"
+    proc = ratings("run", "--inbox", str(samples), "--lake", str(tmp_path / "lake"))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    err = proc.stderr.splitlines()
+    assert err and all(PROGRESS_LINE.match(line) for line in err), proc.stderr
+    assert_fits(proc.stderr)
+    for system in ("site", "fibs", "fide", "ukd", "club"):  # each system's range, then its end
+        mine = [line.split(" ", 3)[3] for line in err if line.split()[1:3] == ["rating", system]]
+        assert mine[0].startswith("0/6 periods 0% 0 games"), mine
+        assert mine[-1].startswith("done: 6 periods, "), mine
+    # stdout is the summary alone: no progress line, no spinner, no terminal control codes
+    assert not any(PROGRESS_LINE.match(line) for line in proc.stdout.splitlines())
+    assert "\x1b" not in proc.stdout + proc.stderr and "⠋" not in proc.stdout + proc.stderr
+    assert "Inbox " in proc.stdout and "rating and publishing" not in proc.stdout
