@@ -81,6 +81,14 @@ def test_plain_line_says_games_per_second_when_the_label_leaves_room() -> None:
     )
 
 
+def test_file_names_are_printed_as_written() -> None:
+    display, console, clock = plain(every=0)
+    display(Progress("ingest", "platform/[bold]x.pgn", 1, 10, "bytes", 1))
+    console.print(display)  # the live rows, rendered on a console that is not a terminal
+    line, row = lines(console)
+    assert line.split()[2] == "platform/[bold]x.pgn" and "platform/[bold]x.pgn" in row
+
+
 def test_the_rate_follows_the_last_seconds_not_the_whole_piece() -> None:
     display, console, clock = plain(every=0)
     for step in range(0, 31):  # slow for 30 s: 10 MB/s
