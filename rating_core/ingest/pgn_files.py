@@ -5,10 +5,13 @@ the Windows-1252 reading of a file that is not UTF-8 (older Windows programs wro
 from __future__ import annotations
 
 import codecs
+import contextlib
 import gzip
 import mmap
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -78,6 +81,130 @@ def read_bytes(path: Path, label: str | None = None) -> bytes:
             f"{label}: truncated or corrupt {kind} data (the archive ends early or is "
             "damaged); replace it with a complete copy"
         ) from None
+
+
+ZSTD_WINDOW_MAX = 1 << 31
+"""The largest zstd window a stream may ask for (zstd's own maximum, `zstd --long=31`): the
+decoder holds one window of decompressed data, so a frame asking for more is refused by name."""
+
+_ZSTD_MAGIC = 0xFD2FB528
+_SKIPPABLE_FIRST, _SKIPPABLE_LAST = 0x184D2A50, 0x184D2A5F
+
+
+def _truncated(label: str, kind: str) -> UnreadableFileError:
+    return UnreadableFileError(
+        f"{label}: truncated or corrupt {kind} data (the archive ends early or is "
+        "damaged); replace it with a complete copy"
+    )
+
+
+def check_zstd_frames(path: Path, label: str, window_max: int = ZSTD_WINDOW_MAX) -> None:
+    """Walk the frames of a `.zst` file by their block headers (RFC 8878 §3.1), without
+    decompressing: a file that ends inside a frame is truncated, one whose frames need a
+    window over `window_max` bytes is refused by that rule. zstd's streaming reader returns the
+    data of a cut frame without a word, so this walk is what keeps a partial archive from being
+    read as if it were all of it (a damaged block still fails in the decoder)."""
+    import zstandard
+
+    try:
+        with path.open("rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            if size == 0:
+                raise _truncated(label, "zstd")
+            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                pos = 0
+                while pos < size:
+                    if size - pos < 8:
+                        raise _truncated(label, "zstd")
+                    magic = int.from_bytes(data[pos : pos + 4], "little")
+                    if _SKIPPABLE_FIRST <= magic <= _SKIPPABLE_LAST:
+                        pos += 8 + int.from_bytes(data[pos + 4 : pos + 8], "little")
+                        continue
+                    if magic != _ZSTD_MAGIC:
+                        raise _truncated(label, "zstd")
+                    head = data[pos : pos + 18]
+                    params = zstandard.get_frame_parameters(head)
+                    if params.window_size > window_max:
+                        raise UnreadableFileError(
+                            f"{label}: a zstd frame asks for a {params.window_size >> 20} MiB "
+                            f"window, over the {window_max >> 20} MiB this run allows "
+                            "(raise --memory, or recompress without --long)"
+                        )
+                    pos += zstandard.frame_header_size(head)
+                    while True:
+                        if pos + 3 > size:
+                            raise _truncated(label, "zstd")
+                        header = int.from_bytes(data[pos : pos + 3], "little")
+                        kind, length = (header >> 1) & 3, header >> 3
+                        if kind == 3:  # reserved block type: not zstd data
+                            raise _truncated(label, "zstd")
+                        pos += 3 + (1 if kind == 1 else length)
+                        if header & 1:
+                            break
+                    pos += 4 if params.has_checksum else 0
+                if pos != size:
+                    raise _truncated(label, "zstd")
+    except zstandard.ZstdError:
+        raise _truncated(label, "zstd") from None
+    except OSError as exc:
+        raise UnreadableFileError(f"{label}: cannot read the file ({exc.strerror or exc})") from exc
+
+
+@contextlib.contextmanager
+def open_stream(path: Path, label: str, window_max: int = ZSTD_WINDOW_MAX) -> Iterator[Stream]:
+    """The file's bytes as a `Stream` to `readinto` from, decompressed by its suffix (`.gz`,
+    `.zst`: every frame, long-window frames up to `window_max`), in bounded memory whatever the
+    size of the file or of what it expands to. A `.zst` file is checked whole first
+    (`check_zstd_frames`); a truncated gzip stream fails at its end (an UnreadableFileError
+    naming the file either way), so a caller that publishes only at the end never takes a part
+    of the games for all of them."""
+    kind = _compression(path)
+    try:
+        if kind == "zstd":
+            check_zstd_frames(path, label, window_max)
+        with path.open("rb") as raw:
+            if kind == "zstd":
+                import zstandard
+
+                decoder = zstandard.ZstdDecompressor(max_window_size=window_max)
+                reader = decoder.stream_reader(raw, read_size=1 << 20, read_across_frames=True)
+                yield Stream(reader, raw, label, kind)
+            elif kind == "gzip":
+                if os.fstat(raw.fileno()).st_size == 0:  # a download cut at 0 %
+                    raise _truncated(label, "gzip")
+                yield Stream(gzip.GzipFile(fileobj=raw, mode="rb"), raw, label, kind)
+            else:
+                yield Stream(raw, raw, label, None)
+    except OSError as exc:
+        raise UnreadableFileError(f"{label}: cannot read the file ({exc.strerror or exc})") from exc
+
+
+class Stream:
+    """A file's (decompressed) bytes to `readinto` from, with how far into the file on disk it
+    has read (`position`, for progress); a cut or damaged archive is one sentence naming it."""
+
+    def __init__(self, stream: object, raw: BinaryIO, label: str, kind: str | None) -> None:
+        self._stream, self._raw, self._label, self._kind = stream, raw, label, kind
+
+    def readinto(self, buffer: memoryview) -> int:
+        try:
+            return self._stream.readinto(buffer)  # type: ignore[attr-defined]
+        except Exception as exc:  # OSError; EOFError, zlib.error, zstandard.ZstdError
+            if self._kind is None:
+                why = getattr(exc, "strerror", None) or exc
+                raise UnreadableFileError(f"{self._label}: cannot read the file ({why})") from exc
+            raise _truncated(self._label, self._kind) from None
+
+    def size(self) -> int:
+        """Bytes of the file on disk."""
+        return os.fstat(self._raw.fileno()).st_size
+
+    def position(self) -> int:
+        """Bytes of the file on disk read so far."""
+        try:
+            return self._raw.tell()
+        except (OSError, ValueError):
+            return 0
 
 
 def _cp1252(error: UnicodeError) -> tuple[str, int]:

@@ -88,17 +88,28 @@ def _batch(part: Part, first_game: int, line_base: int) -> pa.RecordBatch:
     return pa.RecordBatch.from_pydict(columns)
 
 
-def games_frame(buf: np.ndarray, start: int, chunks: int) -> tuple[pl.DataFrame, int]:
+def games_frame(
+    buf: np.ndarray, start: int, chunks: int, first_game: int = 1, line_base: int = 0
+) -> tuple[pl.DataFrame, int]:
     """One row per game from the byte scan: first line, needed tags, plies and defects found.
 
     Also returns the line of the first stray text before the first game (0 when none), or -1
-    when the buffer is not UTF-8. One Polars chunk per scan chunk.
+    when the buffer is not UTF-8. One Polars chunk per scan chunk. A window of a longer file
+    passes the ordinal of its first game (`first_game`) and the lines before it (`line_base`).
     """
+    frame, stray, _ = games_window(buf, start, chunks, first_game, line_base)
+    return frame, stray
+
+
+def games_window(
+    buf: np.ndarray, start: int, chunks: int, first_game: int, line_base: int
+) -> tuple[pl.DataFrame, int, int]:
+    """`games_frame` of one window of a file, with the lines before the next window (the line
+    base to pass it)."""
     parts = scan_chunks(buf, start, chunks)
     if not parts:
-        return pl.DataFrame(), -1
+        return pl.DataFrame(), -1, line_base
     batches = []
-    first_game, line_base = 1, 0
     for part in parts:
         if part[3].shape[0] >= 1 << 31:  # only if a chunk could not be cut below CHUNK_MAX
             raise UnreadableFileError("a stretch of over 1 GiB without a game boundary")
@@ -107,7 +118,7 @@ def games_frame(buf: np.ndarray, start: int, chunks: int) -> tuple[pl.DataFrame,
         line_base += part[5] - 1
     games = pl.from_arrow(pa.Table.from_batches(batches), rechunk=False)
     assert isinstance(games, pl.DataFrame)
-    return games, parts[0][4]
+    return games, parts[0][4], line_base
 
 
 def derive(
@@ -348,23 +359,9 @@ def split(games: pl.DataFrame, source_file: str) -> IngestResult:
     good = games.select(c for c in RAW_GAMES_SCHEMA if c in games.columns)
     if bad.height:  # only the kept columns are filtered, not every tag the scanner read
         good = good.filter(kept)
-    good = conform(good, RAW_GAMES_SCHEMA)
-    first = repeats(good.get_column("game_id"))
-    dup = bad.clear()
-    if first is not None:  # the common case, no duplicate, skips the grouping
-        first_line = pl.col("source_line").first().over("game_id")
-        dup = good.with_columns(first_line.alias("dup_of")).filter(~first)
-        dup = dup.select(
-            pl.col("source_line").alias("q_line"),
-            "game_id",
-            pl.col("game_id").alias("q_value"),
-            format_text(
-                "game id '{}' already appears at line {}", pl.col("game_id"), pl.col("dup_of")
-            ).alias("q_reason"),
-        )
-        good = good.filter(first)
+    good, dup = repeated_ids(conform(good, RAW_GAMES_SCHEMA))
     quarantine = (
-        pl.concat([bad, dup])
+        pl.concat([bad, dup], how="vertical_relaxed")
         .sort("q_line")
         .select(
             pl.lit(source_file).alias("source_file"),
@@ -378,3 +375,30 @@ def split(games: pl.DataFrame, source_file: str) -> IngestResult:
         rows=good,
         quarantine=conform(quarantine, QUARANTINE_SCHEMA),
     )
+
+
+def repeated_ids(good: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The rows of one file without the later records of a game id seen twice, and those
+    records as (q_line, game_id, q_value, q_reason) naming the line of the first."""
+    first = repeats(good.get_column("game_id"))
+    dup = pl.DataFrame(
+        schema={
+            "q_line": pl.Int64,
+            "game_id": pl.String,
+            "q_value": pl.String,
+            "q_reason": pl.String,
+        }
+    )
+    if first is None:  # the common case, no duplicate, skips the grouping
+        return good, dup
+    first_line = pl.col("source_line").first().over("game_id")
+    dup = good.with_columns(first_line.alias("dup_of")).filter(~first)
+    dup = dup.select(
+        pl.col("source_line").cast(pl.Int64).alias("q_line"),
+        "game_id",
+        pl.col("game_id").alias("q_value"),
+        format_text(
+            "game id '{}' already appears at line {}", pl.col("game_id"), pl.col("dup_of")
+        ).alias("q_reason"),
+    )
+    return good.filter(first), dup
