@@ -50,7 +50,7 @@ MONTH = "2024-01"
 SEED = 31
 WARM_UP_GAMES = 10_000  # 20 MB of text: past the scanner's 16 MB threshold (its multi-chunk path)
 ZST_BYTES_PER_GAME = 330  # measured: about 300 (zstd level 3 on 2 KB games, ratio 6.8)
-LAKE_BYTES_PER_GAME = 450  # an estimate with room: about 10 GB of lake for 30M games
+LAKE_BYTES_PER_GAME = 600  # measured about 500 at 100k games, with the reruns' versions
 DISK_MARGIN = 2 * 2**30
 GIB = 2**30
 
@@ -503,6 +503,8 @@ def bench(args: argparse.Namespace, workdir: Path) -> dict:
     print(
         f"  annulled the month's first game {month.first_game_id}: in the lake's decisions: {recorded}"
     )
+    lake_after = folder_bytes(lake)
+    print(f"  lake after the reruns: {lake_after / 1e9:,.2f} GB")
     ended = load_average()
 
     runs = [
@@ -585,6 +587,7 @@ def bench(args: argparse.Namespace, workdir: Path) -> dict:
             **run_record(first),
             "games_per_s": games / first.seconds,
             "lake_bytes": lake_size,
+            "lake_bytes_after_reruns": lake_after,
         },
         "rerun_nothing_new": run_record(again),
         "rerun_moderation": {
