@@ -322,6 +322,11 @@ def fmt_rss(kib_mb: float) -> str:
     return f"{kib_mb / 1024:,.2f} GiB" if kib_mb >= 1024 else f"{kib_mb:,.0f} MiB"
 
 
+def fmt_s(seconds: float) -> str:
+    """Seconds with two decimals below 10 s (a small check's baselines), else one."""
+    return f"{seconds:,.2f} s" if seconds < 10 else f"{seconds:,.1f} s"
+
+
 def runs_table(rows: list[tuple[str, float, float, float | None, float | None]]) -> str:
     """(label, wall s, CPU s, max RSS MiB or None, games/s or None) as 78 columns."""
     widths = (34, 10, 10, 10, 11)
@@ -337,8 +342,8 @@ def runs_table(rows: list[tuple[str, float, float, float | None, float | None]])
     lines.append("-" * sum(widths))
     for label, wall, cpu, rss, rate in rows:
         cells = [
-            f"{wall:,.1f} s",
-            f"{cpu:,.1f} s",
+            fmt_s(wall),
+            fmt_s(cpu),
             fmt_rss(rss) if rss is not None else "",
             f"{rate:,.0f}" if rate is not None else "",
         ]
@@ -346,7 +351,7 @@ def runs_table(rows: list[tuple[str, float, float, float | None, float | None]])
             label.ljust(widths[0])
             + "".join(c.rjust(w) for c, w in zip(cells, widths[1:], strict=True))
         )
-    return "\n".join(lines)
+    return "\n".join(line.rstrip() for line in lines)
 
 
 def figures_table(figures: list[Figure]) -> str:
