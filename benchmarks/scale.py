@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shlex
 import shutil
 import subprocess
@@ -55,22 +56,69 @@ DISK_MARGIN = 2 * 2**30
 GIB = 2**30
 
 LAUNCH = """
-import json, os, subprocess, sys, time
+import json, os, signal, subprocess, sys, threading, time
 
-log, command = sys.argv[1], sys.argv[2:]
+log, limit_kib, command = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+
+
+def tree(pid):  # `pid` and its descendants still there
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        try:
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+def rss_kib(pids):
+    total = 0
+    for p in pids:
+        try:
+            with open(f"/proc/{p}/status") as f:
+                total += next(int(x.split()[1]) for x in f if x.startswith("VmRSS:"))
+        except (OSError, ValueError, StopIteration):
+            pass
+    return total
+
+
+def watch(process, done, killed):  # kill the command and its children above the limit
+    while not done.wait(0.25):
+        pids = tree(process.pid)
+        if rss_kib(pids) > limit_kib:
+            killed.append(True)
+            for p in pids:
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except OSError:
+                    pass
+            return
+
+
+killed, done = [], threading.Event()
 with open(log, "wb") as out:
     start = time.perf_counter()
     process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+    if limit_kib:
+        threading.Thread(target=watch, args=(process, done, killed), daemon=True).start()
     _, status, usage = os.wait4(process.pid, 0)
     seconds = time.perf_counter() - start
-cpu = usage.ru_utime + usage.ru_stime
-code = os.waitstatus_to_exitcode(status)
-print(json.dumps({"returncode": code, "seconds": seconds, "cpu": cpu, "kib": usage.ru_maxrss}))
+    done.set()
+print(json.dumps({
+    "returncode": os.waitstatus_to_exitcode(status), "killed": bool(killed), "seconds": seconds,
+    "cpu": usage.ru_utime + usage.ru_stime, "kib": usage.ru_maxrss,
+}))
 """
 """Runs a command and measures it from a small process of its own: Linux carries the peak RSS of
 the process that starts a program over into the program's own (`ru_maxrss` survives `exec`), so
 a command started by this benchmark (a few hundred MB after generating) would report at least
-that much; started from this launcher (about 10 MB), it reports its own peak."""
+that much; started from this launcher (about 10 MB), it reports its own peak. With a limit (KiB,
+0 for none) it kills the command and its children once they hold more than that together (the
+machine is shared: a run that would need more than it has must not push others out)."""
 
 ZSTD_COUNT = """
 import sys
@@ -265,9 +313,10 @@ def read_through(path: Path) -> float:
 class Runner:
     """The measured subprocesses of one benchmark run, their logs under `workdir/logs`."""
 
-    def __init__(self, workdir: Path, run_args: list[str]) -> None:
+    def __init__(self, workdir: Path, run_args: list[str], kill_above_gib: float) -> None:
         self.workdir = workdir
         self.run_args = run_args
+        self.kill_above_gib = kill_above_gib
         self.python = Path(sys.executable)
         self.ratings = self.python.parent / "ratings"
         if not self.ratings.exists():
@@ -277,34 +326,66 @@ class Runner:
             )
         self.count = 0
 
-    def run(self, label: str, command: list[str]) -> Measured:
+    def measured(self, label: str, command: list[str]) -> Outcome:
         """`command` run to completion from the launcher, its output in a log; measured."""
         self.count += 1
         log = self.workdir / "logs" / f"{self.count:02d}-{label.replace(' ', '-')}.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         load = load_average()
-        launch = [str(self.python), "-I", "-S", "-c", LAUNCH, str(log), *command]
+        limit = str(int(self.kill_above_gib * 2**20))
+        launch = [str(self.python), "-I", "-S", "-c", LAUNCH, str(log), limit, *command]
         done = subprocess.run(launch, env=run_env(), cwd=REPO, capture_output=True, text=True)
         if done.returncode != 0:
             raise BenchError(f"could not run {label}: {done.stderr.strip()[-300:]}")
         facts = json.loads(done.stdout)
-        return checked(
-            Measured(
-                label=label,
-                seconds=facts["seconds"],
-                cpu_seconds=facts["cpu"],
-                max_rss_mb=facts["kib"] / 1024,  # KiB on Linux
-                returncode=facts["returncode"],
-                load=load,
-                output=log.read_text(encoding="utf-8", errors="replace"),
-            )
+        run = Measured(
+            label=label,
+            seconds=facts["seconds"],
+            cpu_seconds=facts["cpu"],
+            max_rss_mb=facts["kib"] / 1024,  # KiB on Linux
+            returncode=facts["returncode"],
+            load=load,
+            output=log.read_text(encoding="utf-8", errors="replace"),
         )
+        return Outcome(run, facts["killed"], self.kill_above_gib)
 
-    def ratings_run(self, label: str, inbox: Path, lake: Path) -> Measured:
+    def run(self, label: str, command: list[str]) -> Measured:
+        """A baseline: measured, and a BenchError unless it succeeded."""
+        outcome = self.measured(label, command)
+        if outcome.killed:
+            raise BenchError(f"{label} was killed above {self.kill_above_gib:g} GiB resident")
+        return checked(outcome.run)
+
+    def ratings_run(self, label: str, inbox: Path, lake: Path) -> Outcome:
+        """`ratings run --timings` on `inbox` and `lake`, measured; failed or killed, it is
+        reported (the end of its output printed), not raised."""
         command = [str(self.ratings), "run", "--inbox", str(inbox), "--lake", str(lake)]
-        run = self.run(label, [*command, "--timings", *self.run_args])
-        print(run.line())
-        return run
+        outcome = self.measured(label, [*command, "--timings", *self.run_args])
+        print(outcome.run.line() + ("" if outcome.ok else f": {outcome.failure}"))
+        if not outcome.ok and outcome.run.output.strip():
+            tail = outcome.run.output.splitlines()[-10:]
+            print("\n".join(f"    {line}" for line in tail))
+        return outcome
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A measured run, and whether the launcher killed it for holding too much memory."""
+
+    run: Measured
+    killed: bool
+    limit_gib: float
+
+    @property
+    def ok(self) -> bool:
+        return self.run.returncode == 0 and not self.killed
+
+    @property
+    def failure(self) -> str:
+        """Why it did not succeed ("" when it did)."""
+        if self.killed:
+            return f"killed above {self.limit_gib:g} GiB resident (--kill-above)"
+        return "" if self.ok else f"failed, exit status {self.run.returncode}"
 
 
 @dataclass(frozen=True)
@@ -327,7 +408,11 @@ def fmt_s(seconds: float) -> str:
     return f"{seconds:,.2f} s" if seconds < 10 else f"{seconds:,.1f} s"
 
 
-def runs_table(rows: list[tuple[str, float, float, float | None, float | None]]) -> str:
+Row = tuple[str, float, float, float | None, float | None]
+"""A line of the runs table: label, wall s, CPU s, max RSS MiB, games/s."""
+
+
+def runs_table(rows: list[Row]) -> str:
     """(label, wall s, CPU s, max RSS MiB or None, games/s or None) as 78 columns."""
     widths = (34, 10, 10, 10, 11)
     head = ("run", "wall", "CPU", "max RSS", "games/s")
@@ -402,6 +487,13 @@ def main(argv: list[str] | None = None) -> int:
         default=[],
         help='more options for every `ratings run`, e.g. --run-args="--memory 3G"',
     )
+    parser.add_argument(
+        "--kill-above",
+        type=float,
+        default=16.0,
+        metavar="GIB",
+        help="kill a run holding more than this many GiB with its children (0: never; 16)",
+    )
     parser.add_argument("--no-warm-up", action="store_true", help="skip the small warm-up run")
     parser.add_argument("--keep-lake", action="store_true", help="keep the lake afterwards")
     parser.add_argument("--json", type=Path, help="also write the figures to this file")
@@ -441,7 +533,7 @@ def bench(args: argparse.Namespace, workdir: Path) -> dict:
     """Generate (or reuse) the month, measure everything, print the tables; the JSON report."""
     games, players = args.games, args.players
     check_disk(workdir, games, players, args.seed)
-    runner = Runner(workdir, args.run_args)
+    runner = Runner(workdir, args.run_args, args.kill_above)
     cache = workdir / "cache"
     shutil.rmtree(workdir / "run", ignore_errors=True)  # an interrupted benchmark's
     month = cached_month(cache, games, players, args.seed)
@@ -496,78 +588,66 @@ def bench(args: argparse.Namespace, workdir: Path) -> dict:
     inbox = inbox_for(workdir / "run" / "inbox", month)
     lake = workdir / "run" / "lake"
     first = runner.ratings_run("ratings run, first", inbox, lake)
-    stored = lake_games(lake)
-    lake_size = folder_bytes(lake)
-    print(f"  lake: {stored if stored is not None else 0:,} games, {lake_size / 1e9:,.2f} GB")
-    if stored != games:
-        print(f"  warning: the lake holds {stored} games of the {games:,} generated")
-    again = runner.ratings_run("ratings run, nothing new", inbox, lake)
-    annul_first_game(inbox, month)
-    moderation = runner.ratings_run("ratings run, moderation", inbox, lake)
-    recorded = moderation_recorded(lake, month.first_game_id)
-    print(
-        f"  annulled the month's first game {month.first_game_id}: in the lake's decisions: {recorded}"
-    )
-    lake_after = folder_bytes(lake)
-    print(f"  lake after the reruns: {lake_after / 1e9:,.2f} GB")
+    again = moderation = None
+    recorded, lake_size, lake_after = "not run", None, None
+    if first.ok:
+        stored = lake_games(lake)
+        lake_size = folder_bytes(lake)
+        print(f"  lake: {stored or 0:,} games, {lake_size / 1e9:,.2f} GB")
+        if stored != games:
+            print(f"  warning: the lake holds {stored or 0:,} games of the {games:,} generated")
+        again = runner.ratings_run("ratings run, nothing new", inbox, lake)
+        annul_first_game(inbox, month)
+        moderation = runner.ratings_run("ratings run, moderation", inbox, lake)
+        if moderation.ok:
+            recorded = moderation_recorded(lake, month.first_game_id)
+            print(f"  annulled the first game {month.first_game_id}; in the lake: {recorded}")
+        lake_after = folder_bytes(lake)
+        print(f"  lake after the reruns: {lake_after / 1e9:,.2f} GB")
     ended = load_average()
 
-    runs = [
+    def row(label: str, outcome: Outcome | None, rate: bool) -> Row | None:
+        if outcome is None:
+            return None
+        run = outcome.run
+        label += "" if outcome.ok else (" (killed)" if outcome.killed else " (failed)")
+        speed = games / run.seconds if rate and outcome.ok else None
+        return (label, run.seconds, run.cpu_seconds, run.max_rss_mb, speed)
+
+    chess_label = f"read_headers {prefix:,} games x{scale:,.3g}"
+    rows: list[Row | None] = [
         (zstd_label, zstd.seconds, zstd.cpu_seconds, zstd.max_rss_mb, games / zstd.seconds),
         (
-            f"read_headers {prefix:,} games x{scale:,.3g}",
+            chess_label,
             chess_seconds * scale,
             chess.cpu_seconds * scale,
             chess.max_rss_mb,
             prefix / chess_seconds,
         ),
-        (
-            "ratings run, first",
-            first.seconds,
-            first.cpu_seconds,
-            first.max_rss_mb,
-            games / first.seconds,
-        ),
-        ("ratings run, nothing new", again.seconds, again.cpu_seconds, again.max_rss_mb, None),
-        (
-            "ratings run, moderation",
-            moderation.seconds,
-            moderation.cpu_seconds,
-            moderation.max_rss_mb,
-            None,
-        ),
+        row("ratings run, first", first, True),
+        row("ratings run, nothing new", again, False),
+        row("ratings run, moderation", moderation, False),
     ]
-    peak = max(first.max_rss_mb, again.max_rss_mb, moderation.max_rss_mb)
-    figures = [
-        Figure("first run / zstd -dc | wc -l (time)", first.seconds / zstd.seconds,
-               f"{first.seconds / zstd.seconds:.2f}x", "<= 3x", first.seconds <= 3 * zstd.seconds),
-        Figure("first run / python-chess (speed)", chess_seconds * scale / first.seconds,
-               f"{chess_seconds * scale / first.seconds:.1f}x", ">= 10x",
-               chess_seconds * scale >= 10 * first.seconds),
-        Figure("peak RSS, largest of the 3 runs", peak / 1024, fmt_rss(peak), "<= 3 GiB",
-               peak <= 3 * 1024),
-        Figure("rerun with nothing new", again.seconds, f"{again.seconds:.1f} s", "<= 3 s",
-               again.seconds <= 3),
-        Figure("moderation rerun / first run (time)", moderation.seconds / first.seconds,
-               f"{moderation.seconds / first.seconds:.2f}x", "<= 0.33x",
-               moderation.seconds * 3 <= first.seconds),
-    ]  # fmt: skip
+    figures = targets(first, again, moderation, zstd.seconds, chess_seconds * scale)
     print()
     print(f"{games:,} Lichess-sized games, one month, `ratings run` in a subprocess:")
-    print(runs_table(runs))
+    print(runs_table([r for r in rows if r is not None]))
     print(f"read_headers: {prefix:,} games timed without their decompression, scaled to {games:,};")
     print("CPU: user + system of the process and its children (read_headers: scaled, with its")
     print("decompression); max RSS: the peak resident memory of the process or one child.")
     print()
     print(figures_table(figures))
     print()
-    print(f"first run, {first.seconds:.1f} s (the run's own steps):")
-    print(step_table(first.output) or "(no --timings table in its output)")
+    print(f"first run, {first.run.seconds:.1f} s (the run's own steps):")
+    print(step_table(first.run.output) or "(no --timings table in its output)")
     print()
     print(f"load average (1, 5, 15 min) at the end: {ended}")
 
-    def run_record(run: Measured) -> dict:
+    def record(outcome: Outcome) -> dict:
+        run = outcome.run
         return {
+            "ok": outcome.ok,
+            "failure": outcome.failure,
             "wall_s": round(run.seconds, 3),
             "cpu_s": round(run.cpu_seconds, 3),
             "max_rss_mib": round(run.max_rss_mb, 1),
@@ -575,35 +655,91 @@ def bench(args: argparse.Namespace, workdir: Path) -> dict:
             "timings": step_table(run.output),
         }
 
+    def baseline(run: Measured) -> dict:
+        return record(Outcome(run, False, args.kill_above))
+
+    first_record = record(first) | {
+        "games_per_s": games / first.run.seconds if first.ok else None,
+        "lake_bytes": lake_size,
+        "lake_bytes_after_reruns": lake_after,
+    }
+    moderation_record = None
+    if moderation is not None:
+        annulled = {"annulled": month.first_game_id, "recorded": recorded}
+        moderation_record = record(moderation) | annulled
     return {
         "games": games,
-        "month": {k: v for k, v in asdict(month).items() if k != "path"}
-        | {"path": str(month.path)},
-        "zstd_baseline": {"label": zstd_label, **run_record(zstd)},
+        "month": asdict(month) | {"path": str(month.path)},
+        "zstd_baseline": {"label": zstd_label, **baseline(zstd)},
         "python_chess": {
             "games_read": prefix,
             "loop_s": float(loop),
             "decompression_s": float(unzip),
             "games_per_s": prefix / chess_seconds,
             "scaled_s": chess_seconds * scale,
-            **run_record(chess),
+            **baseline(chess),
         },
-        "first_run": {
-            **run_record(first),
-            "games_per_s": games / first.seconds,
-            "lake_bytes": lake_size,
-            "lake_bytes_after_reruns": lake_after,
-        },
-        "rerun_nothing_new": run_record(again),
-        "rerun_moderation": {
-            **run_record(moderation),
-            "annulled": month.first_game_id,
-            "recorded": recorded,
-        },
-        "targets": [asdict(f) for f in figures],
+        "first_run": first_record,
+        "rerun_nothing_new": record(again) if again is not None else None,
+        "rerun_moderation": moderation_record,
+        "targets": [  # NaN (a run that failed) is not JSON
+            asdict(f) | {"value": None if math.isnan(f.value) else f.value} for f in figures
+        ],
         "run_args": args.run_args,
+        "kill_above_gib": args.kill_above,
         "load_average_end": ended,
     }
+
+
+def targets(
+    first: Outcome,
+    again: Outcome | None,
+    moderation: Outcome | None,
+    zstd_seconds: float,
+    chess_seconds: float,
+) -> list[Figure]:
+    """The five targets of issue 31, each met or not (a run that failed, or was not run, meets
+    none of its own)."""
+
+    def shown(outcome: Outcome | None) -> str:
+        return "not run" if outcome is None else "killed" if outcome.killed else "failed"
+
+    wall = first.run.seconds
+    figures = []
+    if first.ok:
+        figures += [
+            Figure("first run / zstd -dc | wc -l (time)", wall / zstd_seconds,
+                   f"{wall / zstd_seconds:.2f}x", "<= 3x", wall <= 3 * zstd_seconds),
+            Figure("first run / python-chess (speed)", chess_seconds / wall,
+                   f"{chess_seconds / wall:.1f}x", ">= 10x", chess_seconds >= 10 * wall),
+        ]  # fmt: skip
+    else:
+        figures += [
+            Figure("first run / zstd -dc | wc -l (time)", math.nan, shown(first), "<= 3x", False),
+            Figure("first run / python-chess (speed)", math.nan, shown(first), ">= 10x", False),
+        ]
+    done = [o for o in (first, again, moderation) if o is not None]
+    peak = max(o.run.max_rss_mb for o in done)
+    killed = any(o.killed for o in done)
+    peak_shown = f"> {first.limit_gib:g} GiB" if killed else fmt_rss(peak)
+    figures.append(
+        Figure("peak RSS of the ratings runs", peak / 1024, peak_shown, "<= 3 GiB",
+               peak <= 3 * 1024 and not killed)
+    )  # fmt: skip
+    if again is not None and again.ok:
+        seconds = again.run.seconds
+        figures.append(
+            Figure("rerun with nothing new", seconds, f"{seconds:.1f} s", "<= 3 s", seconds <= 3)
+        )
+    else:
+        figures.append(Figure("rerun with nothing new", math.nan, shown(again), "<= 3 s", False))
+    name = "moderation rerun / first run (time)"
+    if moderation is not None and moderation.ok:
+        ratio = moderation.run.seconds / wall
+        figures.append(Figure(name, ratio, f"{ratio:.2f}x", "<= 0.33x", ratio * 3 <= 1))
+    else:
+        figures.append(Figure(name, math.nan, shown(moderation), "<= 0.33x", False))
+    return figures
 
 
 if __name__ == "__main__":
