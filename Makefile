@@ -11,7 +11,7 @@ export UV_PYTHON := $(shell command -v $(PYTHON))
 # uv compiles the dependencies; the project itself is installed editable, so compileall does it.
 export UV_COMPILE_BYTECODE := 1
 
-.PHONY: setup run test lint bench bench-e2e clean
+.PHONY: setup run test lint bench bench-e2e bench-scale clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -47,6 +47,15 @@ bench: setup
 # BENCH_E2E="--scale 0.05" for a quick check, "--only cold" for one figure.
 bench-e2e: setup
 	.venv/bin/python benchmarks/end_to_end.py $(BENCH_E2E)
+
+# A generated Lichess month through `ratings run`, a rerun and a moderation rerun, against
+# `zstd -dc | wc -l` and python-chess (issue 31). The .pgn.zst is cached in /tmp/ratings-scale
+# (3M games: about 1 GB, plus up to 2 GB of lake while it runs); BENCH_SCALE="--games 20000
+# --chess-games 5000" for a quick check.
+BENCH_SCALE ?= --games 3000000
+bench-scale: setup
+	@command -v zstd >/dev/null || echo "bench-scale: no zstd command (Debian package zstd): the baseline is Python's zstandard instead"
+	.venv/bin/python benchmarks/scale.py $(BENCH_SCALE)
 
 clean:
 	rm -rf .venv $(TOOLS) lake

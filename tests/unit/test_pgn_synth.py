@@ -4,12 +4,15 @@ how many months, unique game ids, and the default output left as it was."""
 from __future__ import annotations
 
 import hashlib
+import io
+from collections import Counter
+from datetime import datetime
 from pathlib import Path
 
 import chess.pgn
 import pytest
 
-from rating_core.ingest.pgn_synth import generate_pgn
+from rating_core.ingest.pgn_synth import LichessMonth, generate_pgn
 
 
 def headers(path: Path) -> list[chess.pgn.Headers]:
@@ -103,3 +106,84 @@ def test_body_length(tmp_path: Path) -> None:
 def test_two_players_at_least(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="two players"):
         generate_pgn(tmp_path / "g.pgn", 10, n_players=1)
+
+
+# --- LichessMonth: a platform's month streamed a block at a time (issue 31's scale benchmark) --
+
+
+def month_games(month: LichessMonth) -> list[chess.pgn.Game]:
+    """Every game of `month`, parsed by python-chess from its blocks."""
+    handle = io.StringIO(b"".join(month.blocks()).decode("utf-8"))
+    games = []
+    while (game := chess.pgn.read_game(handle)) is not None:
+        games.append(game)
+    return games
+
+
+def month_headers(month: LichessMonth) -> list[chess.pgn.Headers]:
+    """Every game's headers of `month`, read by python-chess from its blocks."""
+    handle = io.StringIO(b"".join(month.blocks()).decode("utf-8"))
+    out = []
+    while (h := chess.pgn.read_headers(handle)) is not None:
+        out.append(h)
+    return out
+
+
+def test_month_is_deterministic_by_seed() -> None:
+    def text(seed: int) -> bytes:
+        return b"".join(LichessMonth(9_000, seed=seed, n_players=1_000, n_bodies=3).blocks())
+
+    one = text(1)
+    assert one == text(1)
+    assert one != text(2)
+
+
+def test_month_streams_blocks_of_lichess_sized_games() -> None:
+    month = LichessMonth(10_000, seed=3, n_bodies=4)
+    blocks = list(month.blocks())
+    assert len(blocks) == month.blocks_count == 2  # 8,192 games, then the rest
+    assert all(block.endswith(b"\n\n") for block in blocks)
+    size = sum(len(block) for block in blocks) / 10_000
+    assert 1_700 < size < 2_400  # about 2 KB of text a game, as in Lichess's dumps
+
+
+def test_month_games_parse_with_clocks() -> None:
+    month = LichessMonth(1_000, seed=4, n_players=1_000_000, month="2026-02", n_bodies=4)
+    games = month_games(month)
+    assert len(games) == 1_000
+    assert all(not game.errors for game in games)
+    for game in games[:50]:
+        moves = list(game.mainline())
+        assert len(moves) >= 30
+        assert all(node.clock() is not None for node in moves)  # a %clk comment every move
+        base = int(game.headers["TimeControl"].split("+")[0])
+        assert moves[0].clock() == base
+        assert game.headers["Event"].startswith("Rated ")
+    assert all(g.headers["White"] != g.headers["Black"] for g in games)
+    assert {g.headers["UTCDate"][:8] for g in games} == {"2026.02."}
+    controls = {g.headers["TimeControl"] for g in games}
+    assert {"60+0", "180+0", "180+2", "300+3", "600+0", "900+10", "1800+0"} == controls
+
+
+def test_month_first_game_is_the_earliest_and_ids_are_unique() -> None:
+    month = LichessMonth(9_000, seed=5, n_players=5_000, n_bodies=2)
+    games = month_headers(month)  # month.first_game is known once every block is produced
+    played = [
+        (
+            datetime.strptime(h["UTCDate"] + " " + h["UTCTime"], "%Y.%m.%d %H:%M:%S"),
+            h["Site"].removeprefix("https://lichess.org/"),
+        )
+        for h in games
+    ]
+    assert month.first_game == min(played)
+    ids = [game_id for _, game_id in played]
+    assert len(set(ids)) == len(ids) == 9_000
+    assert all(len(i) == 8 and i.isalnum() and i.isascii() for i in ids)
+
+
+def test_month_players_are_skewed() -> None:
+    month = LichessMonth(8_000, seed=6, n_players=1_000, n_bodies=2)
+    sides = Counter(name for h in month_headers(month) for name in (h["White"], h["Black"]))
+    counts = sorted(sides.values())
+    assert len(sides) <= 1_000
+    assert counts[-1] > 5 * counts[len(counts) // 2]  # the busiest play far more than most
