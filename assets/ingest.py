@@ -6,23 +6,20 @@ Thin by design: paths come from the `paths` resource, the work is `rating_core.i
 from __future__ import annotations
 
 import hashlib
-import mmap
-import os
 from collections.abc import Iterable
-from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import dagster as dg
 import polars as pl
-import xxhash
 
 from assets.period_io import CODE_VERSION, frame_metadata
 from assets.resources import PipelinePaths
 from rating_core.ingest import inbox as inbox_readers
-from rating_core.ingest.common import repeats
 from rating_core.ingest.inbox import InboxBatch
+from rating_core.lake import ingest_store
+from rating_core.lake.digests import content_hash
 from rating_core.lake.storage import read_table, table_partitions, write_partitioned, write_table
-from rating_core.names import player_names
+from rating_core.names import names_from
 from rating_core.schemas import GAMES_SCHEMA
 
 MERGE_GAME_COLUMNS = (
@@ -39,48 +36,22 @@ MERGE_GAME_COLUMNS = (
 
 def inbox_digest(inbox: Path, files: Iterable[str]) -> str:
     """A digest of the inbox files an ingest asset read (names and contents): its data version,
-    so the UI marks what reads it stale exactly when one of those files changed.
-
-    Change detection, not a published checksum (those are SHA-256): each file's contents are
-    hashed with XXH3-128, which reads a 645 MB PGN file in a tenth of SHA-256's CPU time.
-    """
+    so the UI marks what reads it stale exactly when one of those files changed."""
     digest = hashlib.sha256()
     for name in sorted(files):
         path = Path(name) if Path(name).is_absolute() else inbox / name
         digest.update(f"{name}\0".encode())
         if path.is_file():
-            digest.update(_file_hash(path))
+            digest.update(content_hash(path))
     return digest.hexdigest()
 
 
-def _file_hash(path: Path) -> bytes:
-    """XXH3-128 of a file's bytes, hashed from a memory map (no copy through a read buffer)."""
-    with path.open("rb") as handle:
-        if os.fstat(handle.fileno()).st_size == 0:
-            return xxhash.xxh3_128_digest(b"")
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-            return xxhash.xxh3_128_digest(mapped)
-
-
-def _digest_of(inbox: Path, files: list[str]) -> tuple[list[str], str]:
-    """The files and their `inbox_digest`, for a thread started before they are read."""
-    return files, inbox_digest(inbox, files)
-
-
-def _result(
-    paths: PipelinePaths, batch: InboxBatch, digested: Future | None = None
-) -> dg.MaterializeResult:
+def _result(paths: PipelinePaths, batch: InboxBatch) -> dg.MaterializeResult:
     """The materialization: the digest of the files read as data version; row count, schema,
-    quarantined count, per-file counts and notes as metadata. `digested`: a `_digest_of` run
-    while the files were read, used when it digested exactly the files the batch read."""
+    quarantined count, per-file counts and notes as metadata."""
     files = batch.files.get_column("source_file").to_list() if batch.files.height else []
-    early = digested.result() if digested is not None and not digested.exception() else None
-    if early is not None and sorted(early[0]) == sorted(files):
-        digest = early[1]
-    else:
-        digest = inbox_digest(paths.inbox_path, files)
     return dg.MaterializeResult(
-        data_version=dg.DataVersion(digest),
+        data_version=dg.DataVersion(inbox_digest(paths.inbox_path, files)),
         metadata={
             **frame_metadata(batch.rows),
             "quarantined": dg.MetadataValue.int(batch.quarantine.height),
@@ -100,8 +71,16 @@ def _store(paths: PipelinePaths, table: str, batch: InboxBatch, partitioned: boo
         write_table(lake, table, batch.rows)
     quarantine = batch.quarantine.with_columns(source=pl.lit(table))
     write_partitioned(lake, "quarantine", quarantine, partition_col="source", partitions=[table])
-    notes = pl.DataFrame({"note": list(batch.notes)}, schema={"note": pl.String})
-    for name, frame in (("ingest_summary", batch.files), ("ingest_notes", notes)):
+    _store_summary(paths, table, batch.files, batch.notes)
+
+
+def _store_summary(
+    paths: PipelinePaths, table: str, files: pl.DataFrame, notes: Iterable[str]
+) -> None:
+    """Write a table's per-file summary and notes (read back by the run summary)."""
+    lake = paths.lake_path
+    noted = pl.DataFrame({"note": list(notes)}, schema={"note": pl.String})
+    for name, frame in (("ingest_summary", files), ("ingest_notes", noted)):
         tagged = frame.with_columns(asset=pl.lit(table))
         write_partitioned(lake, name, tagged, partition_col="asset", partitions=[table])
 
@@ -122,28 +101,28 @@ def players(paths: PipelinePaths) -> dg.MaterializeResult:
     description="Every chess game (platform, federation, clubs) as the canonical games table.",
 )
 def games(paths: PipelinePaths) -> dg.MaterializeResult:
-    # The files are digested in a thread once the scanner is done with them, while their rows
-    # are classified (xxhash and Polars release the GIL), and the display names are written
-    # while the games table is.
-    registry = read_table(paths.lake_path, "players").collect()
-    inbox = paths.inbox_path
-    files = inbox_readers.game_files(inbox)
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        digests: list[Future] = []
-
-        def start_digest() -> None:
-            digests.append(pool.submit(_digest_of, inbox, files))
-
-        batch = inbox_readers.ingest_games(inbox, registry, after_read=start_digest)
-        names = pool.submit(_write_names, paths, registry, batch.rows)
-        _store(paths, "games", batch, partitioned=True)
-        names.result()
-        return _result(paths, batch, digests[0] if digests else None)
-
-
-def _write_names(paths: PipelinePaths, registry: pl.DataFrame, games: pl.DataFrame) -> None:
-    """The `player_names` table of the registry and the games."""
-    write_table(paths.lake_path, "player_names", player_names(registry, games))
+    # Only the inbox's game files that changed since the last run are read, streamed into the
+    # lake group by group (rating_core.lake.ingest_store); the names come from every group's.
+    lake = paths.lake_path
+    registry = read_table(lake, "players").collect()
+    outcome = ingest_store.ingest_games(paths.inbox_path, lake, registry)
+    write_table(lake, "player_names", names_from(registry, ingest_store.player_first_names(lake)))
+    _store_summary(paths, "games", outcome.files, outcome.notes)
+    schema = dg.TableSchema(
+        columns=[dg.TableColumn(name, str(dtype)) for name, dtype in GAMES_SCHEMA.items()]
+    )
+    return dg.MaterializeResult(
+        data_version=dg.DataVersion(outcome.digest),
+        metadata={
+            "dagster/row_count": dg.MetadataValue.int(outcome.games),
+            "dagster/column_schema": dg.MetadataValue.table_schema(schema),
+            "quarantined": dg.MetadataValue.int(outcome.quarantined),
+            "files": dg.MetadataValue.json(outcome.files.to_dicts()),
+            "notes": dg.MetadataValue.json(outcome.notes),
+            "groups read": dg.MetadataValue.json(outcome.read),
+            "groups removed": dg.MetadataValue.json(outcome.removed),
+        },
+    )
 
 
 @dg.asset(
@@ -219,8 +198,7 @@ def merges(paths: PipelinePaths) -> dg.MaterializeResult:
 
 @dg.asset_check(asset=games, blocking=True, description="Every game id appears once.")
 def games_have_unique_ids(paths: PipelinePaths) -> dg.AssetCheckResult:
-    ids = read_table(paths.lake_path, "games").select("game_id").collect().get_column("game_id")
-    dups = 0 if repeats(ids) is None else ids.len() - ids.n_unique()
+    dups = ingest_store.duplicate_game_ids(paths.lake_path)
     return dg.AssetCheckResult(passed=dups == 0, metadata={"duplicates": dups})
 
 

@@ -211,11 +211,10 @@ def _check_lake_folder(lake: Path) -> None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Materialize everything through Dagster in period order and print the summary."""
-    from pipelines.prepare import SCANNER, start_warm_up
+    from pipelines.prepare import start_warm_up
     from pipelines.timings import StepClock, print_timings
-    from rating_core.ingest.inbox import check_merge_chains, inbox_files, platform_pgn_files
+    from rating_core.ingest.inbox import check_merge_chains, inbox_files
     from rating_core.ingest.merges import MergeChainError
-    from rating_core.ingest.prefetch import prefetch
     from rating_core.systems.club.folders import ClubFolderError
 
     clock = StepClock()
@@ -229,18 +228,15 @@ def cmd_run(args: argparse.Namespace) -> int:
         check_merge_chains(inbox)
     except (ClubFolderError, MergeChainError) as error:
         raise UserError(str(error)) from error
-    # a first run's warm-up processes compile the cold kernels from now on, and this process's
-    # thread reads the PGN files (once the scanner is compiled), while Dagster is imported and
-    # the lake's instance opened
+    # a first run's warm-up processes compile the cold kernels from now on, while Dagster is
+    # imported and the lake's instance opened
     warm_up = start_warm_up(inbox)
-    ready = (lambda: warm_up.wait_for(SCANNER)) if warm_up is not None else None
     try:
-        prefetch(platform_pgn_files(inbox), ready)  # the ingest runs in this process: takes them
         from pipelines.runner import run_pipeline
         from pipelines.summary import print_summary
 
         resume_collection()
-        clock.lap("imports, PGN files read beside")
+        clock.lap("imports")
         outcome = run_pipeline(
             inbox,
             lake,

@@ -4,42 +4,71 @@ from __future__ import annotations
 
 import polars as pl
 
-from rating_core.schemas import TableSchema
+from rating_core.schemas import UTC_TIME, TableSchema
 
 NAMES_SCHEMA: TableSchema = {"player_id": pl.String, "name": pl.String}
+
+
+FIRST_NAMES_SCHEMA: TableSchema = {
+    "side": pl.String,
+    "player_id": pl.String,
+    "name": pl.String,
+    "played_at": UTC_TIME,
+    "game_id": pl.String,
+}
+"""Each player's first named game on each side (`first_names`): what `player_names` needs of
+the games, kept per inbox file group so that the names never need the whole games table."""
+
+_ORDER = ["played_at", "game_id"]
 
 
 def player_names(registry: pl.DataFrame, games: pl.DataFrame) -> pl.DataFrame:
     """One name per player id: registry name, else the first name seen in the games (by
     played_at then game_id, a white game before any black one), in that order."""
+    return names_from(registry, first_names(games))
+
+
+def first_names(games: pl.DataFrame) -> pl.DataFrame:
+    """Each player's first named game on each side of `games` (FIRST_NAMES_SCHEMA): the row
+    `player_names` takes a game name from, whatever other games are added to these."""
+    sides = [
+        games.select(
+            pl.lit(side).alias("side"),
+            pl.col(f"{side}_id").alias("player_id"),
+            pl.col(f"{side}_name").alias("name"),
+            "played_at",
+            "game_id",
+        )
+        for side in ("white", "black")
+    ]
+    return reduce_first_names(pl.concat(sides).cast(FIRST_NAMES_SCHEMA))
+
+
+def reduce_first_names(rows: pl.DataFrame) -> pl.DataFrame:
+    """The first row of each (side, player) by played_at then game_id (nulls first, ties in
+    the order given): first names of several pieces of games, concatenated in reading order,
+    reduced to those of all of them."""
+    return (
+        rows.drop_nulls(["player_id", "name"])
+        .sort(["side", *_ORDER], maintain_order=True)
+        .unique(["side", "player_id"], keep="first", maintain_order=True)
+        .select(list(FIRST_NAMES_SCHEMA))
+    )
+
+
+def names_from(registry: pl.DataFrame, first: pl.DataFrame) -> pl.DataFrame:
+    """`player_names` of the registry and the games' first names (FIRST_NAMES_SCHEMA)."""
     frames = []
     if registry.height:
         frames.append(registry.select("player_id", "name").drop_nulls("name"))
-    if games.height:
-        frames.extend(_first_names(games, side) for side in ("white", "black"))
-    if not frames:
-        return pl.DataFrame(schema=NAMES_SCHEMA)
+    for side in ("white", "black"):
+        mine = first.filter(pl.col("side") == side).sort(_ORDER, maintain_order=True)
+        frames.append(mine.select("player_id", "name"))
     return (
         pl.concat([f.cast(NAMES_SCHEMA) for f in frames])
         .drop_nulls()
         .unique("player_id", keep="first", maintain_order=True)
     )
-
-
-def _first_names(games: pl.DataFrame, side: str) -> pl.DataFrame:
-    """(player_id, name) of one side's games sorted by played_at then game_id: only each id's
-    games at its earliest time when no time or id is null (the first of them is all that counts,
-    and a sort of 1M games by a string is most of the cost), else every game."""
-    rows = games.select(
-        pl.col(f"{side}_id").alias("player_id"),
-        pl.col(f"{side}_name").alias("name"),
-        "played_at",
-        "game_id",
-    )
-    if not rows.select(pl.col("played_at", "game_id").null_count()).sum_horizontal().item():
-        rows = rows.drop_nulls(["player_id", "name"])
-        rows = rows.filter(pl.col("played_at") == pl.col("played_at").min().over("player_id"))
-    return rows.sort(["played_at", "game_id"]).select("player_id", "name")
 
 
 def attach_names(rows: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:

@@ -66,6 +66,10 @@ def is_rated_period(period: str, today: date | None = None) -> bool:
     return bool(PERIOD_SHAPE.match(period)) and FIRST_PERIOD <= period <= last
 
 
+AFTER_TODAY = ", after today"
+"""How a reason for a date that has not come yet ends (a record that may be good on a later day)."""
+
+
 def date_range_reason(played: pl.Expr, today: date | None = None) -> pl.Expr:
     """Why a game or match date (a Date or Datetime expression) cannot be rated, else null.
 
@@ -75,7 +79,7 @@ def date_range_reason(played: pl.Expr, today: date | None = None) -> pl.Expr:
     text = day.dt.strftime("%Y-%m-%d")
     return (
         pl.when(day > pl.lit(today or utc_today()))
-        .then(format_text("dated {}, after today", text))
+        .then(format_text("dated {}" + AFTER_TODAY, text))
         .when(day < pl.lit(date(FIRST_YEAR, 1, 1)))
         .then(format_text("dated {}, before {}: not a real game date?", text, pl.lit(FIRST_YEAR)))
         .otherwise(pl.lit(None, dtype=pl.String))

@@ -19,6 +19,7 @@ from rating_core.schemas import (
     RAW_GAMES_SCHEMA,
     SCORE_BY_RESULT,
     UTC_TIME,
+    TableSchema,
     conform,
     empty,
 )
@@ -220,6 +221,10 @@ def check_match_dates(result: IngestResult, today: date | None = None) -> Ingest
     )
 
 
+TAKEN_SCHEMA: TableSchema = {"game_id": pl.String, "first_file": pl.String, "first_line": pl.Int64}
+"""Game ids already held, with the file and line of the record that holds them."""
+
+
 def drop_duplicate_game_ids(games: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
     """Keep the first record of each game id (file order); quarantine the later ones."""
     first = repeats(games.get_column("game_id"))
@@ -227,22 +232,29 @@ def drop_duplicate_game_ids(games: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataF
         return games, empty(QUARANTINE_SCHEMA)
     dups = games.filter(~first)
     firsts = games.filter(first & pl.col("game_id").is_in(dups.get_column("game_id").implode()))
-    dups = dups.join(
-        firsts.select(
-            "game_id", _first_file=pl.col("source_file"), _first_line=pl.col("source_line")
-        ),
-        on="game_id",
-        how="left",
-        nulls_equal=True,
+    taken = firsts.select(
+        "game_id", first_file=pl.col("source_file"), first_line=pl.col("source_line")
     )
+    _, quarantine = drop_taken_game_ids(dups, taken)
+    return games.filter(first), quarantine
+
+
+def drop_taken_game_ids(
+    games: pl.DataFrame, taken: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """`games` without the ids `taken` holds (TAKEN_SCHEMA: ids an earlier record keeps), and
+    those records quarantined, naming the record that keeps the id."""
+    again = pl.col("game_id").is_in(taken.get_column("game_id").implode(), nulls_equal=True)
+    dups = games.filter(again).join(taken, on="game_id", how="left", nulls_equal=True)
+    if not dups.height:
+        return games, empty(QUARANTINE_SCHEMA)
     reason = (
         pl.lit("game id '")
         + pl.col("game_id")
         + pl.lit("' appears again (first in ")
-        + pl.col("_first_file")
+        + pl.col("first_file")
         + pl.lit(" line ")
-        + pl.col("_first_line").cast(pl.String)
+        + pl.col("first_line").cast(pl.String)
         + pl.lit(")")
     )
-    quarantine = _quarantine_from(dups, pl.col("game_id"), reason)
-    return games.filter(first), quarantine
+    return games.filter(~again), _quarantine_from(dups, pl.col("game_id"), reason)

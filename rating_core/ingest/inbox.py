@@ -6,15 +6,23 @@ Each `ingest_*` function returns one combined `IngestResult` plus a per-file sum
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+import hashlib
+import re
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
-from rating_core.ingest.canonical import canonical_games, check_match_dates, drop_duplicate_game_ids
-from rating_core.ingest.common import IngestResult, UnreadableFileError
+from rating_core.ingest.canonical import (
+    canonical_games,
+    check_match_dates,
+    drop_duplicate_game_ids,
+    drop_taken_game_ids,
+)
+from rating_core.ingest.common import IngestResult, UnreadableFileError, quarantine_rows
 from rating_core.ingest.corrections import CORRECTIONS_FILE, CORRECTIONS_SCHEMA, read_corrections
 from rating_core.ingest.csv_games import read_game_csv
 from rating_core.ingest.merges import (
@@ -24,8 +32,7 @@ from rating_core.ingest.merges import (
     read_merges,
     resolve_merges,
 )
-from rating_core.ingest.pgn import PGN_SUFFIXES, read_pgn
-from rating_core.ingest.prefetch import forget_prefetched, take_prefetched
+from rating_core.ingest.pgn import PGN_SUFFIXES, pgn_windows, read_pgn
 from rating_core.ingest.registry import (
     STARTING_LIST_SUFFIXES,
     read_backgammon,
@@ -116,8 +123,7 @@ def _read_game_file(path: Path, name: str, source: str) -> IngestResult:
     CSV by the kind of the folder it came from (`source`: platform, federation or club)."""
     lower = path.name.lower()
     if lower.endswith(PGN_SUFFIXES):
-        prefetched = take_prefetched(path, name) if source == "platform" else None
-        return prefetched if prefetched is not None else read_pgn(path, name)
+        return read_pgn(path, name)
     if lower.endswith(".trf"):
         return read_trf(path, name).games
     return read_game_csv(path, name, source)
@@ -171,19 +177,6 @@ def _game_sources(
     return sources
 
 
-def platform_pgn_files(inbox: Path) -> list[tuple[Path, str]]:
-    """The platform's PGN files `ingest_games` reads, each with its name as it records it (what
-    `prefetch.prefetch` reads ahead)."""
-    inbox = Path(inbox)
-    return [
-        (p, _relative(p, inbox))
-        for source, _, _, files in _game_sources(inbox)
-        if source == "platform"
-        for p in files
-        if p.name.lower().endswith(PGN_SUFFIXES)
-    ]
-
-
 def game_files(inbox: Path) -> list[str]:
     """The names (relative to the inbox, as in the per-file summary) of the game files
     `ingest_games` reads, in its order."""
@@ -191,45 +184,191 @@ def game_files(inbox: Path) -> list[str]:
     return [_relative(p, inbox) for _, _, _, files in _game_sources(inbox) for p in files]
 
 
+_SAFE_KEY = re.compile(r"[^A-Za-z0-9._-]")
+_RANKS = {"platform": "a", "federation": "b", "club": "c"}
+
+
+@dataclass(frozen=True)
+class GameGroup:
+    """Game files read together: each platform file alone (a platform's monthly dump), the
+    federation folder's files together and each club folder's together (a tournament's period
+    is the month of its last game, whichever of the folder's files holds it). `key` names the
+    group's files in the lake and sorts as the inbox is read."""
+
+    key: str
+    source: str
+    club_id: str | None
+    files: tuple[tuple[Path, str], ...]
+
+
+def _group_key(source: str, name: str) -> str:
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{_RANKS[source]}-{_SAFE_KEY.sub('_', name)[:60]}-{digest}"
+
+
+def game_groups(inbox: Path, notes: list[str] | None = None) -> list[GameGroup]:
+    """The inbox's game files in their groups, in the order they are read (`notes`: folders
+    skipped, as `_game_sources` says)."""
+    inbox = Path(inbox)
+    groups: list[GameGroup] = []
+    for source, club_id, folder, files in _game_sources(inbox, notes):
+        named = tuple((p, _relative(p, inbox)) for p in files)
+        if source == "platform":
+            groups.extend(
+                GameGroup(_group_key(source, n), source, None, ((p, n),)) for p, n in named
+            )
+        elif named:
+            groups.append(
+                GameGroup(_group_key(source, _relative(folder, inbox)), source, club_id, named)
+            )
+    return groups
+
+
+ID_HASH_SEED = 0x5EED
+"""Seed of the 64-bit hashes of game ids kept per group (`GroupReading.id_hashes`)."""
+
+
+def id_hashes(ids: pl.Series) -> np.ndarray:
+    """64-bit hashes of game ids (Polars', stable within one Polars version), as a numpy array."""
+    return ids.hash(ID_HASH_SEED).to_numpy()
+
+
+@dataclass
+class GroupReading:
+    """One group's games read piece by piece: `pieces()` yields canonical rows and quarantine
+    rows, a window of a platform PGN file at a time when `streamed` (else each file whole); once
+    exhausted, `notes` holds each file's reader notes and `group_notes` the canonical step's.
+
+    Game ids a group must not keep: `taken` (id -> first file and line, held by a group read
+    before), quarantined as seen again; `repeated` (id hashes a streamed file holds more than
+    once), whose later records are quarantined as the whole file's reading would. `split_ids`
+    gathers the hashes of every record a streamed reading kept past its reader's own checks, to
+    find the ids repeated across windows."""
+
+    group: GameGroup
+    players: pl.DataFrame | None = None
+    today: date | None = None
+    streamed: bool = False
+    taken: pl.DataFrame | None = None
+    repeated: frozenset[int] = frozenset()
+    notes: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    group_notes: list[str] = field(default_factory=list)
+    split_ids: list[np.ndarray] = field(default_factory=list)
+
+    def pieces(self) -> Iterator[IngestResult]:
+        group = self.group
+        if self.streamed and group.source == "platform":
+            [(path, name)] = group.files
+            if name.lower().endswith(PGN_SUFFIXES):
+                yield from self._windows(path, name)
+                return
+        raws: list[pl.DataFrame] = []
+        quarantine: list[pl.DataFrame] = []
+        for path, name in group.files:
+            result = _read_game_file(path, name, group.source)
+            self.notes[name] = result.notes
+            raws.append(result.rows)
+            quarantine.append(result.quarantine)
+        raw = pl.concat(raws, how="vertical_relaxed") if raws else empty(RAW_GAMES_SCHEMA)
+        done = self._canonical(raw)
+        yield IngestResult(done.rows, pl.concat([*quarantine, done.quarantine]))
+
+    def _windows(self, path: Path, name: str) -> Iterator[IngestResult]:
+        first_seen: dict[str, int] = {}
+        reading = None
+        for stream, result in pgn_windows(path, name):
+            if stream is not reading:  # read again as Windows-1252: what came before is void
+                reading, first_seen = stream, {}
+                self.split_ids.clear()
+                yield RESTART
+            rows, quarantine = result.rows, result.quarantine
+            hashes = id_hashes(rows.get_column("game_id"))
+            self.split_ids.append(hashes)
+            if self.repeated:
+                rows, again = _repeated_in_file(rows, hashes, self.repeated, first_seen, name)
+                quarantine = pl.concat([quarantine, again])
+            done = self._canonical(rows)
+            yield IngestResult(done.rows, pl.concat([quarantine, done.quarantine]))
+        assert reading is not None
+        self.notes[name] = tuple(reading.notes)
+
+    def _canonical(self, raw: pl.DataFrame) -> IngestResult:
+        """Raw rows -> canonical rows of the group's source, without the ids `taken`."""
+        group = self.group
+        done = canonical_games(raw, group.source, self.players, group.club_id, self.today)
+        rows, quarantine = done.rows, [done.quarantine]
+        if group.source == "platform":
+            rows, contradictory = split_contradictory(rows, self.players)
+            quarantine.append(contradictory)
+        if self.taken is not None and self.taken.height:
+            rows, again = drop_taken_game_ids(rows, self.taken)
+            quarantine.append(again)
+        self.group_notes.extend(done.notes)
+        return IngestResult(rows, pl.concat(quarantine))
+
+
+RESTART = IngestResult(empty(GAMES_SCHEMA), empty(QUARANTINE_SCHEMA), ("restart",))
+"""What `GroupReading.pieces` yields when a file is read again from its start (it was not
+UTF-8): every piece yielded before it is void."""
+
+
+def _repeated_in_file(
+    rows: pl.DataFrame,
+    hashes: np.ndarray,
+    repeated: frozenset[int],
+    first_seen: dict[str, int],
+    source_file: str,
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """A window's rows without the later records of the ids repeated across the file's windows
+    (`first_seen`: id -> line of its first record, filled as the windows go), and those records
+    as quarantine rows naming the first line, as the whole file's reading names it."""
+    candidates = np.isin(hashes, np.fromiter(repeated, dtype=np.uint64))
+    if not candidates.any():
+        return rows, empty(QUARANTINE_SCHEMA)
+    picked = rows.filter(pl.Series(candidates)).select("game_id", "source_line")
+    later: list[dict[str, object]] = []
+    for game_id, line in picked.iter_rows():  # a few rows: the ids a file repeats
+        if game_id in first_seen:
+            later.append(
+                {
+                    "source_file": source_file,
+                    "line": line,
+                    "record": game_id,
+                    "value": game_id,
+                    "reason": f"game id '{game_id}' already appears at line {first_seen[game_id]}",
+                }
+            )
+        else:
+            first_seen[game_id] = line
+    if not later:
+        return rows, empty(QUARANTINE_SCHEMA)
+    dropped = pl.Series([r["line"] for r in later], dtype=pl.Int64)
+    return rows.filter(~pl.col("source_line").is_in(dropped.implode())), quarantine_rows(later)
+
+
 def ingest_games(
     inbox: Path,
     players: pl.DataFrame | None = None,
     today: date | None = None,
-    after_read: Callable[[], object] | None = None,
 ) -> InboxBatch:
-    """Read every chess game file of the inbox into the canonical games table (games dated
-    after `today`, default today in UTC, are quarantined). `after_read` is called once the
-    platform's files (the large ones) are read, before their rows are classified: the games
-    asset then starts hashing the files, when the scanner no longer needs every CPU."""
+    """Read every chess game file of the inbox into the canonical games table, whole, in
+    memory (games dated after `today`, default today in UTC, are quarantined). The lake's
+    ingest store (`rating_core.lake.ingest_store`) reads the same groups in bounded memory."""
     inbox = Path(inbox)
-    per_file: list[tuple[str, IngestResult]] = []
     canonical: list[pl.DataFrame] = []
     quarantine: list[pl.DataFrame] = []
     notes: list[str] = []
-    for source, club_id, _folder, files in _game_sources(inbox, notes):
-        raws: list[pl.DataFrame] = []
-        for path in files:
-            name = _relative(path, inbox)
-            result = _read_game_file(path, name, source)
-            raws.append(result.rows)
-            quarantine.append(result.quarantine)
-            per_file.append((name, result))
-            notes.extend(result.notes)  # a reader's notes ("not UTF-8...") reach the summary
-        if source == "platform" and after_read is not None:
-            after_read()
-            after_read = None
-        if not raws:
-            continue
-        raw = pl.concat(raws, how="vertical_relaxed") if raws else empty(RAW_GAMES_SCHEMA)
-        done = canonical_games(raw, source, players, club_id, today)
-        rows = done.rows
-        if source == "platform":
-            rows, contradictory = split_contradictory(rows, players)
-            quarantine.append(contradictory)
-        canonical.append(rows)
-        quarantine.append(done.quarantine)
-        notes.extend(done.notes)
-    forget_prefetched()  # files read ahead and not taken: none with the same listing
+    names: list[str] = []
+    file_notes: dict[str, tuple[str, ...]] = {}
+    for group in game_groups(inbox, notes):
+        reading = GroupReading(group, players, today)
+        for piece in reading.pieces():
+            canonical.append(piece.rows)
+            quarantine.append(piece.quarantine)
+        names.extend(name for _, name in group.files)
+        file_notes.update(reading.notes)
+        notes.extend(n for _, name in group.files for n in reading.notes[name])
+        notes.extend(reading.group_notes)
     games = pl.concat(canonical) if canonical else empty(GAMES_SCHEMA)
     # game ids are unique over the whole games table, whatever folder they came from
     games, dups = drop_duplicate_game_ids(games)
@@ -238,7 +377,7 @@ def ingest_games(
     return InboxBatch(
         rows=games,
         quarantine=all_quarantine,
-        files=_file_counts("games", per_file, games, all_quarantine),
+        files=file_counts("games", names, file_notes, games, all_quarantine),
         notes=tuple(notes),
     )
 
@@ -262,17 +401,18 @@ def split_contradictory(
     return kept, quarantine
 
 
-def _file_counts(
+def file_counts(
     kind: str,
-    per_file: list[tuple[str, IngestResult]],
+    names: list[str],
+    notes: dict[str, tuple[str, ...]],
     rows: pl.DataFrame,
     quarantine: pl.DataFrame,
 ) -> pl.DataFrame:
-    """Per-file counts after every stage (a game quarantined late no longer counts as ingested)."""
-    names = [name for name, _ in per_file]
+    """Per-file counts after every stage (a game quarantined late no longer counts as ingested),
+    with each file's reader notes."""
     ingested = rows.group_by("source_file").len("ingested")
     quarantined = quarantine.group_by("source_file").len("quarantined")
-    notes = {name: "; ".join(r.notes) or None for name, r in per_file}
+    joined = {name: "; ".join(notes.get(name, ())) or None for name in names}
     return (
         pl.DataFrame({"source_file": names}, schema={"source_file": pl.String})
         .join(ingested, on="source_file", how="left")
@@ -281,7 +421,9 @@ def _file_counts(
             kind=pl.lit(kind),
             ingested=pl.col("ingested").fill_null(0).cast(pl.Int64),
             quarantined=pl.col("quarantined").fill_null(0).cast(pl.Int64),
-            notes=pl.col("source_file").replace_strict(notes, default=None, return_dtype=pl.String),
+            notes=pl.col("source_file").replace_strict(
+                joined, default=None, return_dtype=pl.String
+            ),
         )
         .select(list(FILE_SUMMARY_SCHEMA))
     )

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import polars as pl
 
+from rating_core.ingest import pgn_stream
 from rating_core.ingest.common import IngestResult
 from rating_core.ingest.pgn_frames import repeated_ids
 from rating_core.ingest.pgn_reference import read_pgn_reference
-from rating_core.ingest.pgn_stream import WINDOW_BYTES, NotUtf8, PgnStream
+from rating_core.ingest.pgn_stream import NotUtf8, PgnStream
 from rating_core.schemas import QUARANTINE_SCHEMA
 
 __all__ = ["pgn_windows", "read_pgn", "read_pgn_reference"]
@@ -27,12 +28,14 @@ PGN_SUFFIXES = (".pgn", ".pgn.gz", ".pgn.zst")
 
 
 def pgn_windows(
-    path: Path, source_file: str, *, window: int = WINDOW_BYTES, chunks: int | None = None
+    path: Path, source_file: str, *, window: int | None = None, chunks: int | None = None
 ) -> Iterator[tuple[PgnStream, IngestResult]]:
     """Each window of a PGN file as raw rows and quarantine rows, with the stream reading it
     (its `notes` and `games` are final once the windows are exhausted). A file that is not
     UTF-8 is read again from its start as Windows-1252: the caller drops what the first
-    reading gave when a window comes from a new stream (`legacy`)."""
+    reading gave when a window comes from a new stream (`legacy`). `window`: bytes read at a
+    time (default `pgn_stream.WINDOW_BYTES`)."""
+    window = window or pgn_stream.WINDOW_BYTES
     stream = PgnStream(Path(path), source_file, window=window, pieces=chunks)
     try:
         for result in stream.chunks():
@@ -48,7 +51,7 @@ def read_pgn(
     source_file: str | None = None,
     *,
     chunks: int | None = None,
-    window: int = WINDOW_BYTES,
+    window: int | None = None,
 ) -> IngestResult:
     """Read a PGN file (plain, `.gz` or `.zst`) into RAW_GAMES_SCHEMA rows and quarantine rows.
 

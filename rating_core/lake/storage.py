@@ -2,7 +2,9 @@
 
 Layout: `<lake>/<table>/<col>=<value>/part-0.parquet` for partitioned tables (the partition column
 lives in the folder name, not in the file, as Hive, DuckDB and Polars expect) and
-`<lake>/<table>/part-0.parquet` for unpartitioned ones. Quarantine is partitioned by source kind:
+`<lake>/<table>/part-0.parquet` for unpartitioned ones. A partition may hold several part files
+(`part-<group>.parquet`: the games table keeps each inbox file group's rows in files of their
+own, so one group is replaced without touching the others); readers read them all. Quarantine is partitioned by source kind:
 `<lake>/quarantine/source=<kind>/part-0.parquet` (QUARANTINE_SCHEMA plus a `source` column), so each
 ingest run replaces the rejected records of its own kind and leaves the others alone. Which table
 is partitioned by what, and with which schema, is the catalogue's (`rating_core.lake.tables`):
@@ -31,7 +33,11 @@ from rating_core.lake.tables import PERIOD, LakeTable, named
 from rating_core.schemas import TableSchema
 
 PART_FILE = "part-0.parquet"
-"""The one data file of a partition (or of an unpartitioned table)."""
+"""The data file of a partition written whole (or of an unpartitioned table)."""
+
+PART_GLOB = "*.parquet"
+"""The data files of a partition: every visible Parquet file in its folder (a file being
+written has a hidden temporary name and never matches)."""
 
 TableRef = LakeTable | str
 """A table as the storage functions take it: a catalogue entry (`rating_core.lake.tables`) or a
@@ -318,6 +324,12 @@ def table_file(lake: Path | str, table: TableRef, value: str | None = None) -> P
     return table_dir(lake, entry) / f"{column}={check_name(value, column)}" / PART_FILE
 
 
+def partition_files(lake: Path | str, table: TableRef, value: str) -> list[Path]:
+    """The data files of one partition of `table`, sorted by name (none: an empty list)."""
+    folder = table_file(lake, table, value).parent
+    return sorted(folder.glob(PART_GLOB)) if folder.is_dir() else []
+
+
 def table_partitions(
     lake: Path | str, table: TableRef, partition_col: str | None = None
 ) -> list[str]:
@@ -331,8 +343,17 @@ def table_partitions(
     return sorted(
         child.name[len(prefix) :]
         for child in base.iterdir()
-        if child.is_dir() and child.name.startswith(prefix) and (child / PART_FILE).exists()
+        if child.is_dir()
+        and child.name.startswith(prefix)
+        and next(child.glob(PART_GLOB), None) is not None
     )
+
+
+def drop_partition(lake: Path | str, table: TableRef, value: str) -> None:
+    """Remove one partition of `table` with every file in it (nothing to do if it is absent)."""
+    folder = table_file(lake, table, value).parent
+    if folder.is_dir():
+        shutil.rmtree(folder)
 
 
 def read_table(
@@ -361,10 +382,11 @@ def read_table(
         # different periods may differ in schema (an empty period has no columns), and no
         # `key=value` folder above the lake can ever become a column.
         parts = [
-            pl.scan_parquet(
-                base / f"{partition_col}={value}" / PART_FILE, hive_partitioning=False
-            ).with_columns(pl.lit(value, dtype=pl.String).alias(partition_col))
+            pl.scan_parquet(path, hive_partitioning=False).with_columns(
+                pl.lit(value, dtype=pl.String).alias(partition_col)
+            )
             for value in chosen
+            for path in sorted((base / f"{partition_col}={value}").glob(PART_GLOB))
         ]
         return pl.concat(parts, how="diagonal_relaxed")
     if not present and wanted is None and (base / PART_FILE).exists():

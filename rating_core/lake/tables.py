@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from rating_core.names import NAMES_SCHEMA
+from rating_core.names import FIRST_NAMES_SCHEMA, NAMES_SCHEMA
 from rating_core.schemas import (
     CORRECTIONS_SCHEMA,
     GAMES_SCHEMA,
@@ -101,6 +101,39 @@ INGEST_SUMMARY = LakeTable("ingest_summary", ASSET, {**FILE_SUMMARY_SCHEMA, ASSE
 
 INGEST_NOTES = LakeTable("ingest_notes", ASSET, {"note": pl.String, ASSET: pl.String})
 """The notes of each ingest step ("3 games have no time control..."), one row per note."""
+
+GROUP = "group"
+"""Partition column of the ingest store's tables: the inbox file group (`ingest_store`)."""
+
+INGEST_FILES = LakeTable(
+    "ingest_files",
+    None,
+    {
+        "group": pl.String,
+        "file": pl.String,
+        "size": pl.Int64,
+        "mtime_ns": pl.Int64,
+        "digest": pl.String,
+        "group_digest": pl.String,
+        "file_count": pl.Int64,
+        "ingested": pl.Int64,
+        "quarantined": pl.Int64,
+        "notes": pl.String,
+        "group_notes": pl.String,
+        "recheck": pl.Boolean,
+        "lost_to": pl.String,
+    },
+)
+"""One row per game file of the inbox as the games were last ingested: what was read (size,
+modification time, content digest), what came of it, and what would make its group be read
+again (`rating_core.lake.ingest_store`)."""
+
+INGEST_IDS = LakeTable("ingest_ids", GROUP, {"hash": pl.UInt64, GROUP: pl.String})
+"""Per file group, the sorted 64-bit hashes of the game ids it keeps (ids unique over groups)."""
+
+INGEST_NAMES = LakeTable("ingest_names", GROUP, {**FIRST_NAMES_SCHEMA, GROUP: pl.String})
+"""Per file group, the first name each player id has in its games (`player_names` is built
+from them without reading the games again)."""
 
 PLAYER_NAMES = LakeTable("player_names", None, NAMES_SCHEMA)
 """One display name per player id (registry first, else the name a game file gave)."""

@@ -1,0 +1,526 @@
+"""The games table kept per inbox file group: each group is read once, streamed into the lake,
+and read again only when its files change (DESIGN §2 "ingest once", issue 31 items 1-2).
+
+A group (`rating_core.ingest.inbox.GameGroup`: a platform file, the federation folder, a club
+folder) writes its rows as `games/period=P/part-<group>.parquet` and its rejected records as
+`quarantine/source=games/part-<group>.parquet`, a window at a time for a platform PGN file, so
+memory does not grow with the file. Beside them, per group: the 64-bit hashes of the ids it
+keeps (`ingest_ids`), the first name each player has in its games (`ingest_names`) and one row
+per file in `ingest_files` (size, modification time, content digest, counts, notes).
+
+A run compares each group with that record: a file of the same size and modification time is
+not read at all, another is hashed (XXH3-128) and, if its content is new, its group is read
+again and replaces exactly its own files; a group that left the inbox is removed. A group is
+also read again when what its rows depend on changed: the code that reads them, the registry's
+bots, the day (a game dated after today is rejected only until that day comes), or a group it
+lost a game id to.
+
+Game ids stay unique over the table, the first record in inbox order keeping an id, as a
+reading of the whole inbox keeps it: a group's id hashes are compared with every earlier
+group's (and, within a streamed file, across its windows); on a match the exact ids are looked
+up and the group is read again with them excluded (a rare path: duplicates are mistakes). A
+later group that holds an id a re-read group now holds is read again in its turn.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import uuid
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import date
+from functools import cache
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pyarrow.parquet as pq
+
+from rating_core.ingest.canonical import TAKEN_SCHEMA
+from rating_core.ingest.inbox import (
+    ID_HASH_SEED,
+    RESTART,
+    GameGroup,
+    GroupReading,
+    game_groups,
+    id_hashes,
+)
+from rating_core.lake import tables
+from rating_core.lake.digests import content_hash
+from rating_core.lake.storage import (
+    TABLE_COMPRESSION,
+    drop_partition,
+    flush_filesystem,
+    read_table,
+    table_dir,
+    table_partitions,
+    write_partitions,
+    write_table,
+)
+from rating_core.names import FIRST_NAMES_SCHEMA, first_names, reduce_first_names
+from rating_core.periods import AFTER_TODAY
+from rating_core.schemas import empty
+
+GAMES_SOURCE = "games"
+"""The quarantine partition of the games table (`quarantine/source=games`)."""
+
+
+@cache
+def reader_version() -> str:
+    """A digest of the code that turns files into rows (every `rating_core` module): a new
+    version of it reads every group again."""
+    digest = hashlib.sha256(pl.__version__.encode())
+    root = Path(__file__).resolve().parents[1]
+    for path in sorted(root.rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def registry_digest(players: pl.DataFrame | None) -> str:
+    """A digest of what the registry tells the games (its bots and their fixed ratings)."""
+    if players is None or not players.height:
+        return "-"
+    bots = (
+        players.select(
+            pl.col("player_id").cast(pl.String),
+            pl.col("is_bot").cast(pl.Boolean).fill_null(False),
+            pl.col("bot_rating").cast(pl.Float64),
+        )
+        .filter(pl.col("is_bot") | pl.col("bot_rating").is_not_null())
+        .sort(pl.all())
+    )
+    return hashlib.sha256(bots.write_csv().encode()).hexdigest()
+
+
+@dataclass
+class StoreOutcome:
+    """What one ingest of the games did: per-file counts (FILE_SUMMARY_SCHEMA), notes, the
+    groups read (`read`) and removed, and a digest of every group's inputs (the asset's data
+    version)."""
+
+    files: pl.DataFrame
+    notes: list[str]
+    read: list[str]
+    removed: list[str]
+    digest: str
+    games: int
+    quarantined: int
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.read or self.removed)
+
+
+@dataclass
+class _Part:
+    """One Parquet file being written for a group: the writer, its temp file and target."""
+
+    writer: pq.ParquetWriter
+    tmp: Path
+    target: Path
+
+
+@dataclass
+class _GroupFiles:
+    """The files one reading of a group writes, under temp names until `commit`."""
+
+    lake: Path
+    key: str
+    parts: dict[tuple[str, str], _Part] = field(default_factory=dict)
+
+    def write(self, table: tables.LakeTable, frame: pl.DataFrame) -> None:
+        """Append `frame`'s rows to this group's file in each partition they fall in."""
+        if not frame.height:
+            return
+        column = table.partition_col
+        assert column is not None
+        if frame.get_column(column).n_unique() == 1:
+            split = {(frame.get_column(column)[0],): frame}
+        else:
+            split = frame.partition_by(column, as_dict=True, maintain_order=True)
+        for (value,), rows in split.items():
+            self._part(table, str(value), rows.drop(column))
+
+    def _part(self, table: tables.LakeTable, value: str, rows: pl.DataFrame) -> None:
+        data = rows.to_arrow()
+        part = self.parts.get((table.name, value))
+        if part is None:
+            folder = table_dir(self.lake, table) / f"{table.partition_col}={value}"
+            folder.mkdir(parents=True, exist_ok=True)
+            target = folder / f"part-{self.key}.parquet"
+            tmp = folder / f".{target.name}.tmp-{uuid.uuid4().hex}"
+            writer = pq.ParquetWriter(tmp, data.schema, compression=TABLE_COMPRESSION)
+            part = self.parts[(table.name, value)] = _Part(writer, tmp, target)
+        if data.schema != part.writer.schema:
+            data = data.cast(part.writer.schema)
+        part.writer.write_table(data)
+
+    def commit(self, owned: Iterable[tables.LakeTable]) -> None:
+        """Close every file, then replace the group's files of `owned` tables with them (its
+        files in partitions it no longer has rows in are removed)."""
+        for part in self.parts.values():
+            part.writer.close()
+        flush_filesystem(self.lake)
+        for part in self.parts.values():
+            os.replace(part.tmp, part.target)
+        written = {part.target for part in self.parts.values()}
+        for table in owned:
+            for value in table_partitions(self.lake, table):
+                folder = table_dir(self.lake, table) / f"{table.partition_col}={value}"
+                stale = folder / f"part-{self.key}.parquet"
+                if stale not in written and stale.exists():
+                    stale.unlink()
+        flush_filesystem(self.lake)
+        self.parts.clear()
+
+    def discard(self) -> None:
+        """Remove what was written (a reading that failed or must start over)."""
+        for part in self.parts.values():
+            with contextlib.suppress(Exception):  # the file goes anyway
+                part.writer.close()
+            part.tmp.unlink(missing_ok=True)
+        self.parts.clear()
+
+
+@dataclass
+class _Read:
+    """One group's reading: its per-file counts and notes, ids kept, first names."""
+
+    counts: pl.DataFrame
+    notes: dict[str, tuple[str, ...]]
+    group_notes: list[str]
+    kept: np.ndarray
+    names: pl.DataFrame
+    recheck: bool
+    lost_to: list[str]
+
+
+def _quarantine_frame(frame: pl.DataFrame) -> pl.DataFrame:
+    return frame.with_columns(pl.lit(GAMES_SOURCE).alias(tables.SOURCE))
+
+
+def _read_group(
+    lake: Path,
+    group: GameGroup,
+    players: pl.DataFrame | None,
+    today: date | None,
+    earlier: list[GameGroup],
+    ids_of: Callable[[str], np.ndarray],
+) -> _Read:
+    """Read `group` into its files in the lake, keeping game ids unique (see the module)."""
+    taken = pl.DataFrame(schema=TAKEN_SCHEMA)
+    repeated: frozenset[int] = frozenset()
+    lost_to: set[str] = set()
+    looked_up: set[int] = set()
+    while True:
+        out = _GroupFiles(lake, group.key)
+        reading = GroupReading(group, players, today, True, taken, repeated)
+        counts: list[pl.DataFrame] = []
+        kept: list[np.ndarray] = []
+        names: list[pl.DataFrame] = []
+        recheck = False
+        try:
+            for piece in reading.pieces():
+                if piece is RESTART:
+                    out.discard()
+                    counts, kept, names, recheck = [], [], [], False
+                    continue
+                rows = piece.rows
+                out.write(tables.GAMES, rows)
+                out.write(tables.QUARANTINE, _quarantine_frame(piece.quarantine))
+                counts.append(_counts(rows, piece.quarantine))
+                kept.append(id_hashes(rows.get_column("game_id")))
+                names.append(first_names(rows))
+                recheck = recheck or _dated_after_today(piece.quarantine)
+            hashes = np.sort(np.concatenate(kept)) if kept else np.empty(0, np.uint64)
+            again = _repeats(np.concatenate(reading.split_ids)) if reading.split_ids else set()
+            again -= repeated
+            clash = set()
+            for other in earlier:
+                common = _common(hashes, ids_of(other.key)) - looked_up
+                if common:
+                    clash |= common
+            if again or clash:
+                out.discard()
+                repeated = repeated | frozenset(again)
+                if clash:
+                    looked_up |= clash
+                    found, winners = _lookup(lake, earlier, clash)
+                    taken = pl.concat([taken, found]).unique("game_id", keep="first")
+                    lost_to |= winners
+                continue
+            out.commit([tables.GAMES, tables.QUARANTINE])
+        except BaseException:
+            out.discard()
+            raise
+        total = (
+            pl.concat(counts).group_by("source_file").agg(pl.col("ingested", "quarantined").sum())
+            if counts
+            else pl.DataFrame(
+                schema={"source_file": pl.String, "ingested": pl.Int64, "quarantined": pl.Int64}
+            )
+        )
+        return _Read(
+            counts=total,
+            notes=reading.notes,
+            group_notes=reading.group_notes,
+            kept=hashes,
+            names=reduce_first_names(pl.concat(names)) if names else empty(FIRST_NAMES_SCHEMA),
+            recheck=recheck,
+            lost_to=sorted(lost_to),
+        )
+
+
+def _counts(rows: pl.DataFrame, quarantine: pl.DataFrame) -> pl.DataFrame:
+    ingested = rows.group_by("source_file").len("ingested")
+    rejected = quarantine.group_by("source_file").len("quarantined")
+    return (
+        ingested.join(rejected, on="source_file", how="full", coalesce=True)
+        .with_columns(pl.col("ingested", "quarantined").fill_null(0).cast(pl.Int64))
+        .select("source_file", "ingested", "quarantined")
+    )
+
+
+def _dated_after_today(quarantine: pl.DataFrame) -> bool:
+    """Whether a record was rejected for a date after today (it may be good on a later day)."""
+    return bool(
+        quarantine.select(pl.col("reason").str.contains(AFTER_TODAY, literal=True).any()).item()
+    )
+
+
+def _repeats(hashes: np.ndarray) -> set[int]:
+    """The hashes that occur more than once."""
+    ordered = np.sort(hashes)
+    return set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
+
+
+def _common(a: np.ndarray, b: np.ndarray) -> set[int]:
+    """The values of sorted `a` also in sorted `b`."""
+    if not a.size or not b.size:
+        return set()
+    at = np.searchsorted(b, a).clip(max=b.size - 1)
+    return set(a[b[at] == a].tolist())
+
+
+def _lookup(lake: Path, groups: list[GameGroup], hashes: set[int]) -> tuple[pl.DataFrame, set[str]]:
+    """The records of `groups` (in order) whose id hash is one of `hashes`: TAKEN_SCHEMA rows of
+    the first record of each id, and the groups that hold them."""
+    wanted = pl.Series(sorted(hashes), dtype=pl.UInt64).implode()
+    found: list[pl.DataFrame] = []
+    for group in groups:
+        files = sorted(table_dir(lake, tables.GAMES).glob(f"*/part-{group.key}.parquet"))
+        if not files:
+            continue
+        rows = (
+            pl.scan_parquet(files, hive_partitioning=False)
+            .select("game_id", "source_file", "source_line")
+            .filter(pl.col("game_id").hash(ID_HASH_SEED).is_in(wanted))
+            .collect()
+        )
+        if rows.height:
+            found.append(rows.with_columns(pl.lit(group.key).alias("group")))
+    if not found:
+        return pl.DataFrame(schema=TAKEN_SCHEMA), set()
+    both = pl.concat(found).unique("game_id", keep="first", maintain_order=True)
+    taken = both.select(
+        "game_id", first_file=pl.col("source_file"), first_line=pl.col("source_line")
+    ).cast(TAKEN_SCHEMA)
+    return taken, set(both.get_column("group").to_list())
+
+
+RECORD_SCHEMA = tables.INGEST_FILES.schema
+"""One row per file of a group: `ingest_files`."""
+
+
+def _records(lake: Path) -> pl.DataFrame:
+    return read_table(lake, tables.INGEST_FILES).collect()
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    info = path.stat()
+    return info.st_size, info.st_mtime_ns
+
+
+def ingest_games(
+    inbox: Path,
+    lake: Path,
+    players: pl.DataFrame | None = None,
+    today: date | None = None,
+) -> StoreOutcome:
+    """Bring the lake's games table up to date with the inbox's game files, reading only the
+    groups that changed (see the module); returns what it did."""
+    inbox, lake = Path(inbox), Path(lake)
+    run_notes: list[str] = []
+    groups = game_groups(inbox, run_notes)
+    before = _records(lake)
+    if not before.height and table_partitions(lake, tables.GAMES):
+        _clear(lake)  # a lake written before the games were kept per group: read all again
+    version = f"{reader_version()}:{registry_digest(players)}"
+    known = {row["file"]: row for row in before.iter_rows(named=True)}  # file name -> its record
+    previous = {row["group"]: row for row in before.iter_rows(named=True)}
+    digests: dict[str, str] = {}
+    group_digest: dict[str, str] = {}
+    for group in groups:
+        whole = hashlib.sha256(version.encode())
+        for path, name in group.files:
+            size, mtime = _stamp(path)
+            old = known.get(name)
+            if old is not None and (old["size"], old["mtime_ns"]) == (size, mtime):
+                digests[name] = old["digest"]
+            else:
+                digests[name] = content_hash(path).hex()
+            whole.update(f"{name}\0{digests[name]}\0".encode())
+        group_digest[group.key] = whole.hexdigest()
+    present = {group.key for group in groups}
+    removed = sorted(set(previous) - present)
+    todo = {
+        group.key
+        for group in groups
+        if group.key not in previous
+        or previous[group.key]["group_digest"] != group_digest[group.key]
+        or previous[group.key]["recheck"]
+        or previous[group.key]["file_count"] != len(group.files)
+    }
+    for group in groups:
+        lost = previous.get(group.key, {}).get("lost_to") or ""
+        if set(filter(None, lost.split(","))) & (todo | set(removed)):
+            todo.add(group.key)
+    for key in removed:
+        _remove_group(lake, key)
+
+    loaded: dict[str, np.ndarray] = {}
+
+    def ids_of(key: str) -> np.ndarray:
+        if key not in loaded:
+            ids = read_table(lake, tables.INGEST_IDS, [key]).collect()
+            loaded[key] = (
+                ids.get_column("hash").to_numpy() if ids.height else np.empty(0, np.uint64)
+            )
+        return loaded[key]
+
+    rows: list[dict[str, object]] = []
+    read: list[str] = []
+    for index, group in enumerate(groups):
+        if group.key not in todo:
+            rows.extend(r for r in before.iter_rows(named=True) if r["group"] == group.key)
+            continue
+        result = _read_group(lake, group, players, today, groups[:index], ids_of)
+        read.append(group.key)
+        loaded[group.key] = result.kept
+        write_partitions(lake, tables.INGEST_IDS, {group.key: pl.DataFrame({"hash": result.kept})})
+        write_partitions(lake, tables.INGEST_NAMES, {group.key: result.names})
+        for later in groups[index + 1 :]:
+            if (
+                later.key not in todo
+                and later.key in previous
+                and _common(ids_of(later.key), result.kept)
+            ):
+                todo.add(later.key)
+        counts = {r["source_file"]: r for r in result.counts.iter_rows(named=True)}
+        for position, (path, name) in enumerate(group.files):
+            size, mtime = _stamp(path)
+            rows.append(
+                {
+                    "group": group.key,
+                    "file": name,
+                    "size": size,
+                    "mtime_ns": mtime,
+                    "digest": digests[name],
+                    "group_digest": group_digest[group.key],
+                    "file_count": len(group.files),
+                    "ingested": counts.get(name, {}).get("ingested", 0),
+                    "quarantined": counts.get(name, {}).get("quarantined", 0),
+                    "notes": json.dumps(list(result.notes.get(name, ()))),
+                    "group_notes": json.dumps(result.group_notes if position == 0 else []),
+                    "recheck": result.recheck,
+                    "lost_to": ",".join(result.lost_to) or None,
+                }
+            )
+    records = pl.DataFrame(rows, schema=RECORD_SCHEMA)
+    if read or removed or records.height != before.height:
+        write_table(lake, tables.INGEST_FILES, records)
+    return _outcome(records, run_notes, read, removed)
+
+
+def _outcome(
+    records: pl.DataFrame, run_notes: list[str], read: list[str], removed: list[str]
+) -> StoreOutcome:
+    files = pl.DataFrame(
+        [
+            {
+                "kind": "games",
+                "source_file": row["file"],
+                "ingested": row["ingested"],
+                "quarantined": row["quarantined"],
+                "notes": "; ".join(json.loads(row["notes"])) or None,
+            }
+            for row in records.iter_rows(named=True)
+        ],
+        schema=tables.FILE_SUMMARY_SCHEMA,
+    )
+    notes = list(run_notes)
+    for row in records.iter_rows(named=True):
+        notes.extend(json.loads(row["notes"]))
+        notes.extend(json.loads(row["group_notes"]))
+    digest = hashlib.sha256(
+        "\n".join(sorted(set(records.get_column("group_digest").to_list()))).encode()
+    ).hexdigest()
+    return StoreOutcome(
+        files=files,
+        notes=notes,
+        read=read,
+        removed=removed,
+        digest=digest,
+        games=int(records.get_column("ingested").sum() or 0),
+        quarantined=int(records.get_column("quarantined").sum() or 0),
+    )
+
+
+def _remove_group(lake: Path, key: str) -> None:
+    """Remove a group's files from every table it wrote."""
+    for table in (tables.GAMES, tables.QUARANTINE):
+        for path in table_dir(lake, table).glob(f"*/part-{key}.parquet"):
+            path.unlink()
+    for table in (tables.INGEST_IDS, tables.INGEST_NAMES):
+        drop_partition(lake, table, key)
+
+
+def _clear(lake: Path) -> None:
+    """Remove the games table and its quarantine as a lake of the whole-table layout wrote them."""
+    for value in table_partitions(lake, tables.GAMES):
+        drop_partition(lake, tables.GAMES, value)
+    drop_partition(lake, tables.QUARANTINE, GAMES_SOURCE)
+
+
+def player_first_names(lake: Path) -> pl.DataFrame:
+    """Every group's first names, in inbox order (FIRST_NAMES_SCHEMA)."""
+    keys = table_partitions(lake, tables.INGEST_NAMES)
+    if not keys:
+        return empty(FIRST_NAMES_SCHEMA)
+    return reduce_first_names(
+        read_table(lake, tables.INGEST_NAMES, keys).collect().drop(tables.GROUP)
+    )
+
+
+def duplicate_game_ids(lake: Path) -> int:
+    """How many records of the games table repeat a game id another record holds (from every
+    group's id hashes; a repeated hash is checked against the ids themselves)."""
+    keys = table_partitions(lake, tables.INGEST_IDS)
+    if not keys:
+        return 0
+    hashes = read_table(lake, tables.INGEST_IDS, keys).select("hash").collect()
+    again = _repeats(hashes.get_column("hash").to_numpy())
+    if not again:
+        return 0
+    wanted = pl.Series(sorted(again), dtype=pl.UInt64).implode()
+    ids = (
+        read_table(lake, tables.GAMES)
+        .select("game_id")
+        .filter(pl.col("game_id").hash(ID_HASH_SEED).is_in(wanted))
+        .collect()
+        .get_column("game_id")
+    )
+    return ids.len() - ids.n_unique()
