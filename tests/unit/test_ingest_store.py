@@ -60,8 +60,10 @@ def _check_like_whole_inbox(inbox: Path, lake: Path) -> None:
     from rating_core.names import names_from
 
     empty_registry = pl.DataFrame(schema={"player_id": pl.String, "name": pl.String})
-    assert names_from(empty_registry, names).sort("player_id").equals(
-        player_names(empty_registry, whole.rows).sort("player_id")
+    assert (
+        names_from(empty_registry, names)
+        .sort("player_id")
+        .equals(player_names(empty_registry, whole.rows).sort("player_id"))
     )
 
 
@@ -99,9 +101,9 @@ def test_a_changed_file_replaces_exactly_its_own_games(tmp_path: Path) -> None:
     ingest_store.ingest_games(inbox, lake)
     _pgn(inbox / "platform" / "june.pgn", [_game(100 + i, day=2) for i in range(5)])
     outcome = ingest_store.ingest_games(inbox, lake)
-    assert [key for key in outcome.read] == [
-        key for key in outcome.read if "june" in key
-    ] and len(outcome.read) == 1
+    assert [key for key in outcome.read] == [key for key in outcome.read if "june" in key] and len(
+        outcome.read
+    ) == 1
     assert outcome.games == 30 + 5 + 2
     _check_like_whole_inbox(inbox, lake)
 
