@@ -233,7 +233,9 @@ def _read_group(
                 out.write(tables.QUARANTINE, _quarantine_frame(piece.quarantine))
                 counts.append(_counts(rows, piece.quarantine))
                 kept.append(id_hashes(rows.get_column("game_id")))
-                names.append(first_names(rows))
+                names.append(_detached(first_names(rows)))
+                if len(names) >= _NAMES_REDUCED_EVERY:  # per player, not per game
+                    names = [reduce_first_names(pl.concat(names))]
                 recheck = recheck or _dated_after_today(piece.quarantine)
             hashes = np.sort(np.concatenate(kept)) if kept else np.empty(0, np.uint64)
             again = _repeats(np.concatenate(reading.split_ids)) if reading.split_ids else set()
@@ -272,6 +274,19 @@ def _read_group(
             recheck=recheck,
             lost_to=sorted(lost_to),
         )
+
+
+_NAMES_REDUCED_EVERY = 8
+"""Windows of first names gathered before they are reduced to one row per player and side."""
+
+
+def _detached(frame: pl.DataFrame) -> pl.DataFrame:
+    """`frame` with its strings copied out of the window they came from: a few rows selected
+    from a window's string views keep that window's whole string buffers alive (about 20 MB a
+    window), which a streamed file must not pile up."""
+    copied = pl.from_arrow(frame.to_arrow())
+    assert isinstance(copied, pl.DataFrame)
+    return copied
 
 
 def _counts(rows: pl.DataFrame, quarantine: pl.DataFrame) -> pl.DataFrame:
