@@ -105,7 +105,7 @@ def games(paths: PipelinePaths) -> dg.MaterializeResult:
     # lake group by group (rating_core.lake.ingest_store); the names come from every group's.
     lake = paths.lake_path
     registry = read_table(lake, "players").collect()
-    outcome = ingest_store.ingest_games(paths.inbox_path, lake, registry)
+    outcome = ingest_store.ingest_games(paths.inbox_path, lake, registry, budget=paths.budget)
     write_table(lake, "player_names", names_from(registry, ingest_store.player_first_names(lake)))
     _store_summary(paths, "games", outcome.files, outcome.notes)
     schema = dg.TableSchema(

@@ -11,6 +11,7 @@ from pathlib import Path
 import dagster as dg
 import sqlalchemy
 
+from rating_core.budget import MemoryBudget
 from rating_core.lake.lock import LockHolder, hold_lake_unless_held
 from rating_core.lake.storage import INSTANCE_DIR
 
@@ -20,6 +21,8 @@ class PipelinePaths(dg.ConfigurableResource):
 
     inbox: str = "data_samples"
     lake: str = "lake"
+    memory: int = 0
+    """The run's memory budget in bytes (`ratings run --memory`; 0: none given)."""
 
     @property
     def inbox_path(self) -> Path:
@@ -30,6 +33,11 @@ class PipelinePaths(dg.ConfigurableResource):
     def lake_path(self) -> Path:
         """The lake as a Path (created on first write)."""
         return Path(self.lake)
+
+    @property
+    def budget(self) -> MemoryBudget:
+        """The run's memory budget (`rating_core.budget`)."""
+        return MemoryBudget(self.memory or None)
 
     @contextlib.contextmanager
     def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator[PipelinePaths]:

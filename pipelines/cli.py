@@ -146,6 +146,12 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="after the summary, print each step's wall and CPU time and page faults",
     )
+    run.add_argument(
+        "--memory",
+        metavar="SIZE",
+        help="a memory budget such as 3G or 1500MiB: the ingest's buffers and the largest "
+        "archive window follow it, and a lake whose players alone would not fit is refused",
+    )
 
     show = sub.add_parser("show", help="show a published list (or, without LIST, what exists)")
     show.add_argument("list", nargs="?", help="list name, e.g. fide-standard or site-elo")
@@ -209,6 +215,18 @@ def _check_lake_folder(lake: Path) -> None:
             return
 
 
+def _memory(text: str | None) -> int | None:
+    """`--memory` in bytes (None: not given), or one `ratings:` sentence."""
+    from rating_core.budget import BudgetError, memory_bytes
+
+    if text is None:
+        return None
+    try:
+        return memory_bytes(text)
+    except BudgetError as error:
+        raise UserError(str(error)) from error
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     """Materialize everything through Dagster in period order and print the summary."""
     from pipelines.prepare import start_warm_up
@@ -223,6 +241,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise UserError(f"inbox folder '{inbox}' does not exist")
     lake = Path(args.lake)
     _check_lake_folder(lake)
+    memory = _memory(args.memory)
     try:  # the inbox's layout, before any work: club folders that cannot each have a list
         inbox_files(inbox)
         check_merge_chains(inbox)
@@ -245,6 +264,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             executor=args.executor,
             warm_up=warm_up,
             clock=clock,
+            memory=memory,
         )
     finally:
         if warm_up is not None:  # ended by the run; here if the run never started

@@ -31,6 +31,7 @@ from pipelines.prepare import WarmUp, preparing_lines, start_warm_up
 from pipelines.progress import ProgressDisplay
 from pipelines.registry import SYSTEM_OF_RATINGS, SYSTEMS, period_assets
 from pipelines.timings import StepClock
+from rating_core.budget import BASE_BYTES, PLAYER_BYTES, MemoryBudget, show_size
 from rating_core.lake import publishing as publish
 from rating_core.lake.lock import LockHolder, hold_lake
 from rating_core.lake.storage import clean_interrupted_writes, read_table, table_partitions
@@ -209,13 +210,15 @@ def run_pipeline(
     executor: str = "in_process",
     warm_up: WarmUp | None = None,
     clock: StepClock | None = None,
+    memory: int | None = None,
 ) -> RunOutcome:
     """Ingest, then rate and publish in period order from the first period whose inputs changed
     (every period with `full`); a blocking failure stops the run. `executor` runs the range
     in-process (default) or on Dagster's multiprocess executor (`pipelines.jobs`). `warm_up`: a
     warm-up process the caller started (`pipelines.prepare.start_warm_up`) before importing
     this module; without one, the run starts it when a first run needs one. `clock`, when
-    given, gets a lap at the end of each step (`ratings run --timings`).
+    given, gets a lap at the end of each step (`ratings run --timings`). `memory`: the run's
+    budget in bytes (`--memory`).
 
     The run holds the lake's lock throughout (a second run on the lake waits, saying so), and
     first removes what a killed run left half-written.
@@ -228,7 +231,7 @@ def run_pipeline(
             with lake_instance(lake) as instance:
                 clock.lap("lake lock, Dagster instance")
                 return _run_holding_lock(
-                    inbox, lake, instance, console, full, executor, warm_up, clock
+                    inbox, lake, instance, console, full, executor, warm_up, clock, memory
                 )
     finally:
         if warm_up is not None:
@@ -244,6 +247,7 @@ def _run_holding_lock(
     executor: str = "in_process",
     warm_up: WarmUp | None = None,
     clock: StepClock | None = None,
+    memory: int | None = None,
 ) -> RunOutcome:
     """`run_pipeline`'s work, once the lake's lock is held, recorded in `instance`."""
     console = console or Console()
@@ -253,11 +257,32 @@ def _run_holding_lock(
     try:
         with ProgressDisplay() as display:  # on stderr: the spinner, and long work's progress
             return _rate_and_publish(
-                inbox, lake, instance, display, full, executor, warm_up, clock or StepClock()
+                inbox,
+                lake,
+                instance,
+                display,
+                full,
+                executor,
+                warm_up,
+                clock or StepClock(),
+                MemoryBudget(memory),
             )
     finally:
         if warm_up is not None:
             warm_up.stop()
+
+
+def _check_players_fit(lake: Path, budget: MemoryBudget) -> None:
+    """Refuse, before rating, a lake whose players alone would not fit the budget."""
+    if budget.total is None:
+        return
+    players = read_table(lake, "player_names").select(pl.len()).collect().item()
+    if not budget.players_fit(players):
+        need = show_size(BASE_BYTES + players * PLAYER_BYTES)
+        raise UserError(
+            f"the lake's {players:,} players need about {need} to be rated, more than the "
+            f"--memory budget of {show_size(budget.total)}: give a larger --memory"
+        )
 
 
 def _rate_and_publish(
@@ -269,12 +294,13 @@ def _rate_and_publish(
     executor: str,
     warm_up: WarmUp | None,
     clock: StepClock,
+    budget: MemoryBudget,
 ) -> RunOutcome:
     """Ingest, then rate and publish the range (after the warm-up processes, when some compile
     kernels beside this run: the ingest already calls the scanner, the id coder and the site
     classification). `display` shows what is being done and, from both runs, the progress
     `rating_core.progress` reports (rating progress only from steps run in this process)."""
-    resources = {"paths": PipelinePaths(inbox=str(inbox), lake=str(lake))}
+    resources = {"paths": PipelinePaths(inbox=str(inbox), lake=str(lake), memory=budget.total or 0)}
     if warm_up is not None:
         with display.status("preparing the kernels"):
             warm_up.finish()
@@ -291,6 +317,7 @@ def _rate_and_publish(
     failures = _failures(ingest)
     if failures and not ingest.success:
         raise UserError(failures[0])
+    _check_players_fit(lake, budget)
     files = read_table(lake, "ingest_summary", partition_col="asset").collect()
     notes_frame = read_table(lake, "ingest_notes", partition_col="asset").collect()
     notes = notes_frame.get_column("note").to_list() if notes_frame.height else []

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from rating_core.budget import MemoryBudget
 from rating_core.ingest.canonical import (
     canonical_games,
     check_match_dates,
@@ -251,6 +252,7 @@ class GroupReading:
     streamed: bool = False
     taken: pl.DataFrame | None = None
     repeated: frozenset[int] = frozenset()
+    budget: MemoryBudget | None = None
     notes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     group_notes: list[str] = field(default_factory=list)
     split_ids: list[np.ndarray] = field(default_factory=list)
@@ -276,7 +278,7 @@ class GroupReading:
     def _windows(self, path: Path, name: str) -> Iterator[IngestResult]:
         first_seen: dict[str, int] = {}
         reading = None
-        for stream, result in pgn_windows(path, name):
+        for stream, result in pgn_windows(path, name, budget=self.budget):
             if stream is not reading:  # read again as Windows-1252: what came before is void
                 reading, first_seen = stream, {}
                 self.split_ids.clear()

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import polars as pl
 
+from rating_core.budget import MemoryBudget
 from rating_core.ingest import pgn_stream
 from rating_core.ingest.common import IngestResult
 from rating_core.ingest.pgn_frames import repeated_ids
@@ -28,20 +29,32 @@ PGN_SUFFIXES = (".pgn", ".pgn.gz", ".pgn.zst")
 
 
 def pgn_windows(
-    path: Path, source_file: str, *, window: int | None = None, chunks: int | None = None
+    path: Path,
+    source_file: str,
+    *,
+    window: int | None = None,
+    chunks: int | None = None,
+    budget: MemoryBudget | None = None,
 ) -> Iterator[tuple[PgnStream, IngestResult]]:
     """Each window of a PGN file as raw rows and quarantine rows, with the stream reading it
     (its `notes` and `games` are final once the windows are exhausted). A file that is not
     UTF-8 is read again from its start as Windows-1252: the caller drops what the first
     reading gave when a window comes from a new stream (`legacy`). `window`: bytes read at a
-    time (default `pgn_stream.WINDOW_BYTES`)."""
-    window = window or pgn_stream.WINDOW_BYTES
-    stream = PgnStream(Path(path), source_file, window=window, pieces=chunks)
+    time (default `pgn_stream.WINDOW_BYTES`, or what `budget` allows); `budget` also bounds the
+    zstd window and the longest stretch without a game."""
+    budget = budget or MemoryBudget()
+    sizes = {
+        "window": window or min(pgn_stream.WINDOW_BYTES, budget.text_window),
+        "zstd_window": budget.zstd_window,
+        "stretch": budget.stretch,
+        "pieces": chunks,
+    }
+    stream = PgnStream(Path(path), source_file, **sizes)  # type: ignore[arg-type]
     try:
         for result in stream.chunks():
             yield stream, result
     except NotUtf8:
-        stream = PgnStream(Path(path), source_file, legacy=True, window=window, pieces=chunks)
+        stream = PgnStream(Path(path), source_file, legacy=True, **sizes)  # type: ignore[arg-type]
         for result in stream.chunks():
             yield stream, result
 

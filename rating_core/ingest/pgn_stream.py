@@ -22,13 +22,14 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from rating_core.budget import WINDOW_MAX, show_size
 from rating_core.ingest.common import IngestResult, UnreadableFileError, quarantine_rows
 from rating_core.ingest.pgn_files import ZSTD_WINDOW_MAX, open_stream
 from rating_core.ingest.pgn_frames import derive, games_window, split
 from rating_core.ingest.pgn_scan import CHUNK_MAX, _next_game_start, default_chunks
 from rating_core.progress import Progress, report
 
-WINDOW_BYTES = 64 << 20
+WINDOW_BYTES = WINDOW_MAX
 """Text scanned per window: large enough that the per-window cost (a few Polars expressions)
 is small beside the scan, small enough that a few windows in flight stay a small part of the
 memory budget."""
@@ -74,11 +75,14 @@ def _fill(stream: object, buf: bytearray, have: int) -> tuple[int, bool]:
     return have, False
 
 
-def windows(stream: object, size: int = WINDOW_BYTES) -> Iterator[np.ndarray]:
+def windows(
+    stream: object, size: int = WINDOW_BYTES, stretch: int = CHUNK_MAX, label: str = "the file"
+) -> Iterator[np.ndarray]:
     """The stream's bytes as windows ending at a game start (the last one at the end of the
     stream), read ahead on a thread into `BUFFERS` reused buffers. A window is valid until the
-    next one is asked for. A stretch of more than CHUNK_MAX bytes without a game start is an
-    UnreadableFileError (the scanner's limit), never an unbounded buffer."""
+    next one is asked for. A stretch of more than `stretch` bytes without a game start (at most
+    the scanner's CHUNK_MAX) is an UnreadableFileError naming that rule, never an unbounded
+    buffer: a file that expands to gigabytes of anything but games is refused by it."""
     free: queue.Queue[bytearray | None] = queue.Queue()
     ready: queue.Queue[tuple[bytearray, int, bool] | BaseException] = queue.Queue(maxsize=1)
     for _ in range(BUFFERS - 1):
@@ -95,9 +99,13 @@ def windows(stream: object, size: int = WINDOW_BYTES) -> Iterator[np.ndarray]:
                     return
                 cut = last_game_start(np.frombuffer(buf, dtype=np.uint8), have)
                 if cut <= 0:  # one game fills the window: a larger one for it
-                    if len(buf) > CHUNK_MAX:
-                        raise UnreadableFileError("a stretch of over 1 GiB without a game boundary")
-                    buf = buf + bytearray(len(buf))
+                    if len(buf) >= min(stretch, CHUNK_MAX):
+                        raise UnreadableFileError(
+                            f"{label}: over {show_size(len(buf))} of text without a game "
+                            "boundary: not PGN games, or one game larger than this run allows "
+                            "(--memory)"
+                        )
+                    buf = buf + bytearray(min(len(buf), stretch - len(buf)))
                     continue
                 following = free.get()
                 if following is None:
@@ -142,7 +150,8 @@ class PgnStream:
     source_file: str
     legacy: bool = False
     window: int = WINDOW_BYTES
-    window_max: int = ZSTD_WINDOW_MAX
+    zstd_window: int = ZSTD_WINDOW_MAX
+    stretch: int = CHUNK_MAX
     pieces: int | None = None
     notes: list[str] = field(default_factory=list)
     games: int = 0
@@ -152,9 +161,9 @@ class PgnStream:
         first_game, line_base, stray_line = 1, 0, 0
         any_text = False
         last_report = 0.0
-        with open_stream(self.path, source, self.window_max) as stream:
+        with open_stream(self.path, source, self.zstd_window) as stream:
             size = stream.size()
-            for k, buf in enumerate(windows(stream, self.window)):
+            for k, buf in enumerate(windows(stream, self.window, self.stretch, source)):
                 start = 3 if k == 0 and bytes(buf[:3]) == _BOM else 0
                 text = buf
                 if self.legacy:

@@ -39,6 +39,7 @@ import numpy as np
 import polars as pl
 import pyarrow.parquet as pq
 
+from rating_core.budget import MemoryBudget
 from rating_core.ingest.canonical import TAKEN_SCHEMA
 from rating_core.ingest.inbox import (
     ID_HASH_SEED,
@@ -209,6 +210,7 @@ def _read_group(
     today: date | None,
     earlier: list[GameGroup],
     ids_of: Callable[[str], np.ndarray],
+    budget: MemoryBudget | None = None,
 ) -> _Read:
     """Read `group` into its files in the lake, keeping game ids unique (see the module)."""
     taken = pl.DataFrame(schema=TAKEN_SCHEMA)
@@ -217,7 +219,7 @@ def _read_group(
     looked_up: set[int] = set()
     while True:
         out = _GroupFiles(lake, group.key)
-        reading = GroupReading(group, players, today, True, taken, repeated)
+        reading = GroupReading(group, players, today, True, taken, repeated, budget)
         counts: list[pl.DataFrame] = []
         kept: list[np.ndarray] = []
         names: list[pl.DataFrame] = []
@@ -364,9 +366,10 @@ def ingest_games(
     lake: Path,
     players: pl.DataFrame | None = None,
     today: date | None = None,
+    budget: MemoryBudget | None = None,
 ) -> StoreOutcome:
     """Bring the lake's games table up to date with the inbox's game files, reading only the
-    groups that changed (see the module); returns what it did."""
+    groups that changed (see the module), streamed within `budget`; returns what it did."""
     inbox, lake = Path(inbox), Path(lake)
     run_notes: list[str] = []
     groups = game_groups(inbox, run_notes)
@@ -422,7 +425,7 @@ def ingest_games(
         if group.key not in todo:
             rows.extend(r for r in before.iter_rows(named=True) if r["group"] == group.key)
             continue
-        result = _read_group(lake, group, players, today, groups[:index], ids_of)
+        result = _read_group(lake, group, players, today, groups[:index], ids_of, budget)
         read.append(group.key)
         loaded[group.key] = result.kept
         write_partitions(lake, tables.INGEST_IDS, {group.key: pl.DataFrame({"hash": result.kept})})

@@ -341,3 +341,23 @@ def test_each_version_names_only_the_annulments_new_since_its_parent(tmp_path: P
     assert sorted(named.get_column("player_id")) == ["p3", "p4"]
     shown = ratings("diff", "site-rapid", "2026-03", "--lake", str(lake), "--json")
     assert shown.returncode == 0 and "g001" not in shown.stdout and "g006" in shown.stdout
+
+
+# --- issue 31 item 4: the memory budget -----------------------------------------------------------
+
+
+def test_a_memory_budget_that_is_not_a_size_is_one_sentence(tmp_path: Path) -> None:
+    proc = ratings("run", "--lake", str(tmp_path / "lake"), "--memory", "3 bananas")
+    assert one_sentence(proc, 2) == (
+        "ratings: --memory takes a size such as 3G, 2GB or 512MiB, not '3 bananas'"
+    )
+    assert not (tmp_path / "lake").exists()
+
+
+def test_players_that_would_not_fit_the_budget_are_refused_before_rating(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    proc = ratings("run", "--lake", str(lake), "--memory", "128MiB")
+    line = one_sentence(proc, 2)
+    assert line.startswith("ratings: the lake's 89 players need about 500 MiB to be rated")
+    assert line.endswith("more than the --memory budget of 128 MiB: give a larger --memory")
+    assert not (lake / "lists").exists()

@@ -167,3 +167,25 @@ def test_a_pgn_of_only_blank_lines_is_noted_empty(tmp_path: Path) -> None:
     result = read_pgn(path, "blank.pgn", window=256)
     assert result.notes == ("blank.pgn: empty, no games",)
     assert isinstance(result.rows, pl.DataFrame) and result.rows.height == 0
+
+
+def test_a_hostile_archive_is_refused_by_the_budgets_rule_in_bounded_memory(
+    tmp_path: Path,
+) -> None:
+    """A few kilobytes of zstd that expand to 300 MB of one byte: refused by the rule on the
+    longest stretch without a game, with the window never grown past an eighth of the budget."""
+    from rating_core.budget import MemoryBudget
+    from rating_core.ingest.pgn import pgn_windows
+
+    out = io.BytesIO()
+    with zstandard.ZstdCompressor().stream_writer(out, closefd=False) as writer:
+        block = b"x" * (1 << 20)
+        for _ in range(300):
+            writer.write(block)
+    path = tmp_path / "bomb.pgn.zst"
+    path.write_bytes(out.getvalue())
+    assert path.stat().st_size < 100_000
+    budget = MemoryBudget(256 << 20)
+    with pytest.raises(UnreadableFileError, match=r"bomb.pgn.zst: over 32 MiB of text without"):
+        for _ in pgn_windows(path, "bomb.pgn.zst", budget=budget):
+            pass

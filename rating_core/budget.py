@@ -1,0 +1,110 @@
+"""A run's memory budget (`--memory`): sizes as people write them, and what the budget sets of
+the streamed work (how much text is read at a time, the largest zstd window accepted, the
+longest stretch of a file without a game boundary) and of the per-player state.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+UNITS = {
+    "": 1,
+    "b": 1,
+    "kb": 1000,
+    "mb": 1000**2,
+    "gb": 1000**3,
+    "tb": 1000**4,
+    "k": 1024,
+    "m": 1024**2,
+    "g": 1024**3,
+    "t": 1024**4,
+    "kib": 1024,
+    "mib": 1024**2,
+    "gib": 1024**3,
+    "tib": 1024**4,
+}
+"""Memory units: KB, MB, GB are powers of 1000 (as DuckDB reads them), KiB, MiB, GiB and the
+bare letters K, M, G (as `ulimit` and `/usr/bin/time` users write them) powers of 1024."""
+
+_SIZE = re.compile(r"^\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z]*)\s*$")
+
+LEAST_MEMORY = 64 * 1024**2
+"""The smallest budget accepted: below it not even the interpreter and its libraries fit."""
+
+
+class BudgetError(ValueError):
+    """A `--memory` value that is not a size, or too small: the message is one sentence."""
+
+
+def memory_bytes(text: str, least: int = LEAST_MEMORY) -> int:
+    """A memory budget (`3G`, `2GB`, `512MiB`, `1.5GiB`) in bytes; BudgetError if it is not a
+    size or is below `least`."""
+    match = _SIZE.match(text)
+    unit = match.group("unit").lower() if match else ""
+    if not match or unit not in UNITS:
+        raise BudgetError(f"--memory takes a size such as 3G, 2GB or 512MiB, not {text!r}")
+    size = int(float(match.group("number")) * UNITS[unit])
+    if size < least:
+        raise BudgetError(f"--memory must be at least {show_size(least)}, not {text!r}")
+    return size
+
+
+def show_size(size: float) -> str:
+    """`3.0 GiB`, `512 MiB`: a size in the largest binary unit it fills."""
+    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
+        if size >= scale:
+            value = size / scale
+            return f"{value:.1f} {unit}" if value < 10 and unit == "GiB" else f"{value:.0f} {unit}"
+    return f"{size:.0f} B"
+
+
+WINDOW_MAX = 64 << 20
+"""The most text a streamed file is read in at a time (`pgn_stream.WINDOW_BYTES`)."""
+
+ZSTD_WINDOW_LIMIT = 1 << 31
+"""zstd's own largest window (`zstd --long=31`)."""
+
+STRETCH_LIMIT = (1 << 30) - 1
+"""The scanner's longest stretch without a game boundary (`pgn_scan.CHUNK_MAX`)."""
+
+BASE_BYTES = 500 * 1024**2
+"""What a run holds before any game or player: the interpreter, Polars, numba, Dagster."""
+
+PLAYER_BYTES = 600
+"""A player's share of a rating run, measured (issue 31: 586 bytes a player for the site lists'
+state, ids and names)."""
+
+
+@dataclass(frozen=True)
+class MemoryBudget:
+    """A run's budget in bytes (None: none given, the defaults) and the sizes it implies."""
+
+    total: int | None = None
+
+    @property
+    def text_window(self) -> int:
+        """Text read at a time from a streamed file: three windows are in flight, each with
+        the rows made of it, so a thirty-second of the budget each (at least 4 MiB)."""
+        if self.total is None:
+            return WINDOW_MAX
+        return max(4 << 20, min(WINDOW_MAX, self.total // 32))
+
+    @property
+    def zstd_window(self) -> int:
+        """The largest zstd window a file may ask for: a quarter of the budget."""
+        if self.total is None:
+            return ZSTD_WINDOW_LIMIT
+        return min(ZSTD_WINDOW_LIMIT, self.total // 4)
+
+    @property
+    def stretch(self) -> int:
+        """The longest stretch of a file without a game boundary: an eighth of the budget (the
+        window holding it is doubled until it fits, and copied once)."""
+        if self.total is None:
+            return STRETCH_LIMIT
+        return min(STRETCH_LIMIT, self.total // 8)
+
+    def players_fit(self, players: int) -> bool:
+        """Whether `players` players' state fits in the budget beside the run's base."""
+        return self.total is None or BASE_BYTES + players * PLAYER_BYTES <= self.total

@@ -1,0 +1,66 @@
+"""Tests of the memory budget (`--memory`): sizes as people write them, and what they set."""
+
+from __future__ import annotations
+
+import pytest
+
+from rating_core.budget import (
+    LEAST_MEMORY,
+    STRETCH_LIMIT,
+    WINDOW_MAX,
+    ZSTD_WINDOW_LIMIT,
+    BudgetError,
+    MemoryBudget,
+    memory_bytes,
+    show_size,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [
+        ("3G", 3 * 1024**3),
+        ("3GiB", 3 * 1024**3),
+        ("2GB", 2 * 1000**3),
+        ("1.5 GiB", int(1.5 * 1024**3)),
+        ("512MiB", 512 * 1024**2),
+        ("100000000", 100_000_000),
+    ],
+)
+def test_sizes_are_read_as_written(text: str, size: int) -> None:
+    assert memory_bytes(text) == size
+
+
+@pytest.mark.parametrize("text", ["", "3x", "-1G", "G", "1e9", "nan"])
+def test_what_is_not_a_size_is_refused_in_one_sentence(text: str) -> None:
+    with pytest.raises(BudgetError, match="--memory takes a size such as"):
+        memory_bytes(text)
+
+
+def test_a_budget_below_the_least_is_refused() -> None:
+    with pytest.raises(BudgetError, match="--memory must be at least 64 MiB"):
+        memory_bytes("10M")
+    assert memory_bytes("64MiB") == LEAST_MEMORY
+
+
+def test_no_budget_keeps_the_defaults_and_a_budget_shrinks_them() -> None:
+    none = MemoryBudget()
+    assert (none.text_window, none.zstd_window, none.stretch) == (
+        WINDOW_MAX,
+        ZSTD_WINDOW_LIMIT,
+        STRETCH_LIMIT,
+    )
+    assert none.players_fit(10**9)
+    small = MemoryBudget(256 * 1024**2)
+    assert small.text_window == 8 * 1024**2
+    assert small.zstd_window == 64 * 1024**2 and small.stretch == 32 * 1024**2
+    assert MemoryBudget(64 * 1024**2).text_window == 4 * 1024**2  # never below 4 MiB
+    assert MemoryBudget(3 * 1024**3).players_fit(1_000_000)
+    assert not MemoryBudget(1024**3).players_fit(1_000_000)
+
+
+def test_sizes_are_shown_in_the_unit_they_fill() -> None:
+    assert show_size(3 * 1024**3) == "3.0 GiB"
+    assert show_size(32 * 1024**2) == "32 MiB"
+    assert show_size(12 * 1024**3) == "12 GiB"
+    assert show_size(100) == "100 B"
