@@ -19,7 +19,6 @@ from rating_core.ingest.inbox import InboxBatch
 from rating_core.lake import ingest_store
 from rating_core.lake.digests import content_hash
 from rating_core.lake.storage import read_table, table_partitions, write_partitioned, write_table
-from rating_core.names import names_from
 from rating_core.schemas import GAMES_SCHEMA
 
 MERGE_GAME_COLUMNS = (
@@ -106,7 +105,7 @@ def games(paths: PipelinePaths) -> dg.MaterializeResult:
     lake = paths.lake_path
     registry = read_table(lake, "players").collect()
     outcome = ingest_store.ingest_games(paths.inbox_path, lake, registry, budget=paths.budget)
-    write_table(lake, "player_names", names_from(registry, ingest_store.player_first_names(lake)))
+    ingest_store.refresh_player_names(lake, registry, outcome)
     _store_summary(paths, "games", outcome.files, outcome.notes)
     schema = dg.TableSchema(
         columns=[dg.TableColumn(name, str(dtype)) for name, dtype in GAMES_SCHEMA.items()]

@@ -57,11 +57,13 @@ from rating_core.lake.storage import (
     flush_filesystem,
     read_table,
     table_dir,
+    table_file,
+    table_metadata,
     table_partitions,
     write_partitions,
     write_table,
 )
-from rating_core.names import FIRST_NAMES_SCHEMA, first_names, reduce_first_names
+from rating_core.names import FIRST_NAMES_SCHEMA, first_names, names_from, reduce_first_names
 from rating_core.periods import AFTER_TODAY
 from rating_core.schemas import empty
 
@@ -518,9 +520,26 @@ def player_first_names(lake: Path) -> pl.DataFrame:
     keys = table_partitions(lake, tables.INGEST_NAMES)
     if not keys:
         return empty(FIRST_NAMES_SCHEMA)
-    return reduce_first_names(
-        read_table(lake, tables.INGEST_NAMES, keys).collect().drop(tables.GROUP)
-    )
+    names = read_table(lake, tables.INGEST_NAMES, keys).collect().drop(tables.GROUP)
+    return names if len(keys) == 1 else reduce_first_names(names)  # one group's are reduced
+
+
+NAMES_INPUTS = "inputs"
+"""The key, in `player_names`' file, of the digest of what the names were made from."""
+
+
+def refresh_player_names(lake: Path, registry: pl.DataFrame, outcome: StoreOutcome) -> bool:
+    """Write `player_names` from the registry and every group's first names, unless neither
+    changed since they were last written (a run with nothing new skips the work: a second at a
+    million players); returns whether it wrote them."""
+    registry_file = table_file(lake, tables.PLAYERS)
+    registry_hash = content_hash(registry_file).hex() if registry_file.is_file() else "-"
+    inputs = hashlib.sha256(f"{outcome.digest}\0{registry_hash}".encode()).hexdigest()
+    if table_metadata(lake, tables.PLAYER_NAMES).get(NAMES_INPUTS) == inputs:
+        return False
+    names = names_from(registry, player_first_names(lake))
+    write_table(lake, tables.PLAYER_NAMES, names, metadata={NAMES_INPUTS: inputs})
+    return True
 
 
 def duplicate_game_ids(lake: Path) -> int:

@@ -164,15 +164,22 @@ Polars' file writer costs about 1.5 ms more per file, which a range of 60 period
 partition and list file; above it the file writer streams and is faster."""
 
 
-def _write_parquet(frame: pl.DataFrame, path: Path, statistics: bool = True) -> None:
+def _write_parquet(
+    frame: pl.DataFrame,
+    path: Path,
+    statistics: bool = True,
+    metadata: dict[str, str] | None = None,
+) -> None:
     """Write `frame` as Parquet to `path` (not flushed to disk): small frames encoded in memory
-    and written in one call (`SMALL_FRAME_BYTES`), large ones by Polars' streaming writer."""
+    and written in one call (`SMALL_FRAME_BYTES`), large ones by Polars' streaming writer.
+    `metadata`: key-value pairs kept in the file's footer."""
+    options = {"compression": TABLE_COMPRESSION, "statistics": statistics, "metadata": metadata}
     if frame.estimated_size() < SMALL_FRAME_BYTES:
         buffer = io.BytesIO()
-        frame.write_parquet(buffer, compression=TABLE_COMPRESSION, statistics=statistics)
+        frame.write_parquet(buffer, **options)  # type: ignore[arg-type]
         path.write_bytes(buffer.getbuffer())
     else:
-        frame.write_parquet(path, compression=TABLE_COMPRESSION, statistics=statistics)
+        frame.write_parquet(path, **options)  # type: ignore[arg-type]
 
 
 @functools.cache
@@ -199,12 +206,14 @@ def flush_filesystem(path: Path) -> None:
     os.sync()  # pragma: no cover - no syncfs, or it failed
 
 
-def _atomic_write_parquet(frame: pl.DataFrame, target: Path) -> None:
+def _atomic_write_parquet(
+    frame: pl.DataFrame, target: Path, metadata: dict[str, str] | None = None
+) -> None:
     """Write `frame` to a hidden temp file beside `target`, fsync it, then `os.replace` it."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.parent / f".{target.name}{_TEMP_MARK}{uuid.uuid4().hex}"
     try:
-        _write_parquet(frame, tmp)
+        _write_parquet(frame, tmp, metadata=metadata)
         with open(tmp, "rb+") as handle:
             os.fsync(handle.fileno())
         os.replace(tmp, target)
@@ -299,8 +308,14 @@ def write_partitions(
     return [target for _, target in staged]
 
 
-def write_table(lake: Path | str, table: TableRef, frame: pl.DataFrame) -> Path:
-    """Replace an unpartitioned table with `frame`, atomically: `<lake>/<table>/part-0.parquet`."""
+def write_table(
+    lake: Path | str,
+    table: TableRef,
+    frame: pl.DataFrame,
+    metadata: dict[str, str] | None = None,
+) -> Path:
+    """Replace an unpartitioned table with `frame`, atomically: `<lake>/<table>/part-0.parquet`
+    (`metadata`: key-value pairs for the file's footer, read back by `table_metadata`)."""
     known = _catalogued(table)
     if known is not None and known.partitioned:
         raise ValueError(
@@ -308,8 +323,17 @@ def write_table(lake: Path | str, table: TableRef, frame: pl.DataFrame) -> Path:
             "write it with write_partitioned"
         )
     target = table_dir(lake, table) / PART_FILE
-    _atomic_write_parquet(frame, target)
+    _atomic_write_parquet(frame, target, metadata)
     return target
+
+
+def table_metadata(lake: Path | str, table: TableRef) -> dict[str, str]:
+    """The key-value pairs `write_table` kept with an unpartitioned table (empty: none, or no
+    such table)."""
+    path = table_dir(lake, table) / PART_FILE
+    if not path.is_file():
+        return {}
+    return pl.read_parquet_metadata(path)
 
 
 def table_file(lake: Path | str, table: TableRef, value: str | None = None) -> Path:

@@ -15,6 +15,7 @@ from rating_core.ingest.inbox import ingest_games as read_whole_inbox
 from rating_core.lake import ingest_store, tables
 from rating_core.lake.storage import read_table
 from rating_core.names import player_names
+from rating_core.schemas import PLAYERS_SCHEMA, conform
 
 
 def _game(i: int, day: int = 1, gid: str | None = None, tc: str = "180+2") -> str:
@@ -224,3 +225,25 @@ def test_a_truncated_archive_leaves_the_lake_as_it_was(tmp_path: Path) -> None:
     (inbox / "platform" / "cut.pgn.gz").unlink()
     assert not ingest_store.ingest_games(inbox, lake).changed
     shutil.rmtree(lake)
+
+
+def test_player_names_are_written_again_only_when_their_inputs_change(tmp_path: Path) -> None:
+    from rating_core.lake.storage import write_table
+
+    inbox, lake = _inbox(tmp_path), tmp_path / "lake"
+    registry = conform(pl.DataFrame({"player_id": ["w1"], "name": ["Wanda One"]}), PLAYERS_SCHEMA)
+    write_table(lake, tables.PLAYERS, registry)
+    outcome = ingest_store.ingest_games(inbox, lake, registry)
+    assert ingest_store.refresh_player_names(lake, registry, outcome)
+    names = read_table(lake, tables.PLAYER_NAMES).collect()
+    assert names.filter(pl.col("player_id") == "w1").get_column("name").item() == "Wanda One"
+    assert names.sort("player_id").equals(
+        player_names(registry, read_whole_inbox(inbox).rows).sort("player_id")
+    )
+    again = ingest_store.ingest_games(inbox, lake, registry)
+    assert not ingest_store.refresh_player_names(lake, registry, again)
+    renamed = registry.with_columns(pl.lit("Wanda Two").alias("name"))
+    write_table(lake, tables.PLAYERS, renamed)
+    assert ingest_store.refresh_player_names(lake, renamed, again)
+    names = read_table(lake, tables.PLAYER_NAMES).collect()
+    assert names.filter(pl.col("player_id") == "w1").get_column("name").item() == "Wanda Two"
