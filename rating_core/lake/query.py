@@ -185,8 +185,8 @@ def _check_files(part: ViewPart) -> bool:
                     f"the files of view {part.name} do not share one schema, so it cannot be "
                     f"read: column {column} is {first[1]} in '{first[2]}' and {dtype} in '{path}'"
                 )
-    first_schema = part.schemas[0]
-    return any(schema != first_schema for schema in part.schemas[1:])
+    first_schema = list((part.schemas[0] or {}).items())  # in order: names, then positions
+    return any(list((schema or {}).items()) != first_schema for schema in part.schemas[1:])
 
 
 def _constants(part: ViewPart) -> str:
