@@ -13,9 +13,10 @@ versions are ever read; `rating_core.lake.views` says which files each view read
 `ratings query` (`stream_query`, `run_query`, `query_frame`: one checked SELECT) reads the files
 with DuckDB's own `read_parquet` over the exact list of each view, so DuckDB pushes a query's
 filters and columns into the Parquet scans (a player's games read a few columns of a few row
-groups, not whole tables) and a partition filter (`period = '2026-03'`) skips whole files; only
-the views a query names are opened (`SELECT 1` opens none, and imports neither Polars nor the
-catalogue). `connect` (a notebook's connection, whose statements nobody checks) reads the same
+groups, not whole tables) and a partition filter (`period = '2026-03'`) skips whole files. Only
+the views a query names are opened (`SELECT 1` opens none), and the table views (`games`,
+`quarantine`, `history_*`) are listed by their folders, their footers read by DuckDB, without
+importing Polars or the catalogue (`_QUICK_TABLES`; `views` lists the others). `connect` (a notebook's connection, whose statements nobody checks) reads the same
 files as Arrow datasets instead, which DuckDB scans without opening a file itself.
 
 Read-only is DuckDB's own doing. The connection's database is an empty file opened read-only
@@ -51,10 +52,10 @@ import duckdb
 
 from rating_core.lake.location import as_local_path
 
-if TYPE_CHECKING:  # Polars and the catalogue are imported once a query names a view
+if TYPE_CHECKING:  # Polars and the catalogue are imported once a query needs them
     import polars as pl
 
-    from rating_core.lake.views import LakeView, ViewPart
+from rating_core.lake.view_parts import LakeView, ViewPart
 
 VERSIONS_VIEW = "versions"
 VERSIONS_WHAT = "one row per published version (manifest): when, why, from which parent"
@@ -148,9 +149,32 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _type_family(dtype: pl.DataType) -> str | None:
+_DUCKDB_NUMBERS = frozenset(
+    [
+        "TINYINT",
+        "SMALLINT",
+        "INTEGER",
+        "BIGINT",
+        "HUGEINT",
+        "UTINYINT",
+        "USMALLINT",
+        "UINTEGER",
+        "UBIGINT",
+        "UHUGEINT",
+        "FLOAT",
+        "DOUBLE",
+    ]
+)
+
+
+def _type_family(dtype: Any) -> str | None:  # noqa: ANN401  (a Polars type or a DuckDB name)
     """What DuckDB's `union_by_name` reads together: every number, every kind of text (a Polars
-    Enum is text in Parquet), a column of nulls with anything; else the type itself."""
+    Enum is text in Parquet), a column of nulls with anything; else the type itself. `dtype` is
+    a Polars type (`views`) or a DuckDB type name (`_quick_views`)."""
+    if isinstance(dtype, str):
+        if dtype in _DUCKDB_NUMBERS or dtype.startswith("DECIMAL"):
+            return "number"
+        return {"VARCHAR": "text", '"NULL"': None, "NULL": None}.get(dtype, dtype)
     if dtype.is_numeric():
         return "number"
     name = type(dtype).__name__
@@ -165,11 +189,11 @@ def _check_files(part: ViewPart) -> bool:
     """Refuse a part whose files cannot be read as one: a damaged file (UnreadableFileError, a
     fault of the lake) or two files that disagree on a column's type (QueryError). True when the
     files' columns differ (some lack one, or widths differ), so DuckDB must unify them by name."""
-    from rating_core.ingest.common import UnreadableFileError
-
     seen: dict[str, tuple[str | None, str, Path]] = {}
     for path, schema in zip(part.files, part.schemas, strict=True):
         if schema is None:
+            from rating_core.ingest.common import UnreadableFileError  # (imports Polars)
+
             raise UnreadableFileError(
                 f"view {part.name} cannot be read: the lake file '{path}' is damaged or "
                 "incomplete (its Parquet footer cannot be read), perhaps written when the disk "
@@ -198,7 +222,7 @@ def _constants(part: ViewPart) -> str:
 
 def _part_select(part: ViewPart) -> str:
     """The SELECT reading one part: DuckDB's `read_parquet` over its files, the partition column
-    from their folder names (`period=2026-03`) unless the files hold it, the constant columns."""
+    from their folder names (`period=2026-03`) unless the files hold it."""
     differ = _check_files(part)
     columns = {column for schema in part.schemas if schema for column in schema}
     files = ", ".join(_literal(str(path.absolute())) for path in part.files)
@@ -218,7 +242,7 @@ def _part_select(part: ViewPart) -> str:
     else:
         options.append("hive_partitioning = false")
     star = f"* EXCLUDE ({', '.join(map(_identifier, exclude))})" if exclude else "*"
-    return f"SELECT {star}{_constants(part)} FROM read_parquet([{files}], {', '.join(options)})"
+    return f"SELECT {star} FROM read_parquet([{files}], {', '.join(options)})"
 
 
 def _plain_type(dtype: Any) -> Any:  # noqa: ANN401  (pyarrow is untyped)
@@ -267,29 +291,151 @@ def _open_view(con: duckdb.DuckDBPyConnection, view: LakeView, read_files: bool)
 
         con.register(view.name, pl.DataFrame(schema=view.schema or {}).to_arrow())
         return []
-    if not read_files:
-        for part in view.parts:
-            con.register(part.name, _dataset(part))
-        selects = [
-            f"SELECT *{_constants(part)} FROM {_identifier(part.name)}" for part in view.parts
-        ]
-    else:
-        selects = [_part_select(part) for part in view.parts]
-    if len(view.parts) == 1 and view.parts[0].name == view.name:
-        if not read_files:
-            return []  # the dataset registered under the view's name is the view
-        body = selects[0]
-    else:  # each part is the view of its own table; this one reads them all
-        if read_files:
-            for part, select in zip(view.parts, selects, strict=True):
-                con.execute(f"CREATE OR REPLACE TEMP VIEW {_identifier(part.name)} AS {select}")
-            selects = [f"SELECT * FROM {_identifier(part.name)}" for part in view.parts]
-        body = " UNION ALL BY NAME ".join(selects)
+    # each part is the view of its own table (history_fide_standard_game_explanations, a view
+    # itself), read as the table is; the view adds the parts' constant columns (`list`)
     try:
-        con.execute(f"CREATE OR REPLACE TEMP VIEW {_identifier(view.name)} AS {body}")
-    except duckdb.Error as error:  # a file the footer check let through
+        for part in view.parts:
+            if read_files:
+                select = _part_select(part)
+                con.execute(f"CREATE OR REPLACE TEMP VIEW {_identifier(part.name)} AS {select}")
+            else:
+                con.register(part.name, _dataset(part))
+        if len(view.parts) > 1 or view.parts[0].name != view.name:
+            body = " UNION ALL BY NAME ".join(
+                f"SELECT *{_constants(part)} FROM {_identifier(part.name)}" for part in view.parts
+            )
+            con.execute(f"CREATE OR REPLACE TEMP VIEW {_identifier(view.name)} AS {body}")
+    except duckdb.Error as error:  # files the footer check let through that DuckDB cannot read
         raise QueryError(f"view {view.name} cannot be read: {_first_line(error)}") from None
-    return [path for part in view.parts for path in part.files] if read_files else []
+    return _files(view) if read_files else []
+
+
+def _files(view: LakeView) -> list[Path]:
+    """Every file a view reads."""
+    return [path for part in view.parts for path in part.files]
+
+
+_QUICK_TABLES: dict[str, tuple[str, tuple[tuple[str, str, str | None], ...]]] = {
+    "games": ("every chess game of the inbox", (("games", "period", None),)),
+    "quarantine": ("rejected input records with their reason", (("quarantine", "source", None),)),
+    **{
+        f"history_{system}": (
+            f"{system}: one row per player per game",
+            tuple(
+                (f"history/{system}-{kind}-game_explanations", "period", f"{system}-{kind}")
+                for kind in ("standard", "rapid", "blitz")
+            ),
+        )
+        for system in ("fide", "ukd")
+    },
+    "history_club": (
+        "club: one row per player per game",
+        (("history/club-game_explanations", "period", None),),
+    ),
+    "history_site": ("site: one row per player per game", (("history/site", "period", None),)),
+    "history_fibs": ("fibs: one row per player per game", (("history/fibs", "period", None),)),
+}
+"""The table views `ratings query` opens without the catalogue, and so without importing Polars
+(a player's history starts a fifth of a second sooner): view -> (what it holds, its tables as
+(folder in the lake, partition column, the `list` column's value or None)). The same as
+`rating_core.lake.views` derives from the catalogue (a unit test compares them); each other
+`history_<table>` view is found by its folder under `history/`."""
+
+
+def _view_name(folder: str) -> str:
+    """A table's folder as a view name, as `rating_core.lake.views.history_view_name` names it
+    (`history/fide-standard-player_explanations` is `history_fide_standard_player_explanations`)."""
+    return re.sub(r"[^A-Za-z0-9]+", "_", folder)
+
+
+def _quick_tables(root: Path, name: str) -> tuple[str, tuple[tuple[str, str, str | None], ...]]:
+    """What a table view holds and its tables, when `_QUICK_TABLES` or a folder under `history/`
+    says so (every explanation table is partitioned by period); else ("", ())."""
+    if name in _QUICK_TABLES:
+        return _QUICK_TABLES[name]
+    if name.startswith("history_"):
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(root / "history"):
+                if (
+                    entry.is_dir()
+                    and "history_" + re.sub(r"[^A-Za-z0-9]+", "_", entry.name) == name
+                ):
+                    folder = f"history/{entry.name}"
+                    return f"the explanation table {folder}", ((folder, "period", None),)
+    return "", ()
+
+
+def _quick_views(
+    con: duckdb.DuckDBPyConnection, root: Path, names: Collection[str]
+) -> list[LakeView] | None:
+    """The table views `names` with their files and columns, listed by folder name and read by
+    DuckDB's own Parquet footer reader (no Polars, no catalogue); None when any of them needs the
+    catalogue: a list view, `versions`, a view with no file yet, a damaged file or nested
+    columns (`rating_core.lake.views` then lists them all and says why)."""
+    found = []
+    for name in sorted(names):
+        what, tables = _quick_tables(root, name)
+        parts = []
+        for folder, column, listed in tables:
+            base = root / folder
+            prefix = f"{column}="
+            try:
+                values = sorted(
+                    entry.name[len(prefix) :]
+                    for entry in os.scandir(base)
+                    if entry.is_dir() and entry.name.startswith(prefix)
+                )
+            except OSError:
+                continue
+            files = [base / f"{prefix}{v}" / "part-0.parquet" for v in values]
+            files = [path for path in files if path.is_file()]
+            if files:
+                part = _footers(con, _view_name(folder), files, column, base)
+                if part is None:
+                    return None
+                if part.files:
+                    constants = (("list", listed),) if listed else ()
+                    parts.append(
+                        ViewPart(part.name, part.files, column, base, constants, part.schemas)
+                    )
+        if not parts:
+            return None
+        found.append(LakeView(name, what, tuple(parts)))
+    return found
+
+
+_NO_COLUMN = "Need at least one non-root column"
+"""DuckDB's words for a Parquet file written with no column (an empty period may be)."""
+
+
+def _footers(
+    con: duckdb.DuckDBPyConnection, name: str, files: list[Path], column: str, base: Path
+) -> ViewPart | None:
+    """The files that have columns, with their columns as DuckDB reads them from the footers
+    (in one call, file by file if one fails); None if a footer cannot be read or a column is
+    nested."""
+    sql = "SELECT file_name, name, duckdb_type, num_children FROM parquet_schema(?)"
+    try:
+        rows = con.execute(sql, [[str(path) for path in files]]).fetchall()
+    except duckdb.Error:  # a file with no column, or a damaged one
+        rows = []
+        for path in files:
+            try:
+                rows += con.execute(sql, [[str(path)]]).fetchall()
+            except duckdb.Error as error:
+                if _NO_COLUMN not in str(error):
+                    return None
+    schemas: dict[str, dict[str, Any]] = {str(path): {} for path in files}
+    rooted: set[str] = set()
+    for file_name, column_name, type_name, children in rows:
+        if file_name not in rooted:  # a file's first row is the root of its schema
+            rooted.add(file_name)
+            continue
+        if children or type_name is None:  # a nested column: left to the catalogue's reading
+            return None
+        schemas[file_name][column_name] = type_name
+    kept = [path for path in files if schemas[str(path)]]
+    return ViewPart(name, tuple(kept), column, base, (), tuple(schemas[str(p)] for p in kept))
 
 
 def _lockdown(memory: int, spill: Path, files: Collection[Path]) -> list[str]:
@@ -373,7 +519,12 @@ def open_lake(
     opened: dict[str, str] = {}
     unopened: dict[str, Exception] = {}
     files: list[Path] = []
-    if names is None or names:
+    quick = _quick_views(con, root, names) if read_files and names else None
+    if quick is not None:  # a query of table views: no Polars, no catalogue
+        for view in quick:
+            files += _open_view(con, view, read_files)
+            opened[view.name] = view.what
+    elif names is None or names:
         from rating_core.ingest.common import UnreadableFileError
         from rating_core.lake import views
         from rating_core.lake.versions import published_versions
@@ -417,8 +568,13 @@ def views_used(con: duckdb.DuckDBPyConnection, sql: str) -> set[str] | None:
         return None
     if not named and not _CATALOGUE_WORDS.search(sql):
         return set()
-    known = set(view_names())
-    used = {name.lower() for name in named if name.lower() in known}  # SQL names ignore case
+    # the views' names without the catalogue (so without Polars): the main ones and every
+    # `history_<table>`; a history_ name no table has is left to the catalogue to refuse
+    used = {
+        name.lower()  # SQL names ignore case
+        for name in named
+        if name.lower() in MAIN_VIEWS or name.lower().startswith("history_")
+    }
     return used or None
 
 

@@ -21,6 +21,7 @@ from rating_core.lake import tables
 from rating_core.lake.location import as_local_path
 from rating_core.lake.storage import table_dir, table_file, table_partitions
 from rating_core.lake.versions import published_versions
+from rating_core.lake.view_parts import FileSchema, LakeView, ViewPart
 from rating_core.schemas import TableSchema
 
 LIST_VIEW_SCHEMA: TableSchema = {**publish.SNAPSHOT_COLUMNS, **publish.LIST_SCHEMA}
@@ -35,37 +36,6 @@ PER_GAME_TABLES: dict[str, tuple[tables.LakeTable, ...]] = {
 }
 """The per-game explanation tables of each system (`history_<system>`); the FIDE and UKD ones, one
 per list, are read together with a `list` column naming the list (`fide-standard`)."""
-
-
-FileSchema = dict[str, pl.DataType]
-"""A Parquet file's columns and their Polars types."""
-
-
-@dataclass(frozen=True)
-class ViewPart:
-    """Parquet files read as one relation, named `name`: `partition_col` (if any) is read from
-    each file's folder name under `base` (`period=2026-03`), `constants` are columns of one value
-    (`list`)."""
-
-    name: str
-    files: tuple[Path, ...]
-    partition_col: str | None = None
-    base: Path | None = None
-    constants: tuple[tuple[str, str], ...] = ()
-    schemas: tuple[FileSchema | None, ...] = field(default=(), hash=False, compare=False)
-    """Each file's columns, as its footer says (None: the file is damaged), read once when the
-    view is listed so that the DuckDB side can check and unify them without reading them again."""
-
-
-@dataclass(frozen=True)
-class LakeView:
-    """One view of the lake: its name, what it holds, its parts and, when no file holds it yet,
-    the columns it has (None: the table's columns are only known once written)."""
-
-    name: str
-    what: str
-    parts: tuple[ViewPart, ...] = ()
-    schema: TableSchema | None = field(default=None, hash=False, compare=False)
 
 
 # --- which files each view reads ---------------------------------------------------------------

@@ -245,13 +245,18 @@ def test_query_option_mistakes_are_one_sentence_exit_2(
     assert message in assert_one_sentence(proc)
 
 
-def test_query_of_no_view_imports_neither_polars_nor_arrow(lake: str) -> None:
-    """`ratings query "SELECT 1"` starts with DuckDB alone: the command line imports only the
-    query command's modules, and no view is opened for a query that names none."""
+@pytest.mark.parametrize(
+    "sql",
+    ["SELECT 1", "SELECT count(*) FROM games", "SELECT list, player_id FROM history_fide"],
+)
+def test_query_of_tables_imports_neither_polars_nor_arrow(lake: str, sql: str) -> None:
+    """`ratings query "SELECT 1"` starts with DuckDB alone (the command line imports only the
+    query command's modules, and no view is opened for a query naming none); a query of table
+    views lists their files and reads their footers with DuckDB, without the catalogue."""
     probe = (
         "import sys\n"
         "from pipelines import cli\n"
-        f"status = cli.main(['query', 'SELECT 1', '--lake', {lake!r}, '--csv'])\n"
+        f"status = cli.main(['query', {sql!r}, '--lake', {lake!r}, '--csv'])\n"
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'polars', 'pyarrow', 'dagster'})\n"
         "print(status, heavy)\n"
     )

@@ -392,3 +392,49 @@ def test_a_lake_under_a_folder_named_like_a_partition_gains_no_column(tmp_path: 
     result = run_query(lake, "SELECT * FROM games ORDER BY game_id")
     assert "x" not in result.columns
     assert [row[result.columns.index("period")] for row in result.rows] == ["2026-01", "2026-01"]
+
+
+def test_the_table_views_listed_without_the_catalogue_are_the_catalogues() -> None:
+    """`ratings query` opens games, quarantine and history_<system> from its own list of their
+    folders (no Polars to import); that list says what the catalogue says."""
+    from rating_core.lake import views
+
+    specs = {spec.name: spec for spec in views.VIEW_SPECS}
+    for name, (what, folders) in query._QUICK_TABLES.items():
+        spec = specs[name]
+        assert what == spec.what, name
+        expected = [
+            (table.name, table.partition_col, dict(constants).get("list"))
+            for table, constants in spec.tables
+        ]
+        assert list(folders) == expected, name
+    for table in tables_of_history():
+        assert query._view_name(table) == views.history_view_name(views.tables.named(table))
+
+
+def tables_of_history() -> list[str]:
+    from rating_core.lake import tables
+
+    return [table.name for table in tables.history_tables()]
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        "games",
+        "quarantine",
+        "history_fide",
+        "history_fide_standard_game_explanations",
+        "history_fide_rapid_game_explanations",
+    ],
+)
+def test_a_table_view_is_the_same_listed_by_folder_or_by_the_catalogue(
+    lake: Path, view: str
+) -> None:
+    quick = run_query(lake, f"SELECT * FROM {view} ORDER BY ALL")  # listed by its folders
+    with duckdb.connect() as con:  # every view, listed from the catalogue
+        opened = query.open_lake(lake, None, con, read_files=True)
+        relation = opened.connection.sql(f"SELECT * FROM {view} ORDER BY ALL")
+        assert quick.columns == list(relation.columns)
+        assert quick.types == [str(t) for t in relation.types]
+        assert quick.rows == relation.fetchall()
