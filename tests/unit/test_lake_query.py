@@ -438,3 +438,9 @@ def test_a_table_view_is_the_same_listed_by_folder_or_by_the_catalogue(
         assert quick.columns == list(relation.columns)
         assert quick.types == [str(t) for t in relation.types]
         assert quick.rows == relation.fetchall()
+
+
+def test_the_command_lines_memory_default_is_the_librarys() -> None:
+    from pipelines import query as command
+
+    assert command.DEFAULT_MEMORY == query.DEFAULT_MEMORY
