@@ -356,11 +356,8 @@ def _quick_tables(root: Path, name: str) -> tuple[str, tuple[tuple[str, str, str
     if name.startswith("history_"):
         with contextlib.suppress(OSError):
             for entry in os.scandir(root / "history"):
-                if (
-                    entry.is_dir()
-                    and "history_" + re.sub(r"[^A-Za-z0-9]+", "_", entry.name) == name
-                ):
-                    folder = f"history/{entry.name}"
+                folder = f"history/{entry.name}"
+                if entry.is_dir() and _view_name(folder) == name:
                     return f"the explanation table {folder}", ((folder, "period", None),)
     return "", ()
 
