@@ -72,12 +72,14 @@ def add_query_parser(
     query.add_argument(
         "--limit",
         type=int,
+        metavar="N",
         help=f"rows to print, 1 or more (default: {TABLE_LIMIT} in the table, every row with "
         "--json or --csv)",
     )
     query.add_argument(
         "--memory",
         default=DEFAULT_MEMORY,
+        metavar="SIZE",
         help=f"DuckDB's memory budget, e.g. 2GB or 512MiB (default {DEFAULT_MEMORY}); what does "
         "not fit spills to a temporary folder",
     )
