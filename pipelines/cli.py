@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import os
 import re
 import subprocess
@@ -17,9 +18,21 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from pipelines import as_of, calculators, export, query, report
+from pipelines import as_of, query, report
 from pipelines.errors import UserError, debug_enabled, describe_exception
 from pipelines.output import console, err_console
+
+LAZY_MODULES = ("calculators", "export", "reading")
+"""Command modules imported only by their own command (they import Polars); still reachable as
+attributes of this module (`cli.calculators`), imported on first use."""
+
+
+def __getattr__(name: str) -> object:
+    """`cli.calculators` and the other LAZY_MODULES, imported when first asked for."""
+    if name in LAZY_MODULES:
+        return importlib.import_module(f"pipelines.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 _VALUE_LOOKING_LIKE_AN_OPTION = re.compile(r"^-[^-A-Za-z]")
 """`-:1` (an unrated opponent), `-5`, `-.5`: no option of ours starts like that, so it is a value."""
@@ -105,7 +118,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _lake_folder(text: str) -> str:
     """`--lake` is a local folder: a URL (`s3://...`) is refused while parsing the arguments."""
-    from rating_core.lake.storage import as_local_path
+    from rating_core.lake.location import as_local_path
 
     try:
         as_local_path(text)
@@ -124,11 +137,50 @@ EXECUTORS = ("in_process", "multiprocess")
 """Where `ratings run --executor` runs the range's steps (see `pipelines.jobs`)."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser of every subcommand."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of every subcommand, or of `command` alone: a command imports only its
+    own modules (`ratings query "SELECT 1"` starts without Polars, issue 31)."""
     parser = _Parser(prog="ratings", description="Rating-list pipeline.")
     sub = parser.add_subparsers(dest="command", required=True)
 
+    def wanted(name: str) -> bool:
+        return command is None or command == name
+
+    if wanted("run"):
+        _add_run_parser(sub)
+    if wanted("show"):
+        _add_show_parser(sub)
+    if wanted("diff"):
+        _add_diff_parser(sub)
+    if wanted("history"):
+        _add_history_parser(sub)
+    if wanted("query"):
+        query.add_query_parser(sub, _add_lake)
+    if wanted("preview"):
+        from pipelines.preview import add_preview_parser
+
+        add_preview_parser(sub)
+    if wanted("ui"):
+        ui = sub.add_parser("ui", help="open the Dagster web UI on this workspace")
+        ui.add_argument("--inbox", default="data_samples")
+        _add_lake(ui)
+        ui.add_argument("--port", type=int, default=3000)
+    if wanted("report"):
+        report.add_report_parser(sub, _add_lake)
+    if wanted("export"):
+        from pipelines import export
+
+        _add_lake(export.add_export_parser(sub))
+    if wanted("calc"):
+        from pipelines import calculators
+
+        calc = sub.add_parser("calc", help="the calculators of the seed pages, every step shown")
+        calculators.add_calc_parsers(calc.add_subparsers(dest="system", required=True))
+    return parser
+
+
+def _add_run_parser(sub: argparse._SubParsersAction) -> None:
+    """`ratings run`."""
     run = sub.add_parser("run", help="ingest the inbox and publish every list, period by period")
     run.add_argument("--inbox", default="data_samples", help="inbox folder (default data_samples)")
     _add_lake(run)
@@ -153,6 +205,9 @@ def build_parser() -> argparse.ArgumentParser:
         "archive window follow it, and a lake whose players alone would not fit is refused",
     )
 
+
+def _add_show_parser(sub: argparse._SubParsersAction) -> None:
+    """`ratings show`."""
     show = sub.add_parser("show", help="show a published list (or, without LIST, what exists)")
     show.add_argument("list", nargs="?", help="list name, e.g. fide-standard or site-elo")
     show.add_argument("--period", help="YYYY-MM (default: the latest)")
@@ -165,6 +220,9 @@ def build_parser() -> argparse.ArgumentParser:
     as_of.add_as_of_options(show)
     _add_lake(show)
 
+
+def _add_diff_parser(sub: argparse._SubParsersAction) -> None:
+    """`ratings diff`."""
     diff = sub.add_parser("diff", help="show what a version changed against its parent")
     diff.add_argument("list")
     diff.add_argument("period")
@@ -178,30 +236,15 @@ def build_parser() -> argparse.ArgumentParser:
     diff.add_argument("--all", action="store_true", help="print every column")
     _add_lake(diff)
 
+
+def _add_history_parser(sub: argparse._SubParsersAction) -> None:
+    """`ratings history`."""
     history = sub.add_parser("history", help="a player's values, game by game, with the causes")
     history.add_argument("player")
     history.add_argument("--json", action="store_true", help="print JSON")
     history.add_argument("--all", action="store_true", help="print every column")
     as_of.add_as_of_options(history)
     _add_lake(history)
-
-    query.add_query_parser(sub, _add_lake)
-
-    from pipelines.preview import add_preview_parser
-
-    add_preview_parser(sub)
-
-    ui = sub.add_parser("ui", help="open the Dagster web UI on this workspace")
-    ui.add_argument("--inbox", default="data_samples")
-    _add_lake(ui)
-    ui.add_argument("--port", type=int, default=3000)
-
-    report.add_report_parser(sub, _add_lake)
-    _add_lake(export.add_export_parser(sub))
-
-    calc = sub.add_parser("calc", help="the calculators of the seed pages, every step shown")
-    calculators.add_calc_parsers(calc.add_subparsers(dest="system", required=True))
-    return parser
 
 
 def _check_lake_folder(lake: Path) -> None:
@@ -340,29 +383,33 @@ def _cmd_preview(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `ratings` console script: every failure ends as one sentence."""
-    from pipelines import reading
-
-    handlers: dict[str, Callable[[argparse.Namespace], int]] = {
+    handlers: dict[str, Callable[[argparse.Namespace], int] | str] = {
         "run": cmd_run,
-        "show": reading.cmd_show,
-        "diff": reading.cmd_diff,
-        "history": reading.cmd_history,
+        "show": "pipelines.reading:cmd_show",
+        "diff": "pipelines.reading:cmd_diff",
+        "history": "pipelines.reading:cmd_history",
         "query": query.cmd_query,
         "preview": _cmd_preview,
         "ui": cmd_ui,
-        "calc": calculators.cmd_calc,
+        "calc": "pipelines.calculators:cmd_calc",
         "report": report.cmd_report,
-        "export": export.cmd_export,
-    }
+        "export": "pipelines.export:cmd_export",
+    }  # "module:function": imported only when that command runs
     command = "the command line"
     if argv is None:  # the `ratings` process itself: no collection until its imports are done
         gc.disable()
     try:
-        args = build_parser().parse_args(argv)
+        words = list(sys.argv[1:] if argv is None else argv)
+        first = words[0] if words else None
+        args = build_parser(first if first in handlers else None).parse_args(argv)
         command = f"'ratings {args.command}'"
         if args.command not in IMPORTS_DAGSTER:
             resume_collection()
-        status = handlers[args.command](args)
+        handler = handlers[args.command]
+        if isinstance(handler, str):
+            module, name = handler.split(":")
+            handler = getattr(importlib.import_module(module), name)
+        status = handler(args)
         if argv is None:  # the `ratings` process itself, about to exit
             skip_final_collection()
         return status

@@ -8,20 +8,36 @@ each list and period), `original_lists` (each period's first publication: its lo
 `club`, `site`, `fibs`) and `history_<table>` for every explanation table of the catalogue
 (`history/fide-standard-player_explanations` is `history_fide_standard_player_explanations`).
 The files come from the catalogue (`rating_core.lake.tables`) and the manifests, so only complete
-versions are ever read.
+versions are ever read; `rating_core.lake.views` says which files each view reads.
+
+`ratings query` (`stream_query`, `run_query`, `query_frame`: one checked SELECT) reads the files
+with DuckDB's own `read_parquet` over the exact list of each view, so DuckDB pushes a query's
+filters and columns into the Parquet scans (a player's games read a few columns of a few row
+groups, not whole tables) and a partition filter (`period = '2026-03'`) skips whole files. Only
+the views a query names are opened (`SELECT 1` opens none), and the table views (`games`,
+`quarantine`, `history_*`) are listed by their folders, their footers read by DuckDB, without
+importing Polars or the catalogue (`_QUICK_TABLES`; `views` lists the others). `connect` (a notebook's connection, whose statements nobody checks) reads the same
+files as Arrow datasets instead, which DuckDB scans without opening a file itself.
 
 Read-only is DuckDB's own doing. The connection's database is an empty file opened read-only
-(CREATE TABLE, INSERT, ATTACH are refused by DuckDB), and every file access of DuckDB is off
-(`enable_external_access = false`, no extension loading, configuration locked: COPY, read_csv,
-read_parquet of any path are refused): the views read the Parquet through Arrow datasets
-registered on the connection, which DuckDB scans without opening a file itself. `ratings query`
-also refuses, by DuckDB's own parse of the statement, anything but one SELECT, so that the
-temporary objects a read-only database still allows are refused in one sentence too.
-`lake_frames(lake)` gives the same views as Polars lazy frames, read by Polars from the same files.
+(CREATE TABLE, INSERT, ATTACH are refused by DuckDB), and DuckDB's file access is off
+(`enable_external_access = false`, no extension loading, configuration locked): COPY, read_csv,
+read_text, read_parquet of any path are refused, except, for `ratings query`, the exact Parquet
+files its views read (`allowed_paths`, set before access is closed). DuckDB would let a COPY
+write over an allowed file, so `ratings query` runs nothing but one SELECT, by DuckDB's own parse
+of the statement (which also refuses the temporary objects a read-only database still allows);
+a notebook's connection, whose statements nobody checks, allows no file at all.
+
+A connection works within a memory budget (`memory_limit`, DEFAULT_MEMORY unless told), and what
+does not fit (a large sort, join or aggregate) spills to a temporary folder of its own, removed
+with it. Results stream: `stream_query` hands the rows over in batches, so a result larger than
+memory is written out as it comes. `lake_frames(lake)` gives the same views as Polars lazy
+frames, read by Polars from the same files.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
@@ -30,171 +46,16 @@ import tempfile
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import duckdb
-import polars as pl
-import pyarrow as pa
-import pyarrow.dataset as pads
-import pyarrow.parquet as pq
 
-from rating_core.ingest.common import UnreadableFileError
-from rating_core.lake import publishing as publish
-from rating_core.lake import tables
-from rating_core.lake.storage import as_local_path, table_dir, table_file, table_partitions
-from rating_core.lake.versions import published_versions
-from rating_core.schemas import TableSchema
+from rating_core.lake.location import as_local_path
 
-LIST_VIEW_SCHEMA: TableSchema = {**publish.SNAPSHOT_COLUMNS, **publish.LIST_SCHEMA}
-"""The columns of `lists`, `current_lists` and `original_lists`: those of every `list.parquet`."""
+if TYPE_CHECKING:  # Polars and the catalogue are imported once a query needs them
+    import polars as pl
 
-PER_GAME_TABLES: dict[str, tuple[tables.LakeTable, ...]] = {
-    "fide": tuple(tables.history(f"fide-{k}", "game_explanations") for k in tables.RATING_LISTS),
-    "ukd": tuple(tables.history(f"ukd-{k}", "game_explanations") for k in tables.RATING_LISTS),
-    "club": (tables.history("club", "game_explanations"),),
-    "site": (tables.history("site"),),
-    "fibs": (tables.history("fibs"),),
-}
-"""The per-game explanation tables of each system (`history_<system>`); the FIDE and UKD ones, one
-per list, are read together with a `list` column naming the list (`fide-standard`)."""
-
-
-class QueryError(ValueError):
-    """A query that cannot run: not SQL, not one SELECT, an unknown view or column. The message
-    is one sentence for a person."""
-
-
-@dataclass(frozen=True)
-class ViewPart:
-    """Parquet files read as one relation, named `name`: `partition_col` (if any) is read from
-    each file's folder name under `base` (`period=2026-03`), `constants` are columns of one value
-    (`list`)."""
-
-    name: str
-    files: tuple[Path, ...]
-    partition_col: str | None = None
-    base: Path | None = None
-    constants: tuple[tuple[str, str], ...] = ()
-
-
-@dataclass(frozen=True)
-class LakeView:
-    """One view of the lake: its name, what it holds, its parts and, when no file holds it yet,
-    the columns it has (None: the table's columns are only known once written)."""
-
-    name: str
-    what: str
-    parts: tuple[ViewPart, ...] = ()
-    schema: TableSchema | None = field(default=None, hash=False, compare=False)
-
-
-# --- which files each view reads ---------------------------------------------------------------
-
-
-def _has_columns(path: Path) -> bool:
-    """Whether a Parquet file has at least one column (an empty period may be written with none:
-    it holds no row, and DuckDB cannot read it). A damaged file is kept, for `_dataset` to name."""
-    try:
-        return bool(pl.read_parquet_schema(path))
-    except (pl.exceptions.PolarsError, OSError):
-        return True
-
-
-def _table_part(lake: Path, table: tables.LakeTable, **constants: str) -> ViewPart | None:
-    """The files of a catalogue table, as `read_table` reads them; None if it has none."""
-    if table.partitioned:
-        values = table_partitions(lake, table)
-        files = [table_file(lake, table, value) for value in values]
-        column = table.partition_col
-    else:
-        single = table_file(lake, table)
-        files = [single] if single.exists() else []
-        column = None
-    files = [path for path in files if _has_columns(path)]
-    if not files:
-        return None
-    name = history_view_name(table)
-    return ViewPart(name, tuple(files), column, table_dir(lake, table), tuple(constants.items()))
-
-
-@dataclass(frozen=True)
-class ViewSpec:
-    """What a view reads: published list versions (`versions` = `all`, `current` or `original`,
-    file `file_name` of each) or catalogue tables (each with its constant columns)."""
-
-    name: str
-    what: str
-    schema: TableSchema | None = field(default=None, hash=False, compare=False)
-    versions: str | None = None
-    file_name: str = publish.LIST_FILE
-    tables: tuple[tuple[tables.LakeTable, tuple[tuple[str, str], ...]], ...] = ()
-
-
-def history_view_name(table: tables.LakeTable) -> str:
-    """A table's name as a view name: `history/fide-standard-player_explanations` is
-    `history_fide_standard_player_explanations`."""
-    return re.sub(r"[^A-Za-z0-9]+", "_", table.name)
-
-
-def _list_of(table: tables.LakeTable) -> str:
-    """`history/fide-standard-game_explanations` -> `fide-standard`."""
-    return table.name.removeprefix(f"{tables.HISTORY}/").rsplit("-", 1)[0]
-
-
-def _specs() -> tuple[ViewSpec, ...]:
-    """Every view but `versions`, in the order the README documents them."""
-    found = [
-        ViewSpec("lists", "every published snapshot of every list", LIST_VIEW_SCHEMA, "all"),
-        ViewSpec(
-            "current_lists",
-            "the newest version of each list and period",
-            LIST_VIEW_SCHEMA,
-            "current",
-        ),
-        ViewSpec(
-            "original_lists",
-            "each period's first publication (its lowest version)",
-            LIST_VIEW_SCHEMA,
-            "original",
-        ),
-        ViewSpec(
-            "diffs",
-            "what each version changed against its parent, and why",
-            publish.DIFF_SCHEMA,
-            "all",
-            publish.DIFF_FILE,
-        ),
-        ViewSpec(
-            "games",
-            "every chess game of the inbox",
-            tables.GAMES.schema,
-            tables=((tables.GAMES, ()),),
-        ),
-        ViewSpec(
-            "quarantine",
-            "rejected input records with their reason",
-            tables.QUARANTINE.schema,
-            tables=((tables.QUARANTINE, ()),),
-        ),
-    ]
-    for system, per_game in PER_GAME_TABLES.items():
-        with_list = len(per_game) > 1
-        parts = tuple((t, (("list", _list_of(t)),) if with_list else ()) for t in per_game)
-        found.append(
-            ViewSpec(f"history_{system}", f"{system}: one row per player per game", tables=parts)
-        )
-    seen = {spec.name for spec in found}
-    for table in tables.history_tables():
-        name = history_view_name(table)
-        if name not in seen:
-            found.append(
-                ViewSpec(name, f"the explanation table {table.name}", tables=((table, ()),))
-            )
-    return tuple(found)
-
-
-VIEW_SPECS = _specs()
-"""Every view of the lake but `versions` (the manifests)."""
+from rating_core.lake.view_parts import LakeView, ViewPart
 
 VERSIONS_VIEW = "versions"
 VERSIONS_WHAT = "one row per published version (manifest): when, why, from which parent"
@@ -207,46 +68,72 @@ MAIN_VIEWS = (
     "diffs",
     "games",
     "quarantine",
-    *(f"history_{system}" for system in PER_GAME_TABLES),
+    "history_fide",
+    "history_ukd",
+    "history_club",
+    "history_site",
+    "history_fibs",
 )
 """The views an error message names (the per-table history views are left to SHOW TABLES)."""
+
+DEFAULT_MEMORY = "1GiB"
+"""DuckDB's memory budget unless told otherwise: a player's history needs a small part of it,
+and a larger sort or join spills to disk instead of taking most of the machine (DuckDB's own
+default is 80 % of it)."""
+
+LEAST_MEMORY = 64 * 1024**2
+"""The smallest budget accepted: below it DuckDB cannot run even a small query."""
+
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "kb": 1000,
+    "mb": 1000**2,
+    "gb": 1000**3,
+    "tb": 1000**4,
+    "kib": 1024,
+    "mib": 1024**2,
+    "gib": 1024**3,
+    "tib": 1024**4,
+}
+"""Memory units as DuckDB reads them: KB, MB, GB are powers of 1000, KiB, MiB, GiB of 1024."""
+
+_SIZE = re.compile(r"^\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z]*)\s*$")
+
+
+class QueryError(ValueError):
+    """A query that cannot run: not SQL, not one SELECT, an unknown view or column. The message
+    is one sentence for a person."""
+
+
+def memory_bytes(text: str) -> int:
+    """A memory budget (`2GB`, `512MiB`, `1.5GiB`) in bytes; QueryError if it is not a size or
+    is below LEAST_MEMORY."""
+    match = _SIZE.match(text)
+    unit = match.group("unit").lower() if match else ""
+    if not match or unit not in _UNITS:
+        raise QueryError(
+            f"--memory takes a size such as 2GB, 512MB or 1GiB, not {text!r}",
+        )
+    size = int(float(match.group("number")) * _UNITS[unit])
+    if size < LEAST_MEMORY:
+        raise QueryError(f"--memory must be at least 64MiB for DuckDB to run a query, not {text!r}")
+    return size
 
 
 def view_names() -> list[str]:
     """The name of every view, sorted (the same for every lake)."""
-    return sorted([VERSIONS_VIEW, *(spec.name for spec in VIEW_SPECS)])
+    from rating_core.lake import views
+
+    return views.view_names()
 
 
-def lake_views(lake: Path | str, names: Collection[str] | None = None) -> list[LakeView]:
-    """The views of the lake (those in `names`, else all but `versions`) with the files they
-    read now: only complete list versions, only table files that have columns."""
-    root = as_local_path(lake)
-    specs = [spec for spec in VIEW_SPECS if names is None or spec.name in names]
-    versions = published_versions(root) if any(s.versions for s in specs) else None
-    views = []
-    for spec in specs:
-        parts: list[ViewPart | None]
-        if versions is not None and spec.versions is not None:
-            parts = [_published_part(spec.name, versions, spec.versions, spec.file_name)]
-        else:
-            parts = [
-                _table_part(root, table, **dict(constants)) for table, constants in spec.tables
-            ]
-        views.append(LakeView(spec.name, spec.what, tuple(p for p in parts if p), spec.schema))
-    return views
+def lake_frames(lake: Path | str) -> dict[str, pl.LazyFrame]:
+    """The views of `connect` as Polars lazy frames read from the same files (a view with no file
+    yet is an empty frame with its columns, or with none when they are unknown)."""
+    from rating_core.lake import views
 
-
-def _published_part(
-    name: str, versions: pl.DataFrame, which: str, file_name: str
-) -> ViewPart | None:
-    """The `file_name` of every version (`all`), of the newest (`current`) or of the lowest
-    (`original`) of each list and period."""
-    if which != "all":
-        pick = pl.col("version").max() if which == "current" else pl.col("version").min()
-        versions = versions.filter(pl.col("version") == pick.over("list", "period"))
-    paths = (Path(folder) / file_name for folder in versions["folder"])
-    existing = tuple(path for path in paths if path.exists())
-    return ViewPart(name, existing) if existing else None
+    return views.lake_frames(lake)
 
 
 # --- DuckDB --------------------------------------------------------------------------------------
@@ -262,23 +149,119 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _plain_type(dtype: pa.DataType) -> pa.DataType:
+_DUCKDB_NUMBERS = frozenset(
+    [
+        "TINYINT",
+        "SMALLINT",
+        "INTEGER",
+        "BIGINT",
+        "HUGEINT",
+        "UTINYINT",
+        "USMALLINT",
+        "UINTEGER",
+        "UBIGINT",
+        "UHUGEINT",
+        "FLOAT",
+        "DOUBLE",
+    ]
+)
+
+
+def _type_family(dtype: Any) -> str | None:  # noqa: ANN401  (a Polars type or a DuckDB name)
+    """What DuckDB's `union_by_name` reads together: every number, every kind of text (a Polars
+    Enum is text in Parquet), a column of nulls with anything; else the type itself. `dtype` is
+    a Polars type (`views`) or a DuckDB type name (`_quick_views`)."""
+    if isinstance(dtype, str):
+        if dtype in _DUCKDB_NUMBERS or dtype.startswith("DECIMAL"):
+            return "number"
+        return {"VARCHAR": "text", '"NULL"': None, "NULL": None}.get(dtype, dtype)
+    if dtype.is_numeric():
+        return "number"
+    name = type(dtype).__name__
+    if name in ("String", "Enum", "Categorical"):
+        return "text"
+    if name == "Null":
+        return None
+    return name
+
+
+def _check_files(part: ViewPart) -> bool:
+    """Refuse a part whose files cannot be read as one: a damaged file (UnreadableFileError, a
+    fault of the lake) or two files that disagree on a column's type (QueryError). True when the
+    files' columns differ (some lack one, or widths differ), so DuckDB must unify them by name."""
+    seen: dict[str, tuple[str | None, str, Path]] = {}
+    for path, schema in zip(part.files, part.schemas, strict=True):
+        if schema is None:
+            from rating_core.ingest.common import UnreadableFileError  # (imports Polars)
+
+            raise UnreadableFileError(
+                f"view {part.name} cannot be read: the lake file '{path}' is damaged or "
+                "incomplete (its Parquet footer cannot be read), perhaps written when the disk "
+                "was full or a run was killed"
+            )
+        for column, dtype in schema.items():
+            family = _type_family(dtype)
+            first = seen.setdefault(column, (family, str(dtype), path))
+            if family is not None and first[0] is None:
+                seen[column] = (family, str(dtype), path)
+            elif family is not None and family != first[0]:
+                raise QueryError(
+                    f"the files of view {part.name} do not share one schema, so it cannot be "
+                    f"read: column {column} is {first[1]} in '{first[2]}' and {dtype} in '{path}'"
+                )
+    first_schema = list((part.schemas[0] or {}).items())  # in order: names, then positions
+    return any(list((schema or {}).items()) != first_schema for schema in part.schemas[1:])
+
+
+def _constants(part: ViewPart) -> str:
+    """The part's constant columns as SELECT items (`, 'fide-standard' AS "list"`)."""
+    return "".join(
+        f", {_literal(value)} AS {_identifier(column)}" for column, value in part.constants
+    )
+
+
+def _part_select(part: ViewPart) -> str:
+    """The SELECT reading one part: DuckDB's `read_parquet` over its files, the partition column
+    from their folder names (`period=2026-03`) unless the files hold it."""
+    differ = _check_files(part)
+    columns = {column for schema in part.schemas if schema for column in schema}
+    files = ", ".join(_literal(str(path.absolute())) for path in part.files)
+    options = [f"union_by_name = {str(differ).lower()}"]
+    exclude: list[str] = []
+    if part.partition_col is not None and part.partition_col not in columns:
+        options += [
+            "hive_partitioning = true",
+            f"hive_types = {{{_literal(part.partition_col)}: VARCHAR}}",
+        ]
+        # DuckDB reads every `key=value` folder of the path, the lake's own ancestors too
+        assert part.base is not None
+        for folder in part.base.absolute().parts:
+            key = folder.split("=", 1)[0] if "=" in folder else None
+            if key and key != part.partition_col and key not in columns and key not in exclude:
+                exclude.append(key)
+    else:
+        options.append("hive_partitioning = false")
+    star = f"* EXCLUDE ({', '.join(map(_identifier, exclude))})" if exclude else "*"
+    return f"SELECT {star} FROM read_parquet([{files}], {', '.join(options)})"
+
+
+def _plain_type(dtype: Any) -> Any:  # noqa: ANN401  (pyarrow is untyped)
     """A dictionary column (a Polars Enum) as its values' type, so partitions unify."""
+    import pyarrow as pa
+
     return dtype.value_type if pa.types.is_dictionary(dtype) else dtype
 
 
-def _dataset(part: ViewPart) -> pads.Dataset:
-    """The part's files as one Arrow dataset: their schemas unified (a column one partition lacks
-    is null there, Int32 and Int64 read as Int64) and the partition column from the folders."""
-    schemas = []
-    for path in part.files:
-        try:
-            schemas.append(pq.read_schema(path))
-        except (pa.ArrowException, OSError) as error:  # a fault of the lake, not of the query
-            raise UnreadableFileError(
-                f"view {part.name} cannot be read: the lake file '{path}' is damaged or "
-                f"incomplete ({error}), perhaps written when the disk was full or a run was killed"
-            ) from None
+def _dataset(part: ViewPart) -> Any:  # noqa: ANN401
+    """The part's files as one Arrow dataset, which DuckDB scans without opening a file itself:
+    their schemas unified (a column one partition lacks is null there, Int32 and Int64 read as
+    Int64) and the partition column from the folders."""
+    import pyarrow as pa
+    import pyarrow.dataset as pads
+    import pyarrow.parquet as pq
+
+    _check_files(part)
+    schemas = [pq.read_schema(path) for path in part.files]
     plain = [pa.schema([f.with_type(_plain_type(f.type)) for f in schema]) for schema in schemas]
     try:
         schema = pa.unify_schemas(plain, promote_options="permissive")
@@ -299,27 +282,193 @@ def _dataset(part: ViewPart) -> pads.Dataset:
     )
 
 
-LOCKDOWN = (
-    "SET TimeZone = 'UTC'",
-    "SET enable_external_access = false",
-    "SET autoinstall_known_extensions = false",
-    "SET autoload_known_extensions = false",
-    "SET lock_configuration = true",
-)
-"""Once the views exist: times in UTC, as the lake holds them (not the machine's zone); then
-DuckDB opens no file, loads no extension, and no setting changes back."""
+def _open_view(con: duckdb.DuckDBPyConnection, view: LakeView, read_files: bool) -> list[Path]:
+    """Create `view` on the connection (QueryError, UnreadableFileError if its files cannot be
+    read as one): DuckDB's `read_parquet` of its files if `read_files`, else Arrow datasets of
+    them; the files DuckDB itself reads."""
+    if not view.parts:
+        import polars as pl
+
+        con.register(view.name, pl.DataFrame(schema=view.schema or {}).to_arrow())
+        return []
+    # each part is the view of its own table (history_fide_standard_game_explanations, a view
+    # itself), read as the table is; the view adds the parts' constant columns (`list`)
+    try:
+        for part in view.parts:
+            if read_files:
+                select = _part_select(part)
+                con.execute(f"CREATE OR REPLACE TEMP VIEW {_identifier(part.name)} AS {select}")
+            else:
+                con.register(part.name, _dataset(part))
+        if len(view.parts) > 1 or view.parts[0].name != view.name:
+            body = " UNION ALL BY NAME ".join(
+                f"SELECT *{_constants(part)} FROM {_identifier(part.name)}" for part in view.parts
+            )
+            con.execute(f"CREATE OR REPLACE TEMP VIEW {_identifier(view.name)} AS {body}")
+    except duckdb.Error as error:  # files the footer check let through that DuckDB cannot read
+        raise QueryError(f"view {view.name} cannot be read: {_first_line(error)}") from None
+    return _files(view) if read_files else []
 
 
-def _read_only_database() -> duckdb.DuckDBPyConnection:
+def _files(view: LakeView) -> list[Path]:
+    """Every file a view reads."""
+    return [path for part in view.parts for path in part.files]
+
+
+_QUICK_TABLES: dict[str, tuple[str, tuple[tuple[str, str, str | None], ...]]] = {
+    "games": ("every chess game of the inbox", (("games", "period", None),)),
+    "quarantine": ("rejected input records with their reason", (("quarantine", "source", None),)),
+    **{
+        f"history_{system}": (
+            f"{system}: one row per player per game",
+            tuple(
+                (f"history/{system}-{kind}-game_explanations", "period", f"{system}-{kind}")
+                for kind in ("standard", "rapid", "blitz")
+            ),
+        )
+        for system in ("fide", "ukd")
+    },
+    "history_club": (
+        "club: one row per player per game",
+        (("history/club-game_explanations", "period", None),),
+    ),
+    "history_site": ("site: one row per player per game", (("history/site", "period", None),)),
+    "history_fibs": ("fibs: one row per player per game", (("history/fibs", "period", None),)),
+}
+"""The table views `ratings query` opens without the catalogue, and so without importing Polars
+(a player's history starts a fifth of a second sooner): view -> (what it holds, its tables as
+(folder in the lake, partition column, the `list` column's value or None)). The same as
+`rating_core.lake.views` derives from the catalogue (a unit test compares them); each other
+`history_<table>` view is found by its folder under `history/`."""
+
+
+def _view_name(folder: str) -> str:
+    """A table's folder as a view name, as `rating_core.lake.views.history_view_name` names it
+    (`history/fide-standard-player_explanations` is `history_fide_standard_player_explanations`)."""
+    return re.sub(r"[^A-Za-z0-9]+", "_", folder)
+
+
+def _quick_tables(root: Path, name: str) -> tuple[str, tuple[tuple[str, str, str | None], ...]]:
+    """What a table view holds and its tables, when `_QUICK_TABLES` or a folder under `history/`
+    says so (every explanation table is partitioned by period); else ("", ())."""
+    if name in _QUICK_TABLES:
+        return _QUICK_TABLES[name]
+    if name.startswith("history_"):
+        with contextlib.suppress(OSError):
+            for entry in os.scandir(root / "history"):
+                folder = f"history/{entry.name}"
+                if entry.is_dir() and _view_name(folder) == name:
+                    return f"the explanation table {folder}", ((folder, "period", None),)
+    return "", ()
+
+
+def _quick_views(
+    con: duckdb.DuckDBPyConnection, root: Path, names: Collection[str]
+) -> list[LakeView] | None:
+    """The table views `names` with their files and columns, listed by folder name and read by
+    DuckDB's own Parquet footer reader (no Polars, no catalogue); None when any of them needs the
+    catalogue: a list view, `versions`, a view with no file yet, a damaged file or nested
+    columns (`rating_core.lake.views` then lists them all and says why)."""
+    found = []
+    for name in sorted(names):
+        what, tables = _quick_tables(root, name)
+        parts = []
+        for folder, column, listed in tables:
+            base = root / folder
+            prefix = f"{column}="
+            try:
+                values = sorted(
+                    entry.name[len(prefix) :]
+                    for entry in os.scandir(base)
+                    if entry.is_dir() and entry.name.startswith(prefix)
+                )
+            except OSError:
+                continue
+            files = [base / f"{prefix}{v}" / "part-0.parquet" for v in values]
+            files = [path for path in files if path.is_file()]
+            if files:
+                part = _footers(con, _view_name(folder), files, column, base)
+                if part is None:
+                    return None
+                if part.files:
+                    constants = (("list", listed),) if listed else ()
+                    parts.append(
+                        ViewPart(part.name, part.files, column, base, constants, part.schemas)
+                    )
+        if not parts:
+            return None
+        found.append(LakeView(name, what, tuple(parts)))
+    return found
+
+
+_NO_COLUMN = "Need at least one non-root column"
+"""DuckDB's words for a Parquet file written with no column (an empty period may be)."""
+
+
+def _footers(
+    con: duckdb.DuckDBPyConnection, name: str, files: list[Path], column: str, base: Path
+) -> ViewPart | None:
+    """The files that have columns, with their columns as DuckDB reads them from the footers
+    (in one call, file by file if one fails); None if a footer cannot be read or a column is
+    nested."""
+    sql = "SELECT file_name, name, duckdb_type, num_children FROM parquet_schema(?)"
+    try:
+        rows = con.execute(sql, [[str(path) for path in files]]).fetchall()
+    except duckdb.Error:  # a file with no column, or a damaged one
+        rows = []
+        for path in files:
+            try:
+                rows += con.execute(sql, [[str(path)]]).fetchall()
+            except duckdb.Error as error:
+                if _NO_COLUMN not in str(error):
+                    return None
+    schemas: dict[str, dict[str, Any]] = {str(path): {} for path in files}
+    rooted: set[str] = set()
+    for file_name, column_name, type_name, children in rows:
+        if file_name not in rooted:  # a file's first row is the root of its schema
+            rooted.add(file_name)
+            continue
+        if children or type_name is None:  # a nested column: left to the catalogue's reading
+            return None
+        schemas[file_name][column_name] = type_name
+    kept = [path for path in files if schemas[str(path)]]
+    return ViewPart(name, tuple(kept), column, base, (), tuple(schemas[str(p)] for p in kept))
+
+
+def _lockdown(memory: int, spill: Path, files: Collection[Path]) -> list[str]:
+    """The settings that close the connection, in order: times in UTC, as the lake holds them (not
+    the machine's zone); no progress bar on stderr; the memory budget and the spill folder; the views' files as the only ones
+    DuckDB may open; then DuckDB opens no other file, loads no extension, and no setting changes
+    back."""
+    allowed = ", ".join(_literal(str(path.absolute())) for path in files)
+    return [
+        "SET TimeZone = 'UTC'",
+        "SET enable_progress_bar = false",  # stderr is for one sentence, not a progress bar
+        f"SET memory_limit = '{memory}B'",
+        f"SET temp_directory = {_literal(str(spill))}",
+        f"SET allowed_paths = [{allowed}]",
+        "SET enable_external_access = false",
+        "SET autoinstall_known_extensions = false",
+        "SET autoload_known_extensions = false",
+        "SET lock_configuration = true",
+    ]
+
+
+def _scratch_folder() -> Path:
+    """A private temporary folder for one connection's database file and spilled data."""
+    return Path(tempfile.mkdtemp(prefix="ratings-query-"))
+
+
+def _read_only_database(folder: Path) -> duckdb.DuckDBPyConnection:
     """A connection to an empty database opened read-only (its file is removed at once: a
     read-only database is never written back)."""
-    folder = tempfile.mkdtemp(prefix="ratings-query-")
+    path = folder / "views.duckdb"
     try:
-        path = os.path.join(folder, "views.duckdb")
-        duckdb.connect(path).close()
-        return duckdb.connect(path, read_only=True)
+        duckdb.connect(str(path)).close()
+        return duckdb.connect(str(path), read_only=True)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            os.remove(path)
 
 
 @dataclass
@@ -334,80 +483,107 @@ class LakeConnection:
     """Views that could not be opened, with the error a query naming one raises: a QueryError
     (no file holds the table yet and its columns are unknown, its files disagree on a column's
     type) or an UnreadableFileError (a damaged file: a fault of the lake, not of the query)."""
-
-
-def _open_view(con: duckdb.DuckDBPyConnection, view: LakeView) -> None:
-    """Register `view` on the connection (QueryError if its files cannot be read as one)."""
-    if not view.parts:
-        con.register(view.name, pl.DataFrame(schema=view.schema or {}).to_arrow())
-    elif len(view.parts) == 1 and view.parts[0].name == view.name:
-        con.register(view.name, _dataset(view.parts[0]))
-    else:  # each part is the view of its own table; this one reads them all
-        selects = []
-        for part in view.parts:
-            con.register(part.name, _dataset(part))
-            constants = "".join(
-                f", {_literal(value)} AS {_identifier(column)}" for column, value in part.constants
-            )
-            selects.append(f"SELECT *{constants} FROM {_identifier(part.name)}")
-        body = " UNION ALL BY NAME ".join(selects)
-        con.execute(f"CREATE TEMP VIEW {_identifier(view.name)} AS {body}")
+    memory: int = 0
+    """DuckDB's memory budget, in bytes."""
 
 
 def open_lake(
     lake: Path | str,
     names: Collection[str] | None = None,
     con: duckdb.DuckDBPyConnection | None = None,
+    *,
+    memory: int | None = None,
+    spill: Path | None = None,
+    read_files: bool = False,
 ) -> LakeConnection:
     """A locked-down DuckDB connection with the lake's views (those in `names`, else all; see
-    the module docstring), on `con` if given (a fresh `_read_only_database()` with no view yet).
-    A view that cannot be opened is left out, with the reason kept for the error a query naming
-    it gets; the other views still open."""
+    the module docstring), on `con` if given (a fresh `_read_only_database()` with no view yet),
+    DuckDB held to `memory` bytes and spilling into `spill` (a new temporary folder, removed when
+    the process ends, if not given). A view that cannot be opened is left out, with the reason
+    kept for the error a query naming it gets; the other views still open.
+
+    With `read_files` the views are DuckDB's `read_parquet` of the files, which DuckDB may then
+    open (`allowed_paths`): only for a connection that runs nothing but checked SELECTs, since a
+    COPY could write over an allowed file. Without it they are Arrow datasets, and DuckDB opens
+    no file at all."""
     root = as_local_path(lake)
-    con = con or _read_only_database()
-    views: dict[str, str] = {}
+    if spill is None or con is None:
+        folder = _scratch_folder()
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        spill = spill or folder / "spill"
+        con = con or _read_only_database(folder)
+    budget = memory_bytes(DEFAULT_MEMORY) if memory is None else memory
+    opened: dict[str, str] = {}
     unopened: dict[str, Exception] = {}
-    for view in lake_views(root, names):
-        if not view.parts and view.schema is None:
-            unopened[view.name] = QueryError(
-                f"view {view.name} ({view.what}) has no data in lake '{root}' yet "
-                "(run 'ratings run' first)"
-            )
-            continue
-        try:
-            _open_view(con, view)
-        except (QueryError, UnreadableFileError) as error:
-            unopened[view.name] = error
-            continue
-        views[view.name] = view.what
-    if names is None or VERSIONS_VIEW in names:
-        con.register(VERSIONS_VIEW, published_versions(root).to_arrow())
-        views[VERSIONS_VIEW] = VERSIONS_WHAT
-    for statement in LOCKDOWN:
+    files: list[Path] = []
+    quick = _quick_views(con, root, names) if read_files and names else None
+    if quick is not None:  # a query of table views: no Polars, no catalogue
+        for view in quick:
+            files += _open_view(con, view, read_files)
+            opened[view.name] = view.what
+    elif names is None or names:
+        from rating_core.ingest.common import UnreadableFileError
+        from rating_core.lake import views
+        from rating_core.lake.versions import published_versions
+
+        for view in views.lake_views(root, names):
+            if not view.parts and view.schema is None:
+                unopened[view.name] = QueryError(
+                    f"view {view.name} ({view.what}) has no data in lake '{root}' yet "
+                    "(run 'ratings run' first)"
+                )
+                continue
+            try:
+                files += _open_view(con, view, read_files)
+            except (QueryError, UnreadableFileError) as error:
+                unopened[view.name] = error
+                continue
+            opened[view.name] = view.what
+        if names is None or VERSIONS_VIEW in names:
+            con.register(VERSIONS_VIEW, published_versions(root).to_arrow())
+            opened[VERSIONS_VIEW] = VERSIONS_WHAT
+    for statement in _lockdown(budget, spill, files):
         con.execute(statement)
-    return LakeConnection(con, root, dict(sorted(views.items())), unopened)
+    return LakeConnection(con, root, dict(sorted(opened.items())), unopened, budget)
+
+
+_CATALOGUE_WORDS = re.compile(
+    r"\b(show|describe|summarize|information_schema|(duckdb|pg|sqlite|pragma)_\w+)\b", re.I
+)
+"""Words of a query that reads the catalogue (SHOW TABLES, duckdb_views(), information_schema):
+such a query sees every view, so every view is opened for it."""
 
 
 def views_used(con: duckdb.DuckDBPyConnection, sql: str) -> set[str] | None:
-    """The lake's views `sql` names, by DuckDB's parse on `con`; None when that cannot say (SHOW
-    TABLES names none, a query with a mistake fails to parse): then every view is opened."""
-    known = set(view_names())
+    """The lake's views `sql` names, by DuckDB's parse on `con` (one that opens no file: naming the
+    tables binds the statement's table functions); an empty set when it names no
+    table and reads no catalogue (`SELECT 1`: no view to open); None when every view must be
+    opened (SHOW TABLES, a query with a mistake that fails to parse)."""
     try:
         named = con.get_table_names(sql, qualified=False)
     except duckdb.Error:
         return None
-    used = {name.lower() for name in named if name.lower() in known}  # SQL names ignore case
+    if not named and not _CATALOGUE_WORDS.search(sql):
+        return set()
+    # the views' names without the catalogue (so without Polars): the main ones and every
+    # `history_<table>`; a history_ name no table has is left to the catalogue to refuse
+    used = {
+        name.lower()  # SQL names ignore case
+        for name in named
+        if name.lower() in MAIN_VIEWS or name.lower().startswith("history_")
+    }
     return used or None
 
 
-def connect(lake: Path | str) -> duckdb.DuckDBPyConnection:
+def connect(lake: Path | str, memory: str = DEFAULT_MEMORY) -> duckdb.DuckDBPyConnection:
     """A DuckDB connection with read-only views of the lake (see the module docstring), for
     notebooks: `connect("lake").sql("SELECT list, count(*) FROM current_lists GROUP BY ALL")`.
 
     The views are fixed when the connection opens: a run that publishes later is seen by the
-    next connection. DuckDB itself refuses writes and file access on it (module docstring).
+    next connection. DuckDB itself refuses writes and file access on it (module docstring), and
+    keeps to `memory` (`2GB`, `512MiB`), spilling what does not fit.
     """
-    return open_lake(lake).connection
+    return open_lake(lake, memory=memory_bytes(memory)).connection
 
 
 READ_STATEMENTS = frozenset({duckdb.StatementType.SELECT})
@@ -461,7 +637,20 @@ def _explain(error: duckdb.Error, lake: LakeConnection) -> Exception:
         )
     if isinstance(error, duckdb.PermissionException):
         return QueryError(f"queries read the lake's views only, not other files ({text})")
+    if isinstance(error, duckdb.OutOfMemoryException):
+        return QueryError(
+            f"the query needs more memory than its budget of {_size(lake.memory)} even with "
+            f"spilling to disk ({text}); give more with --memory, or select fewer rows or columns"
+        )
     return QueryError(f"the query failed: {text}")
+
+
+def _size(size: int) -> str:
+    """A byte count as people read it: `1.0 GiB`, `512.0 MiB`."""
+    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2)):
+        if size >= scale:
+            return f"{size / scale:.1f} {unit}"
+    return f"{size} bytes"
 
 
 @dataclass(frozen=True)
@@ -473,20 +662,63 @@ class QueryResult:
     rows: list[tuple[Any, ...]]
 
 
+@dataclass
+class QueryStream:
+    """A checked SELECT on an opened lake, bound but not run yet: its column names (made unique)
+    and DuckDB type names, and its rows read batch by batch (`batches`), its first rows
+    (`head`) or their number (`count`), each run by DuckDB without holding the whole result."""
+
+    columns: list[str]
+    types: list[str]
+    connection: duckdb.DuckDBPyConnection
+    sql: str
+
+    def batches(self, rows: int = 10_000) -> Iterator[list[tuple[Any, ...]]]:
+        """Every row, at most `rows` at a time, fetched from DuckDB as they are read."""
+        cursor = self.connection.execute(self.sql)
+        while batch := cursor.fetchmany(rows):
+            yield batch
+
+    def head(self, rows: int) -> list[tuple[Any, ...]]:
+        """The first `rows` rows (DuckDB stops there: an ORDER BY keeps only the top rows)."""
+        return self.connection.sql(self.sql).limit(rows).fetchall()
+
+    def count(self) -> int:
+        """How many rows the query has, counted by DuckDB (which drops what counting does not
+        need, such as an ORDER BY) without making Python rows of them."""
+        relation = self.connection.sql(self.sql)
+        counted = relation.aggregate("count(*)").fetchall()
+        return int(counted[0][0])
+
+
 @contextlib.contextmanager
-def _opened_for(lake: Path | str, sql: str) -> Iterator[LakeConnection]:
+def _opened_for(lake: Path | str, sql: str, memory: int | None) -> Iterator[LakeConnection]:
     """The lake opened for one checked SELECT (only the views it names, when DuckDB can say),
-    closed afterwards; a DuckDB error inside becomes one QueryError sentence."""
-    con = _read_only_database()
+    closed afterwards with its scratch folder; a DuckDB error inside becomes one QueryError
+    sentence."""
+    folder = _scratch_folder()
     try:
-        check_read_only(con, sql)
-        opened = open_lake(lake, views_used(con, sql), con)
+        path = folder / "views.duckdb"
+        # the connection creating the empty database parses the statement, with no file access
+        # (naming its tables binds its table functions: read_csv would open its file)
+        with duckdb.connect(str(path)) as scratch:
+            scratch.execute("SET enable_external_access = false")
+            check_read_only(scratch, sql)
+            names = views_used(scratch, sql)
+        con = duckdb.connect(str(path), read_only=True)
+        os.remove(path)
         try:
-            yield opened
-        except duckdb.Error as error:
-            raise _explain(error, opened) from None
+            opened = open_lake(
+                lake, names, con, memory=memory, spill=folder / "spill", read_files=True
+            )
+            try:
+                yield opened
+            except duckdb.Error as error:
+                raise _explain(error, opened) from None
+        finally:
+            con.close()
     finally:
-        con.close()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def unique_names(names: list[str]) -> list[str]:
@@ -504,45 +736,31 @@ def unique_names(names: list[str]) -> list[str]:
     return result
 
 
-def run_query(lake: Path | str, sql: str) -> QueryResult:
-    """Run one SELECT over the lake's views; QueryError (one sentence) if it cannot run."""
-    with _opened_for(lake, sql) as opened:
-        relation = opened.connection.sql(sql)
-        names = unique_names(list(relation.columns))
-        return QueryResult(names, [str(t) for t in relation.types], relation.fetchall())
+@contextlib.contextmanager
+def stream_query(lake: Path | str, sql: str, memory: int | None = None) -> Iterator[QueryStream]:
+    """One SELECT over the lake's views, DuckDB held to `memory` bytes (DEFAULT_MEMORY if None),
+    bound and ready for its rows to be read inside the `with` block; QueryError (one sentence)
+    if it cannot run, also when it fails while its rows are read."""
+    with _opened_for(lake, sql, memory) as opened:
+        relation = opened.connection.sql(sql)  # bound, not run
+        yield QueryStream(
+            unique_names(list(relation.columns)),
+            [str(t) for t in relation.types],
+            opened.connection,
+            sql,
+        )
 
 
-def query_frame(lake: Path | str, sql: str) -> pl.DataFrame:
-    """One SELECT over the lake's views as a Polars frame (for notebooks)."""
-    with _opened_for(lake, sql) as opened:
+def run_query(lake: Path | str, sql: str, memory: int | None = None) -> QueryResult:
+    """Run one SELECT over the lake's views, every row in memory; QueryError (one sentence) if it
+    cannot run."""
+    with stream_query(lake, sql, memory) as result:
+        rows = [row for batch in result.batches() for row in batch]
+        return QueryResult(result.columns, result.types, rows)
+
+
+def query_frame(lake: Path | str, sql: str, memory: str = DEFAULT_MEMORY) -> pl.DataFrame:
+    """One SELECT over the lake's views as a Polars frame (for notebooks), DuckDB held to
+    `memory` (`2GB`, `512MiB`)."""
+    with _opened_for(lake, sql, memory_bytes(memory)) as opened:
         return opened.connection.sql(sql).pl()
-
-
-# --- Polars --------------------------------------------------------------------------------------
-
-
-def _scan_part(part: ViewPart) -> pl.LazyFrame:
-    """One part read by Polars: each file with its partition value and the constant columns."""
-    frames = []
-    for path in part.files:
-        frame = pl.scan_parquet(path, hive_partitioning=False)
-        if part.partition_col is not None:
-            value = path.parent.name.split("=", 1)[1]
-            frame = frame.with_columns(pl.lit(value, pl.String).alias(part.partition_col))
-        frames.append(frame)
-    scan = pl.concat(frames, how="diagonal_relaxed")
-    return scan.with_columns(pl.lit(text, pl.String).alias(name) for name, text in part.constants)
-
-
-def lake_frames(lake: Path | str) -> dict[str, pl.LazyFrame]:
-    """The views of `connect` as Polars lazy frames read from the same files (a view with no file
-    yet is an empty frame with its columns, or with none when they are unknown)."""
-    frames: dict[str, pl.LazyFrame] = {"versions": published_versions(lake).lazy()}
-    for view in lake_views(lake):
-        if view.parts:
-            frames[view.name] = pl.concat(
-                [_scan_part(part) for part in view.parts], how="diagonal_relaxed"
-            )
-        else:
-            frames[view.name] = pl.LazyFrame(schema=view.schema or {})
-    return dict(sorted(frames.items()))

@@ -29,6 +29,7 @@ from typing import Final
 
 import polars as pl
 
+from rating_core.lake.location import as_local_path
 from rating_core.lake.tables import PERIOD, LakeTable, named
 from rating_core.schemas import TableSchema
 
@@ -45,21 +46,6 @@ name; a name the catalogue knows gets the catalogue's partitioning and schema.""
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SAFE_TABLE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$")
-
-
-def as_local_path(location: Path | str) -> Path:
-    """Turn a lake location (a path or a `file://` URI) into a local `Path`.
-
-    Object-storage URIs are refused here, the one place where a filesystem layer would go.
-    """
-    if isinstance(location, Path):
-        return location
-    text = str(location)
-    if text.startswith("file://"):
-        return Path(text[len("file://") :])
-    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", text):
-        raise ValueError(f"only local lake folders are supported so far, not {text!r}")
-    return Path(text)
 
 
 def is_safe_name(value: str) -> bool:

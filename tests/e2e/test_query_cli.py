@@ -6,11 +6,13 @@ from __future__ import annotations
 import csv
 import io
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from tests.malformed.conftest import assert_one_sentence, ratings
+from tests.malformed.conftest import ROOT, assert_one_sentence, ratings
 from tests.published_lake import build
 
 
@@ -189,3 +191,76 @@ def test_a_damaged_lake_file_is_one_sentence_naming_it_exit_1(tmp_path: Path) ->
     assert "damaged or incomplete" in sentence
     other = ratings("query", "SELECT count(*) AS n FROM quarantine", "--lake", str(lake), "--csv")
     assert other.stdout == "n\n1\n"
+
+
+def test_query_table_shows_a_limit_of_rows_and_says_how_many_it_left_out(lake: str) -> None:
+    proc = ratings(
+        "query", "SELECT r FROM range(30) t(r) ORDER BY r DESC", "--lake", lake, "--limit", "4"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split()[:2] == ["30", "rows"]  # the title, wrapped to the narrow table
+    assert "│ 26 │" in proc.stdout and "│ 25 │" not in proc.stdout
+    assert proc.stdout.rstrip().endswith(
+        "26 more rows not shown (--limit N shows more, --csv or --json every row)"
+    )
+    csv_proc = ratings(
+        "query", "SELECT r FROM range(30) t(r)", "--lake", lake, "--csv", "--limit", "2"
+    )
+    assert csv_proc.stdout == "r\n0\n1\n"
+
+
+def test_query_json_and_csv_stream_many_batches_as_one_document(lake: str) -> None:
+    """25,000 rows are three batches of the stream; the output is the one JSON list (two-space
+    indent, as every --json of the command line) and the one CSV table."""
+    sql = "SELECT r, r % 3 = 0 AS third, 'x' || r AS name, NULL AS nothing FROM range(25000) t(r)"
+    as_json = ratings("query", sql, "--lake", lake, "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    expected = [
+        {"r": r, "third": r % 3 == 0, "name": f"x{r}", "nothing": None} for r in range(25000)
+    ]
+    assert as_json.stdout == json.dumps(expected, indent=2) + "\n"
+    as_csv = ratings("query", sql, "--lake", lake, "--csv")
+    rows = list(csv.reader(io.StringIO(as_csv.stdout)))
+    assert rows[0] == ["r", "third", "name", "nothing"]
+    assert rows[1:] == [
+        [str(r), "true" if r % 3 == 0 else "false", f"x{r}", ""] for r in range(25000)
+    ]
+    empty = ratings("query", "SELECT 1 AS a WHERE false", "--lake", lake, "--json")
+    assert empty.stdout == "[]\n"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--memory", "lots"], "--memory takes a size such as 2GB"),
+        (["--memory", "1MB"], "--memory must be at least 64MiB"),
+        (["--limit", "0"], "--limit takes a number of rows, 1 or more"),
+    ],
+)
+def test_query_option_mistakes_are_one_sentence_exit_2(
+    lake: str, args: list[str], message: str
+) -> None:
+    proc = ratings("query", "SELECT 1", "--lake", lake, *args)
+    assert proc.returncode == 2
+    assert message in assert_one_sentence(proc)
+
+
+@pytest.mark.parametrize(
+    "sql",
+    ["SELECT 1", "SELECT count(*) FROM games", "SELECT list, player_id FROM history_fide"],
+)
+def test_query_of_tables_imports_neither_polars_nor_arrow(lake: str, sql: str) -> None:
+    """`ratings query "SELECT 1"` starts with DuckDB alone (the command line imports only the
+    query command's modules, and no view is opened for a query naming none); a query of table
+    views lists their files and reads their footers with DuckDB, without the catalogue."""
+    probe = (
+        "import sys\n"
+        "from pipelines import cli\n"
+        f"status = cli.main(['query', {sql!r}, '--lake', {lake!r}, '--csv'])\n"
+        "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'polars', 'pyarrow', 'dagster'})\n"
+        "print(status, heavy)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert proc.stdout.splitlines()[-1] == "0 []"

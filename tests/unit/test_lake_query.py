@@ -286,3 +286,172 @@ def test_partitions_that_disagree_on_a_column_type_are_one_sentence(tmp_path: Pa
         run_query(lake, "SELECT * FROM history_fibs")
     tables_shown = {row[0] for row in run_query(lake, "SHOW TABLES").rows}
     assert "games" in tables_shown and "history_fibs" not in tables_shown  # the others still open
+
+
+# --- files, memory and streaming (issue 31 item 8) -------------------------------------------------
+
+
+def test_a_query_reads_no_file_outside_the_views(lake: Path, tmp_path: Path) -> None:
+    """The views' own Parquet files are the only ones DuckDB may open: a Parquet file outside the
+    lake, a lake file no view reads (a version's list.csv and manifest.json) and a glob of the
+    lake are refused, by DuckDB's settings, for `ratings query` and for a notebook connection."""
+    outside = tmp_path / "outside.parquet"
+    pl.DataFrame({"secret": [1]}).write_parquet(outside)
+    version = publish.version_dir(lake, "fide-standard", "2026-02", 2)
+    refused = (
+        f"SELECT * FROM read_parquet('{outside}')",
+        f"SELECT * FROM read_csv('{version / 'list.csv'}')",
+        f"SELECT * FROM read_text('{version / publish.MANIFEST_FILE}')",
+        f"SELECT * FROM read_parquet('{lake}/lists/*/*/*/list.parquet')",
+        f"SELECT * FROM lists, read_parquet('{outside}')",  # with the views opened
+    )
+    for sql in refused:
+        with pytest.raises(QueryError, match="not other files"):
+            run_query(lake, sql)
+    con = connect(lake)
+    for sql in refused:
+        with pytest.raises(duckdb.PermissionException):
+            con.execute(sql)
+
+
+def test_a_view_reads_its_files_with_duckdbs_parquet_reader(lake: Path) -> None:
+    """`ratings query` views are read_parquet scans (filters and columns pushed into them), not
+    scans of Arrow objects: the plan of a filtered query names the Parquet reader."""
+    opened = query.open_lake(lake, {"games"}, read_files=True)
+    sql = "EXPLAIN SELECT game_id FROM games WHERE period = '2026-01'"
+    text = "\n".join(str(cell) for row in opened.connection.sql(sql).fetchall() for cell in row)
+    assert "READ_PARQUET" in text.upper() or "PARQUET_SCAN" in text.upper(), text
+    assert "ARROW_SCAN" not in text.upper()
+
+
+def test_the_memory_budget_and_spill_folder_are_duckdbs_settings(lake: Path) -> None:
+    rows = run_query(
+        lake,
+        "SELECT current_setting('memory_limit'), current_setting('temp_directory')",
+        memory=query.memory_bytes("256MiB"),
+    ).rows
+    limit, spill = rows[0]
+    assert limit == "256.0 MiB"
+    assert Path(spill).name == "spill" and Path(spill).parent.name.startswith("ratings-query-")
+    assert not Path(spill).parent.exists()  # removed with the connection
+
+
+def test_a_sort_larger_than_the_budget_spills_instead_of_failing(lake: Path) -> None:
+    """~120 MB of strings sorted within 64 MiB: DuckDB spills to the connection's temporary
+    folder (with no spill folder the same sort ends in DuckDB's out-of-memory error)."""
+    sql = (
+        "SELECT count(*) FROM (SELECT md5(r::VARCHAR) || md5((r + 1)::VARCHAR) AS h "
+        "FROM range(1500000) t(r) ORDER BY h LIMIT 1200000)"
+    )
+    rows = run_query(lake, sql, memory=query.memory_bytes("64MiB")).rows
+    assert rows == [(1_200_000,)]
+
+
+@pytest.mark.parametrize("text", ["2XB", "lots", "-1GB", "10MB", ""])
+def test_a_memory_budget_is_a_size_of_64_mib_or_more(text: str) -> None:
+    with pytest.raises(QueryError, match="--memory"):
+        query.memory_bytes(text)
+
+
+@pytest.mark.parametrize(
+    ("text", "size"),
+    [("1GiB", 1024**3), ("2GB", 2 * 1000**3), ("512 MiB", 512 * 1024**2), ("1.5gb", 1_500_000_000)],
+)
+def test_memory_sizes_read_as_duckdb_reads_them(text: str, size: int) -> None:
+    assert query.memory_bytes(text) == size
+
+
+def test_rows_stream_in_batches_and_the_head_and_count_need_no_full_result(lake: Path) -> None:
+    with query.stream_query(lake, "SELECT r FROM range(25) t(r) ORDER BY r DESC") as stream:
+        assert (stream.columns, stream.types) == (["r"], ["BIGINT"])
+        batches = list(stream.batches(10))
+        assert [len(batch) for batch in batches] == [10, 10, 5]
+        assert [row[0] for batch in batches for row in batch] == list(range(24, -1, -1))
+        assert stream.head(3) == [(24,), (23,), (22,)]
+        assert stream.count() == 25
+
+
+def test_a_query_naming_no_view_opens_none(lake: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`SELECT 1` lists no file of the lake; SHOW TABLES (the catalogue) still sees every view."""
+    from rating_core.lake import views
+
+    listed: list[object] = []
+    real = views.lake_views
+    monkeypatch.setattr(views, "lake_views", lambda *a, **k: listed.append(a[1:]) or real(*a, **k))
+    assert run_query(lake, "SELECT 1 AS one").rows == [(1,)]
+    assert listed == []
+    shown = {row[0] for row in run_query(lake, "SHOW TABLES").rows}
+    assert {"lists", "games", "history_fide", "versions"} <= shown
+    assert listed == [(None,)]
+
+
+def test_a_lake_under_a_folder_named_like_a_partition_gains_no_column(tmp_path: Path) -> None:
+    """DuckDB reads every `key=value` folder of a path as a partition column; the lake's own
+    ancestors are not the table's partitions."""
+    lake = build(tmp_path / "x=1" / "lake")
+    result = run_query(lake, "SELECT * FROM games ORDER BY game_id")
+    assert "x" not in result.columns
+    assert [row[result.columns.index("period")] for row in result.rows] == ["2026-01", "2026-01"]
+
+
+def test_the_table_views_listed_without_the_catalogue_are_the_catalogues() -> None:
+    """`ratings query` opens games, quarantine and history_<system> from its own list of their
+    folders (no Polars to import); that list says what the catalogue says."""
+    from rating_core.lake import views
+
+    specs = {spec.name: spec for spec in views.VIEW_SPECS}
+    for name, (what, folders) in query._QUICK_TABLES.items():
+        spec = specs[name]
+        assert what == spec.what, name
+        expected = [
+            (table.name, table.partition_col, dict(constants).get("list"))
+            for table, constants in spec.tables
+        ]
+        assert list(folders) == expected, name
+    for table in tables_of_history():
+        assert query._view_name(table) == views.history_view_name(views.tables.named(table))
+
+
+def tables_of_history() -> list[str]:
+    from rating_core.lake import tables
+
+    return [table.name for table in tables.history_tables()]
+
+
+@pytest.mark.parametrize(
+    "view",
+    [
+        "games",
+        "quarantine",
+        "history_fide",
+        "history_fide_standard_game_explanations",
+        "history_fide_rapid_game_explanations",
+    ],
+)
+def test_a_table_view_is_the_same_listed_by_folder_or_by_the_catalogue(
+    lake: Path, view: str
+) -> None:
+    quick = run_query(lake, f"SELECT * FROM {view} ORDER BY ALL")  # listed by its folders
+    with duckdb.connect() as con:  # every view, listed from the catalogue
+        opened = query.open_lake(lake, None, con, read_files=True)
+        relation = opened.connection.sql(f"SELECT * FROM {view} ORDER BY ALL")
+        assert quick.columns == list(relation.columns)
+        assert quick.types == [str(t) for t in relation.types]
+        assert quick.rows == relation.fetchall()
+
+
+def test_the_command_lines_memory_default_is_the_librarys() -> None:
+    from pipelines import query as command
+
+    assert command.DEFAULT_MEMORY == query.DEFAULT_MEMORY
+
+
+def test_a_query_that_cannot_fit_its_budget_is_one_sentence_naming_it(lake: Path) -> None:
+    """One string of ~800 MB cannot spill: DuckDB's out-of-memory error becomes a sentence."""
+    sql = (
+        "SELECT length(string_agg(range::VARCHAR || 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx', ',')) "
+        "FROM range(20000000)"
+    )
+    with pytest.raises(QueryError, match=r"needs more memory than its budget of 64\.0 MiB") as e:
+        run_query(lake, sql, memory=query.memory_bytes("64MiB"))
+    assert "--memory" in str(e.value) and "\n" not in str(e.value)
