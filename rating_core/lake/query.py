@@ -50,6 +50,8 @@ from typing import TYPE_CHECKING, Any
 
 import duckdb
 
+from rating_core import budget
+from rating_core.budget import LEAST_MEMORY
 from rating_core.lake.location import as_local_path
 
 if TYPE_CHECKING:  # Polars and the catalogue are imported once a query needs them
@@ -81,25 +83,6 @@ DEFAULT_MEMORY = "1GiB"
 and a larger sort or join spills to disk instead of taking most of the machine (DuckDB's own
 default is 80 % of it)."""
 
-LEAST_MEMORY = 64 * 1024**2
-"""The smallest budget accepted: below it DuckDB cannot run even a small query."""
-
-_UNITS = {
-    "": 1,
-    "b": 1,
-    "kb": 1000,
-    "mb": 1000**2,
-    "gb": 1000**3,
-    "tb": 1000**4,
-    "kib": 1024,
-    "mib": 1024**2,
-    "gib": 1024**3,
-    "tib": 1024**4,
-}
-"""Memory units as DuckDB reads them: KB, MB, GB are powers of 1000, KiB, MiB, GiB of 1024."""
-
-_SIZE = re.compile(r"^\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[A-Za-z]*)\s*$")
-
 
 class QueryError(ValueError):
     """A query that cannot run: not SQL, not one SELECT, an unknown view or column. The message
@@ -107,18 +90,13 @@ class QueryError(ValueError):
 
 
 def memory_bytes(text: str) -> int:
-    """A memory budget (`2GB`, `512MiB`, `1.5GiB`) in bytes; QueryError if it is not a size or
-    is below LEAST_MEMORY."""
-    match = _SIZE.match(text)
-    unit = match.group("unit").lower() if match else ""
-    if not match or unit not in _UNITS:
-        raise QueryError(
-            f"--memory takes a size such as 2GB, 512MB or 1GiB, not {text!r}",
-        )
-    size = int(float(match.group("number")) * _UNITS[unit])
-    if size < LEAST_MEMORY:
-        raise QueryError(f"--memory must be at least 64MiB for DuckDB to run a query, not {text!r}")
-    return size
+    """A memory budget (`2GB`, `512MiB`, `1.5GiB`) in bytes, read as `ratings run --memory` is
+    (`rating_core.budget`); QueryError if it is not a size or is below LEAST_MEMORY (below it
+    DuckDB cannot run even a small query)."""
+    try:
+        return budget.memory_bytes(text, LEAST_MEMORY)
+    except budget.BudgetError as error:
+        raise QueryError(str(error)) from None
 
 
 def view_names() -> list[str]:
@@ -362,6 +340,22 @@ def _quick_tables(root: Path, name: str) -> tuple[str, tuple[tuple[str, str, str
     return "", ()
 
 
+def _part_files(folder: Path) -> list[Path]:
+    """The data files of one partition folder, sorted (`storage.PART_GLOB`, without Polars): a
+    partition may hold several (the games keep one per inbox file group)."""
+    try:
+        names = sorted(
+            entry.name
+            for entry in os.scandir(folder)
+            if entry.is_file()
+            and entry.name.endswith(".parquet")
+            and not entry.name.startswith(".")
+        )
+    except OSError:
+        return []
+    return [folder / name for name in names]
+
+
 def _quick_views(
     con: duckdb.DuckDBPyConnection, root: Path, names: Collection[str]
 ) -> list[LakeView] | None:
@@ -384,8 +378,7 @@ def _quick_views(
                 )
             except OSError:
                 continue
-            files = [base / f"{prefix}{v}" / "part-0.parquet" for v in values]
-            files = [path for path in files if path.is_file()]
+            files = [path for v in values for path in _part_files(base / f"{prefix}{v}")]
             if files:
                 part = _footers(con, _view_name(folder), files, column, base)
                 if part is None:

@@ -19,7 +19,7 @@ import polars as pl
 from rating_core.lake import publishing as publish
 from rating_core.lake import tables
 from rating_core.lake.location import as_local_path
-from rating_core.lake.storage import table_dir, table_file, table_partitions
+from rating_core.lake.storage import partition_files, table_dir, table_file, table_partitions
 from rating_core.lake.versions import published_versions
 from rating_core.lake.view_parts import FileSchema, LakeView, ViewPart
 from rating_core.schemas import TableSchema
@@ -77,7 +77,7 @@ def _table_part(lake: Path, table: tables.LakeTable, **constants: str) -> ViewPa
     """The files of a catalogue table, as `read_table` reads them; None if it has none."""
     if table.partitioned:
         values = table_partitions(lake, table)
-        files = [table_file(lake, table, value) for value in values]
+        files = [path for value in values for path in partition_files(lake, table, value)]
         column = table.partition_col
     else:
         single = table_file(lake, table)

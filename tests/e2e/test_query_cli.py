@@ -232,8 +232,8 @@ def test_query_json_and_csv_stream_many_batches_as_one_document(lake: str) -> No
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--memory", "lots"], "--memory takes a size such as 2GB"),
-        (["--memory", "1MB"], "--memory must be at least 64MiB"),
+        (["--memory", "lots"], "--memory takes a size such as 3G, 2GB or 512MiB"),
+        (["--memory", "1MB"], "--memory must be at least 64 MiB"),
         (["--limit", "0"], "--limit takes a number of rows, 1 or more"),
     ],
 )
