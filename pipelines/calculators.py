@@ -154,7 +154,7 @@ def _fibs(args: argparse.Namespace) -> dict:
 
 
 def _site(args: argparse.Namespace) -> dict:
-    from rating_core.systems.site.replay import site_calculator
+    from rating_core.systems.site.calculator import site_calculator
 
     return site_calculator(
         args.category,

@@ -27,7 +27,8 @@ from rating_core.ingest.inbox import PGN_SUFFIXES
 from rating_core.kernels import codes
 from rating_core.systems.fibs import replay as fibs
 from rating_core.systems.fide import steps as fide
-from rating_core.systems.site import replay as site
+from rating_core.systems.site import classification as site_classification
+from rating_core.systems.site import kernel as site_kernel
 
 
 @dataclass(frozen=True)
@@ -58,10 +59,10 @@ WARMED = (
     codes._rows_where_both_zero,
     codes._order_scan,
     codes._find_views,
-    site._classify_kernel,
-    site._held_counts,
-    site._site_kernel,
-    site._state_rows,
+    site_classification._classify_kernel,
+    site_kernel.held_counts,
+    site_kernel.replay_kernel,
+    site_kernel.state_rows,
     fibs._classify_matches,
     fibs._time_profile,
     fibs._fibs_kernel,

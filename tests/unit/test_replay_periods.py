@@ -32,12 +32,8 @@ from rating_core.systems.fibs.replay import (
     fibs_replay,
 )
 from rating_core.systems.site.periods import site_replay_periods
-from rating_core.systems.site.replay import (
-    SITE_NUMBERS,
-    SITE_STATE_SCHEMA,
-    SiteReplayResult,
-    site_replay,
-)
+from rating_core.systems.site.replay import SiteReplayResult, site_replay
+from rating_core.systems.site.rules import SITE_NUMBERS, SITE_STATE_SCHEMA
 
 SETTINGS = settings(max_examples=80, deadline=None)
 HUMANS = ["p0", "p1", "p2", "p3", "p4"]

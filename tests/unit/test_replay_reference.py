@@ -29,8 +29,9 @@ from rating_core.schemas import (
 )
 from rating_core.systems.fibs import replay as fibs
 from rating_core.systems.fibs.replay import FIBS_PAIR_STATE_SCHEMA, FIBS_RULES, fibs_replay
-from rating_core.systems.site import replay as site
-from rating_core.systems.site.replay import SITE_RULES, site_replay
+from rating_core.systems.site import rules as site_rules
+from rating_core.systems.site.replay import site_replay
+from rating_core.systems.site.rules import SITE_RULES
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 LONG_ID = "a-player-id-longer-than-twelve-bytes"
@@ -74,20 +75,20 @@ def _site_reference(
         bot_no_move, human_bot = term == "bot_no_move", wb != bb
         otb = "otb" in (g["kind"], g["category"])
         reasons = [
-            (g["game_id"] in annulled, site.R_MODERATION),
+            (g["game_id"] in annulled, site_rules.R_MODERATION),
             (g.get("unrated_reason") is not None, g.get("unrated_reason")),
-            (g["rated"] is False, site.R_CASUAL),
-            (g["status"] == "aborted", site.R_ABORTED),
-            (g["status"] == "annulled", site.R_STATUS_ANNULLED),
-            (g["status"] == "forfeit", site.R_FORFEIT),
-            (g["status"] == "bye", site.R_BYE),
-            (term == "abort", site.R_ABORT_TERMINATION),
-            (plies is not None and plies < r.min_plies, site.R_FEW_PLIES),
-            (otb and not g["otb_confirmed"], site.R_OTB),
-            (wb and bb, site.R_BOTH_BOTS),
+            (g["rated"] is False, site_rules.R_CASUAL),
+            (g["status"] == "aborted", site_rules.R_ABORTED),
+            (g["status"] == "annulled", site_rules.R_STATUS_ANNULLED),
+            (g["status"] == "forfeit", site_rules.R_FORFEIT),
+            (g["status"] == "bye", site_rules.R_BYE),
+            (term == "abort", site_rules.R_ABORT_TERMINATION),
+            (plies is not None and plies < r.min_plies, site_rules.R_FEW_PLIES),
+            (otb and not g["otb_confirmed"], site_rules.R_OTB),
+            (wb and bb, site_rules.R_BOTH_BOTS),
             (
                 bot_no_move and human_bot and plies is not None and plies < 18,
-                site.R_BOT_NO_MOVE,
+                site_rules.R_BOT_NO_MOVE,
             ),
         ]
         reason = next((why for cond, why in reasons if cond), None)
@@ -110,7 +111,7 @@ def _site_reference(
             rejected.append(g["game_id"])
             continue
         if (wb and wr is None) or (bb and br is None):
-            excluded.append((g["game_id"], site.R_BOT_RATING))
+            excluded.append((g["game_id"], site_rules.R_BOT_RATING))
             continue
         if bot_no_move and human_bot:
             score = 1.0 if wb else 0.0

@@ -1,0 +1,264 @@
+"""The site replay's numba kernels (RULES §2): one cache-aligned record per player, the rated
+games replayed in order with the shared Elo step (`elo`), the history written in its final row
+order and the state snapshotted at each period's end.
+
+Only arrays and numbers cross into here (no Polars): `replay` codes the games and builds the
+frames around these kernels.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from rating_core.kernels.intrinsics import prefetch
+from rating_core.schemas import CATEGORIES
+from rating_core.systems.site.elo import elo_update
+
+# Each player's state is one record: the ratings of the N_NUMBERS numbers (float64), their game
+# counts (int32) and the codes of the periods of their last games (int16), padded to whole
+# 64-byte cache lines (two for the nine numbers). The kernel reads the records through float64,
+# int32 and int16 views of one (players, RECORD_SLOTS) float64 array, at the indices the declared
+# layout gives, so a new category grows the record instead of running into the next one. A game
+# reads and writes one record per human, so it touches two records instead of six rows.
+N_NUMBERS = 1 + len(CATEGORIES)
+_CACHE_LINE = 64
+
+
+def site_record(n_numbers: int) -> np.dtype:
+    """The player record of the site kernel for `n_numbers` numbers, as a numpy structured
+    dtype: fields `rating`, `games` and `last` (each of `n_numbers` values) in that order,
+    naturally aligned, the whole padded to a multiple of a cache line."""
+    packed = np.dtype(
+        [
+            ("rating", np.float64, (n_numbers,)),
+            ("games", np.int32, (n_numbers,)),
+            ("last", np.int16, (n_numbers,)),
+        ],
+        align=True,
+    )
+    fields = dict(packed.fields or {})
+    return np.dtype(
+        {
+            "names": list(fields),
+            "formats": [dtype for dtype, *_ in fields.values()],
+            "offsets": [offset for _, offset, *_ in fields.values()],
+            "itemsize": -(-packed.itemsize // _CACHE_LINE) * _CACHE_LINE,
+        }
+    )
+
+
+SITE_RECORD = site_record(N_NUMBERS)
+
+
+def _slot(name: str, itemsize: int) -> int:
+    """Index of field `name`'s first value in a view of the records as `itemsize`-byte items."""
+    offset: int = dict(SITE_RECORD.fields or {})[name][1]
+    if offset % itemsize:
+        raise AssertionError(f"site record field {name} is not aligned to {itemsize} bytes")
+    return offset // itemsize
+
+
+RECORD_SLOTS = SITE_RECORD.itemsize // 8  # float64 slots per player
+GAMES_SLOT = _slot("games", 4)  # int32 index of number 0's game count
+LAST_SLOT = _slot("last", 2)  # int16 index of number 0's last period
+MAX_PERIODS = np.iinfo(np.int16).max
+_AHEAD = 8  # games between prefetching two players' records and replaying their game
+
+
+@njit(cache=True)
+def held_counts(
+    ends: np.ndarray,
+    w_idx: np.ndarray,
+    b_idx: np.ndarray,
+    cat_num: np.ndarray,
+    w_bot: np.ndarray,
+    b_bot: np.ndarray,
+    present: np.ndarray,
+) -> np.ndarray:
+    """How many numbers players hold after each of `ends` (held before the replay, `present`,
+    or played in by a human side of one of the first `end` games, per-game arrays in replay
+    order): the sizes of the kernel's snapshots."""
+    counts = np.empty(ends.shape[0], dtype=np.int64)
+    if ends.shape[0] == 0:
+        return counts
+    held = present.copy()
+    count = 0
+    for p in range(held.shape[0]):
+        for j in range(held.shape[1]):
+            if held[p, j]:
+                count += 1
+    i = 0
+    for seg in range(ends.shape[0]):
+        while i < ends[seg]:
+            for side in range(2):
+                if w_bot[i] if side == 0 else b_bot[i]:
+                    continue
+                p = w_idx[i] if side == 0 else b_idx[i]
+                for slot in range(2):
+                    col = 0 if slot == 0 else 1 + cat_num[i]
+                    if not held[p, col]:
+                        held[p, col] = True
+                        count += 1
+            i += 1
+        counts[seg] = count
+    return counts
+
+
+@njit(cache=True, nogil=True)
+def replay_kernel(
+    snap_ends: np.ndarray,
+    w_idx: np.ndarray,
+    b_idx: np.ndarray,
+    w_score: np.ndarray,
+    cat_num: np.ndarray,
+    weights: np.ndarray,
+    w_bot: np.ndarray,
+    b_bot: np.ndarray,
+    bot_r: np.ndarray,
+    period: np.ndarray,
+    ratings: np.ndarray,
+    games: np.ndarray,
+    last: np.ndarray,
+    present: np.ndarray,
+    k_new: float,
+    k_est: float,
+    k_threshold: int,
+    floor: float,
+    record: bool,
+    h_values: np.ndarray,
+    h_games: np.ndarray,
+    h_player: np.ndarray,
+    h_opponent: np.ndarray,
+    h_number: np.ndarray,
+    h_opponent_bot: np.ndarray,
+    s_player: np.ndarray,
+    s_number: np.ndarray,
+    s_rating: np.ndarray,
+    s_games: np.ndarray,
+    s_last: np.ndarray,
+) -> int:
+    """Replay the rated games (every per-game array is in replay order: game i is the i-th to
+    replay), updating the player records, and take a snapshot of the state at each of
+    `snap_ends` (the end of every period of a range replay but the last, whose state is the
+    records themselves).
+
+    `ratings`, `games` and `last` are float64, int32 and int16 views of the same records (see
+    `RECORD_SLOTS`). When `record`, it writes the history rows in their final order (game, then
+    white before black, then site Elo before category; a bot side has none): for row h,
+    h_values[:, h] = before, opponent, expected, k, raw change, change, after, weight, score,
+    and h_games (games before), h_player, h_opponent (player codes), h_number (index in
+    SITE_NUMBERS) and h_opponent_bot. Bot sides keep their fixed rating. cat_num[i] is the
+    category index (number 1 + cat_num[i]), weights[cat_num[i]] its weight; bot_r[i] is the
+    fixed rating of game i's bot side, period[i] the code of its period (stored, per number,
+    as the period of the last game). The records of the game `_AHEAD` places later are
+    prefetched, so the cache misses of several games overlap.
+
+    After the first snap_ends[k] games it appends the state (every number a player held before
+    the replay, `present`, or has games in), player-major then number order, to the s_player,
+    s_number, s_rating, s_games and s_last arrays (sized by `held_counts`); returns how
+    many rows it wrote.
+    """
+    flat = ratings.reshape(-1)
+    n = w_idx.shape[0]
+    n_players = ratings.shape[0]
+    at = 0
+    i = 0
+    h = 0  # the game's first history row
+    for seg in range(snap_ends.shape[0] + 1):
+        stop = snap_ends[seg] if seg < snap_ends.shape[0] else n
+        while i < stop:
+            if i + _AHEAD < n:
+                a = i + _AHEAD
+                for line in range(0, RECORD_SLOTS, _CACHE_LINE // 8):  # every line of both records
+                    prefetch(flat, w_idx[a] * RECORD_SLOTS + line)
+                    prefetch(flat, b_idx[a] * RECORD_SLOTS + line)
+            wi = w_idx[i]
+            bi = b_idx[i]
+            wb = w_bot[i]
+            bb = b_bot[i]
+            c = cat_num[i]
+            per = period[i]
+            black_row = h if wb else h + 2  # black's first history row
+            for j in range(2):
+                col = 0 if j == 0 else 1 + c
+                wt = weights[c] if j == 0 else 1.0
+                rw = bot_r[i] if wb else ratings[wi, col]
+                rb = bot_r[i] if bb else ratings[bi, col]
+                for s in range(2):
+                    if s == 0:
+                        if wb:
+                            continue
+                        p, q, me, opp, sc, q_bot, row = wi, bi, rw, rb, w_score[i], bb, h + j
+                    else:
+                        if bb:
+                            continue
+                        p, q, me, opp, sc = bi, wi, rb, rw, 1.0 - w_score[i]
+                        q_bot, row = wb, black_row + j
+                    gb = games[p, GAMES_SLOT + col]
+                    k = k_new if gb < k_threshold else k_est
+                    e, raw, applied, after = elo_update(me, opp, sc, k, wt, floor)
+                    ratings[p, col] = after
+                    games[p, GAMES_SLOT + col] = gb + 1
+                    last[p, LAST_SLOT + col] = per
+                    if record:
+                        h_values[0, row] = me
+                        h_values[1, row] = opp
+                        h_values[2, row] = e
+                        h_values[3, row] = k
+                        h_values[4, row] = raw
+                        h_values[5, row] = applied
+                        h_values[6, row] = after
+                        h_values[7, row] = wt
+                        h_values[8, row] = sc
+                        h_games[row] = gb
+                        h_player[row] = p
+                        h_opponent[row] = q
+                        h_number[row] = col
+                        h_opponent_bot[row] = q_bot
+            h += (0 if wb else 2) + (0 if bb else 2)
+            i += 1
+        if seg == snap_ends.shape[0]:
+            break
+        for q in range(n_players):
+            for j in range(N_NUMBERS):
+                if present[q, j] or games[q, GAMES_SLOT + j] > 0:
+                    if at >= s_player.shape[0]:
+                        raise AssertionError("site snapshot larger than held_counts")
+                    s_player[at] = q
+                    s_number[at] = j
+                    s_rating[at] = ratings[q, j]
+                    s_games[at] = games[q, GAMES_SLOT + j]
+                    s_last[at] = last[q, LAST_SLOT + j]
+                    at += 1
+    return at
+
+
+@njit(cache=True)
+def state_rows(
+    ratings: np.ndarray, games: np.ndarray, last: np.ndarray, present: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(player, number, rating, games, last period) of every number a player holds (present
+    before the replay or with games), player-major then number order."""
+    n_players = ratings.shape[0]
+    k = 0
+    for p in range(n_players):
+        for j in range(N_NUMBERS):
+            if present[p, j] or games[p, GAMES_SLOT + j] > 0:
+                k += 1
+    player = np.empty(k, dtype=np.int32)
+    number = np.empty(k, dtype=np.int32)
+    rating = np.empty(k, dtype=np.float64)
+    count = np.empty(k, dtype=np.int64)
+    per = np.empty(k, dtype=np.int32)
+    k = 0
+    for p in range(n_players):
+        for j in range(N_NUMBERS):
+            if present[p, j] or games[p, GAMES_SLOT + j] > 0:
+                player[k] = p
+                number[k] = j
+                rating[k] = ratings[p, j]
+                count[k] = games[p, GAMES_SLOT + j]
+                per[k] = last[p, LAST_SLOT + j]
+                k += 1
+    return player, number, rating, count, per
