@@ -25,7 +25,9 @@ from typing import Any
 from rating_core.ingest import pgn_scan
 from rating_core.ingest.inbox import PGN_SUFFIXES
 from rating_core.kernels import codes
-from rating_core.systems.fibs import replay as fibs
+from rating_core.systems.fibs import classification as fibs_classification
+from rating_core.systems.fibs import kernel as fibs_kernel
+from rating_core.systems.fibs import pairs as fibs_pairs
 from rating_core.systems.fide import steps as fide
 from rating_core.systems.site import classification as site_classification
 from rating_core.systems.site import kernel as site_kernel
@@ -63,11 +65,11 @@ WARMED = (
     site_kernel.held_counts,
     site_kernel.replay_kernel,
     site_kernel.state_rows,
-    fibs._classify_matches,
-    fibs._time_profile,
-    fibs._fibs_kernel,
-    fibs._pair_rows,
-    fibs._keep_recent,
+    fibs_classification._classify_matches,
+    fibs_kernel.time_profile,
+    fibs_kernel.replay_kernel,
+    fibs_pairs.pair_times,
+    fibs_pairs.keep_recent,
     fide._counted_sums_kernel,
 )
 """The rating kernels: every numba entry point a run over the samples calls, besides the PGN

@@ -25,12 +25,8 @@ from rating_core.schemas import (
     empty,
 )
 from rating_core.systems.fibs.periods import fibs_replay_periods
-from rating_core.systems.fibs.replay import (
-    FIBS_PAIR_STATE_SCHEMA,
-    FIBS_STATE_SCHEMA,
-    FibsReplayResult,
-    fibs_replay,
-)
+from rating_core.systems.fibs.replay import FibsReplayResult, fibs_replay
+from rating_core.systems.fibs.rules import FIBS_PAIR_STATE_SCHEMA, FIBS_STATE_SCHEMA
 from rating_core.systems.site.periods import site_replay_periods
 from rating_core.systems.site.replay import SiteReplayResult, site_replay
 from rating_core.systems.site.rules import SITE_NUMBERS, SITE_STATE_SCHEMA
