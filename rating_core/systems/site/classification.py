@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -94,39 +95,74 @@ def _in_bitset(bits: np.ndarray, code: int) -> bool:
     return (bits[code >> 6] >> np.uint64(code & 63)) & np.uint64(1) == np.uint64(1)
 
 
+class GameColumns(NamedTuple):
+    """The platform games' integer columns the rules read, one value per game (file order)."""
+
+    w_code: np.ndarray  # int32 player code of white (-1: null)
+    b_code: np.ndarray  # int32 player code of black (-1: null)
+    missing: np.ndarray  # bool: no time or period (empty: none missing)
+    moderated: np.ndarray  # bool: annulled by moderation (empty: none)
+    unratable: np.ndarray  # bool: kept unrated by its reader (empty: none)
+    casual: np.ndarray  # bool: not rated
+    status: np.ndarray  # uint8 code in STATUSES (NULL_CODE, OTHER_CODE)
+    term: np.ndarray  # uint8 code in TERMINATIONS
+    plies: np.ndarray  # int64, 0 where null
+    plies_null: np.ndarray  # bool (empty: no null)
+    kind: np.ndarray  # uint8 code in KINDS
+    cat: np.ndarray  # uint8 code in CATEGORIES
+    otb_confirmed: np.ndarray  # bool, null as False
+    w_is_bot: np.ndarray  # bool bot flag of white (empty: no flag at all)
+    b_is_bot: np.ndarray  # bool
+    w_elo: np.ndarray  # float64 Elo tag of white, NaN none (empty: no tag at all)
+    b_elo: np.ndarray  # float64
+    score: np.ndarray  # float64 white's score, 0.0 where null
+    score_null: np.ndarray  # bool (empty: no null)
+
+
+class BotRegistry(NamedTuple):
+    """The registry's bots, by player code."""
+
+    bots: np.ndarray  # uint64 bitset over player codes: the registry's bots
+    ratings: np.ndarray  # float64 the registry's bot_rating per player code, NaN none
+
+
+class PlyLimits(NamedTuple):
+    """The ply counts the rules compare (`SiteRules`)."""
+
+    min_plies: int
+    bot_no_move_min_plies: int
+
+
+class Decisions(NamedTuple):
+    """What `_classify_kernel` writes per game."""
+
+    exclude: np.ndarray  # uint8 Exclusion code, 0 none
+    reject: np.ndarray  # uint8 Rejection code, 0 none
+    final: np.ndarray  # float64 final white score
+    final_null: np.ndarray  # bool: the final score stays null
+    cat: np.ndarray  # uint8 effective category (bots for any game with a bot)
+    w_bot: np.ndarray  # bool
+    b_bot: np.ndarray  # bool
+    bot_rating: np.ndarray  # float64 the bot side's fixed rating (white's if both), NaN none
+
+    @staticmethod
+    def allocate(n: int) -> Decisions:
+        """Uninitialised arrays for `n` games (the kernel writes every one)."""
+        return Decisions(
+            np.empty(n, dtype=np.uint8),
+            np.empty(n, dtype=np.uint8),
+            np.empty(n, dtype=np.float64),
+            np.empty(n, dtype=np.bool_),
+            np.empty(n, dtype=np.uint8),
+            np.empty(n, dtype=np.bool_),
+            np.empty(n, dtype=np.bool_),
+            np.empty(n, dtype=np.float64),
+        )
+
+
 @njit(cache=True)
 def _classify_kernel(
-    w_code: np.ndarray,
-    b_code: np.ndarray,
-    missing: np.ndarray,
-    moderated: np.ndarray,
-    unratable: np.ndarray,
-    casual: np.ndarray,
-    status: np.ndarray,
-    term: np.ndarray,
-    plies: np.ndarray,
-    plies_null: np.ndarray,
-    kind: np.ndarray,
-    cat: np.ndarray,
-    otb_confirmed: np.ndarray,
-    w_is_bot: np.ndarray,
-    b_is_bot: np.ndarray,
-    w_elo: np.ndarray,
-    b_elo: np.ndarray,
-    score: np.ndarray,
-    score_null: np.ndarray,
-    reg_bot: np.ndarray,
-    reg_rating: np.ndarray,
-    min_plies: int,
-    bot_no_move_min_plies: int,
-    exclude: np.ndarray,
-    reject: np.ndarray,
-    final: np.ndarray,
-    final_null: np.ndarray,
-    cat_out: np.ndarray,
-    w_bot: np.ndarray,
-    b_bot: np.ndarray,
-    bot_rating: np.ndarray,
+    games: GameColumns, registry: BotRegistry, limits: PlyLimits, out: Decisions
 ) -> None:
     """The exclusion and rejection rules (RULES §2), one pass over the games' integer columns.
 
@@ -136,13 +172,22 @@ def _classify_kernel(
     white score (a missing bot move from move 10 on is a human loss; `final_null` where it stays
     null), the effective category (bots for any game with a bot), bot flags (flag or registry)
     and the bot's fixed rating (registry, else the Elo tag; NaN none; white's when both are
-    bots). `reg_bot` is a bitset over player codes (registry bots), `reg_rating` the registry's
-    bot_rating per code (NaN none). Null masks, the bot flags and the Elo tags may be empty
+    bots) into `out`. `registry` holds the registry's bots as a bitset over player codes and
+    their bot_rating per code (NaN none). Null masks, the bot flags and the Elo tags may be empty
     arrays (no nulls; no flag or tag at all). A rule reading a missing value does not apply
     (fewer plies than the minimum, a `bot_no_move` termination), except where the rules say what
     a missing value means: an `otb_confirmed` missing is not confirmed, a result missing is
     contradictory.
     """
+    w_code, b_code, missing, moderated = games.w_code, games.b_code, games.missing, games.moderated
+    unratable, casual, status, term = games.unratable, games.casual, games.status, games.term
+    plies, plies_null, kind, cat = games.plies, games.plies_null, games.kind, games.cat
+    otb_confirmed, w_is_bot, b_is_bot = games.otb_confirmed, games.w_is_bot, games.b_is_bot
+    w_elo, b_elo, score, score_null = games.w_elo, games.b_elo, games.score, games.score_null
+    reg_bot, reg_rating = registry.bots, registry.ratings
+    min_plies, bot_no_move_min_plies = limits.min_plies, limits.bot_no_move_min_plies
+    exclude, reject, final, final_null = out.exclude, out.reject, out.final, out.final_null
+    cat_out, w_bot, b_bot, bot_rating = out.cat, out.w_bot, out.b_bot, out.bot_rating
     has_missing = missing.shape[0] > 0
     has_moderated = moderated.shape[0] > 0
     has_unratable = unratable.shape[0] > 0
@@ -386,46 +431,34 @@ def classify(
     plies_col = g["plies"]
     plies, plies_null = _filled(plies_col.cast(pl.Int64), 0)  # one type: one compiled kernel
     score, score_null = _filled(g["white_score"].cast(pl.Float64), 0.0)
-    exclude = np.empty(n, dtype=np.uint8)
-    reject = np.empty(n, dtype=np.uint8)
-    final = np.empty(n, dtype=np.float64)
-    final_null = np.empty(n, dtype=np.bool_)
-    cat = np.empty(n, dtype=np.uint8)
-    w_bot, b_bot = np.empty(n, dtype=np.bool_), np.empty(n, dtype=np.bool_)
-    bot_rating = np.empty(n, dtype=np.float64)
+    out = Decisions.allocate(n)
     _classify_kernel(
-        readonly(w_code),
-        readonly(b_code),
-        readonly(missing),
-        readonly(moderated),
-        readonly(unratable),
-        readonly(g["rated"].not_().fill_null(False).to_numpy()),
-        readonly(_enum_codes(g["status"], STATUSES)),
-        readonly(_enum_codes(g["termination"], TERMINATIONS)),
-        readonly(plies),
-        readonly(plies_null),
-        readonly(_enum_codes(g["kind"], KINDS)),
-        readonly(_enum_codes(g["category"], CATEGORIES, strict=True)),
-        readonly(g["otb_confirmed"].fill_null(False).to_numpy()),
-        readonly(_flags(g["white_is_bot"])),
-        readonly(_flags(g["black_is_bot"])),
-        readonly(_tags(g["white_elo"])),
-        readonly(_tags(g["black_elo"])),
-        readonly(score),
-        readonly(score_null),
-        readonly(reg_bot),
-        readonly(reg_rating),
-        rules.min_plies,
-        rules.bot_no_move_min_plies,
-        exclude,
-        reject,
-        final,
-        final_null,
-        cat,
-        w_bot,
-        b_bot,
-        bot_rating,
+        GameColumns(
+            w_code=readonly(w_code),
+            b_code=readonly(b_code),
+            missing=readonly(missing),
+            moderated=readonly(moderated),
+            unratable=readonly(unratable),
+            casual=readonly(g["rated"].not_().fill_null(False).to_numpy()),
+            status=readonly(_enum_codes(g["status"], STATUSES)),
+            term=readonly(_enum_codes(g["termination"], TERMINATIONS)),
+            plies=readonly(plies),
+            plies_null=readonly(plies_null),
+            kind=readonly(_enum_codes(g["kind"], KINDS)),
+            cat=readonly(_enum_codes(g["category"], CATEGORIES, strict=True)),
+            otb_confirmed=readonly(g["otb_confirmed"].fill_null(False).to_numpy()),
+            w_is_bot=readonly(_flags(g["white_is_bot"])),
+            b_is_bot=readonly(_flags(g["black_is_bot"])),
+            w_elo=readonly(_tags(g["white_elo"])),
+            b_elo=readonly(_tags(g["black_elo"])),
+            score=readonly(score),
+            score_null=readonly(score_null),
+        ),
+        BotRegistry(readonly(reg_bot), readonly(reg_rating)),
+        PlyLimits(rules.min_plies, rules.bot_no_move_min_plies),
+        out,
     )
+    exclude, reject, final, final_null, cat, w_bot, b_bot, bot_rating = out
     final[final_null] = 0.0
     rated = rows_where_both_zero(exclude, reject)
     if ordered:

@@ -8,12 +8,15 @@ frames around these kernels.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
-from rating_core.kernels.intrinsics import prefetch
+from rating_core.kernels.intrinsics import aligned_empty, prefetch
 from rating_core.schemas import CATEGORIES
 from rating_core.systems.site.elo import elo_update
+from rating_core.systems.site.rules import SiteRules
 
 # Each player's state is one record: the ratings of the N_NUMBERS numbers (float64), their game
 # counts (int32) and the codes of the periods of their last games (int16), padded to whole
@@ -65,20 +68,134 @@ LAST_SLOT = _slot("last", 2)  # int16 index of number 0's last period
 MAX_PERIODS = np.iinfo(np.int16).max
 _AHEAD = 8  # games between prefetching two players' records and replaying their game
 
+# The kernels' inputs and outputs, as named records of arrays (numba passes a NamedTuple as a
+# struct of its fields' types, read by attribute, at no cost per game).
+
+
+class RatedGames(NamedTuple):
+    """The rated games' columns in replay order: game i is the i-th to replay."""
+
+    w_idx: np.ndarray  # int32 player code of white
+    b_idx: np.ndarray  # int32 player code of black
+    w_score: np.ndarray  # float64 white's final score
+    cat_num: np.ndarray  # uint8 category index in CATEGORIES: number 1 + cat_num
+    w_bot: np.ndarray  # bool
+    b_bot: np.ndarray  # bool
+    bot_r: np.ndarray  # float64 fixed rating of the bot side
+    period: np.ndarray  # int16 code of the game's period
+
+
+class PlayerRecords(NamedTuple):
+    """The player records: float64, int32 and int16 views of one (players, RECORD_SLOTS) array
+    (ratings, game counts at GAMES_SLOT, last periods at LAST_SLOT), and which numbers each
+    player held before the replay."""
+
+    ratings: np.ndarray
+    games: np.ndarray
+    last: np.ndarray
+    present: np.ndarray  # (players, N_NUMBERS) bool
+
+    @staticmethod
+    def allocate(n_players: int, start: float) -> PlayerRecords:
+        """Records of `n_players` players with no game yet, every rating at `start`."""
+        template = np.zeros(1, dtype=SITE_RECORD)
+        template["rating"] = start
+        template["last"] = -1  # no game yet
+        ratings = aligned_empty((n_players, RECORD_SLOTS), np.float64)
+        ratings[:] = template.view(np.float64)
+        present = np.zeros((n_players, N_NUMBERS), dtype=np.bool_)
+        return PlayerRecords(ratings, ratings.view(np.int32), ratings.view(np.int16), present)
+
+
+class ReplayRules(NamedTuple):
+    """The rules the replay applies (`SiteRules`), as numbers."""
+
+    weights: np.ndarray  # float64 weight in the site Elo per category, in CATEGORIES order
+    k_new: float
+    k_established: float
+    k_threshold: int
+    floor: float
+
+    @staticmethod
+    def of(rules: SiteRules) -> ReplayRules:
+        """`rules` as the kernel reads them."""
+        weights = np.array([rules.weight(cat) for cat in CATEGORIES], dtype=np.float64)
+        return ReplayRules(
+            weights, rules.k_new, rules.k_established, rules.k_threshold, rules.floor
+        )
+
+
+HISTORY_VALUES = (
+    "rating_before",
+    "opponent_rating",
+    "expected",
+    "k",
+    "raw_change",
+    "change",
+    "rating_after",
+    "weight",
+    "score",
+)
+"""The float columns of the history, in the order of `HistoryColumns.values`' rows."""
+
+
+class HistoryColumns(NamedTuple):
+    """The history rows `replay_kernel` writes, one column per array, in their final order."""
+
+    values: np.ndarray  # (9, rows) float64: the `HISTORY_VALUES` columns
+    games: np.ndarray  # int64 games_before
+    player: np.ndarray  # int32 player code of the row's side
+    opponent: np.ndarray  # int32 player code of the other side
+    number: np.ndarray  # uint8 index in SITE_NUMBERS
+    opponent_bot: np.ndarray  # bool
+
+    @staticmethod
+    def allocate(rows: int) -> HistoryColumns:
+        """Uninitialised arrays for `rows` history rows (the kernel writes every one)."""
+        return HistoryColumns(
+            np.empty((len(HISTORY_VALUES), rows), dtype=np.float64),
+            np.empty(rows, dtype=np.int64),
+            np.empty(rows, dtype=np.int32),
+            np.empty(rows, dtype=np.int32),
+            np.empty(rows, dtype=np.uint8),
+            np.empty(rows, dtype=np.bool_),
+        )
+
+
+class Snapshots(NamedTuple):
+    """The states `replay_kernel` snapshots at the end of each period but the last, one row
+    per number a player holds."""
+
+    player: np.ndarray  # int32 player code
+    number: np.ndarray  # int32 index in SITE_NUMBERS
+    rating: np.ndarray  # float64
+    games: np.ndarray  # int64
+    last: np.ndarray  # int32 code of the period of the last game, -1 none
+
+    @staticmethod
+    def allocate(rows: int) -> Snapshots:
+        """Uninitialised arrays for `rows` snapshot rows (the kernel writes every one)."""
+        return Snapshots(
+            np.empty(rows, dtype=np.int32),
+            np.empty(rows, dtype=np.int32),
+            np.empty(rows, dtype=np.float64),
+            np.empty(rows, dtype=np.int64),
+            np.empty(rows, dtype=np.int32),
+        )
+
 
 @njit(cache=True)
-def held_counts(
-    ends: np.ndarray,
-    w_idx: np.ndarray,
-    b_idx: np.ndarray,
-    cat_num: np.ndarray,
-    w_bot: np.ndarray,
-    b_bot: np.ndarray,
-    present: np.ndarray,
-) -> np.ndarray:
+def held_counts(ends: np.ndarray, rated: RatedGames, present: np.ndarray) -> np.ndarray:
     """How many numbers players hold after each of `ends` (held before the replay, `present`,
-    or played in by a human side of one of the first `end` games, per-game arrays in replay
-    order): the sizes of the kernel's snapshots."""
+    or played in by a human side of one of the first `end` games of `rated`): the sizes of the
+    kernel's snapshots."""
+    w_idx, b_idx, cat_num, w_bot, b_bot = (
+        rated.w_idx,
+        rated.b_idx,
+        rated.cat_num,
+        rated.w_bot,
+        rated.b_bot,
+    )
     counts = np.empty(ends.shape[0], dtype=np.int64)
     if ends.shape[0] == 0:
         return counts
@@ -108,57 +225,36 @@ def held_counts(
 @njit(cache=True, nogil=True)
 def replay_kernel(
     snap_ends: np.ndarray,
-    w_idx: np.ndarray,
-    b_idx: np.ndarray,
-    w_score: np.ndarray,
-    cat_num: np.ndarray,
-    weights: np.ndarray,
-    w_bot: np.ndarray,
-    b_bot: np.ndarray,
-    bot_r: np.ndarray,
-    period: np.ndarray,
-    ratings: np.ndarray,
-    games: np.ndarray,
-    last: np.ndarray,
-    present: np.ndarray,
-    k_new: float,
-    k_est: float,
-    k_threshold: int,
-    floor: float,
+    rated: RatedGames,
+    players: PlayerRecords,
+    rules: ReplayRules,
     record: bool,
-    h_values: np.ndarray,
-    h_games: np.ndarray,
-    h_player: np.ndarray,
-    h_opponent: np.ndarray,
-    h_number: np.ndarray,
-    h_opponent_bot: np.ndarray,
-    s_player: np.ndarray,
-    s_number: np.ndarray,
-    s_rating: np.ndarray,
-    s_games: np.ndarray,
-    s_last: np.ndarray,
+    history: HistoryColumns,
+    snapshots: Snapshots,
 ) -> int:
-    """Replay the rated games (every per-game array is in replay order: game i is the i-th to
-    replay), updating the player records, and take a snapshot of the state at each of
-    `snap_ends` (the end of every period of a range replay but the last, whose state is the
-    records themselves).
+    """Replay the `rated` games (game i is the i-th to replay), updating the player records,
+    and take a snapshot of the state at each of `snap_ends` (the end of every period of a range
+    replay but the last, whose state is the records themselves).
 
-    `ratings`, `games` and `last` are float64, int32 and int16 views of the same records (see
-    `RECORD_SLOTS`). When `record`, it writes the history rows in their final order (game, then
-    white before black, then site Elo before category; a bot side has none): for row h,
-    h_values[:, h] = before, opponent, expected, k, raw change, change, after, weight, score,
-    and h_games (games before), h_player, h_opponent (player codes), h_number (index in
-    SITE_NUMBERS) and h_opponent_bot. Bot sides keep their fixed rating. cat_num[i] is the
-    category index (number 1 + cat_num[i]), weights[cat_num[i]] its weight; bot_r[i] is the
-    fixed rating of game i's bot side, period[i] the code of its period (stored, per number,
-    as the period of the last game). The records of the game `_AHEAD` places later are
-    prefetched, so the cache misses of several games overlap.
+    When `record`, it writes the `history` rows in their final order (game, then white before
+    black, then site Elo before category; a bot side has none). Bot sides keep their fixed
+    rating. Each game's category weighs `rules.weights[cat_num]` in the site Elo, and its
+    period is stored, per number, as the period of the last game. The records of the game
+    `_AHEAD` places later are prefetched, so the cache misses of several games overlap.
 
     After the first snap_ends[k] games it appends the state (every number a player held before
-    the replay, `present`, or has games in), player-major then number order, to the s_player,
-    s_number, s_rating, s_games and s_last arrays (sized by `held_counts`); returns how
-    many rows it wrote.
+    the replay, `present`, or has games in), player-major then number order, to `snapshots`
+    (sized by `held_counts`); returns how many rows it wrote.
     """
+    w_idx, b_idx, w_score, cat_num = rated.w_idx, rated.b_idx, rated.w_score, rated.cat_num
+    w_bot, b_bot, bot_r, period = rated.w_bot, rated.b_bot, rated.bot_r, rated.period
+    ratings, games, last, present = players.ratings, players.games, players.last, players.present
+    weights, k_new, k_est = rules.weights, rules.k_new, rules.k_established
+    k_threshold, floor = rules.k_threshold, rules.floor
+    h_values, h_games, h_player = history.values, history.games, history.player
+    h_opponent, h_number, h_opponent_bot = history.opponent, history.number, history.opponent_bot
+    s_player, s_number, s_rating = snapshots.player, snapshots.number, snapshots.rating
+    s_games, s_last = snapshots.games, snapshots.last
     flat = ratings.reshape(-1)
     n = w_idx.shape[0]
     n_players = ratings.shape[0]
@@ -236,10 +332,11 @@ def replay_kernel(
 
 @njit(cache=True)
 def state_rows(
-    ratings: np.ndarray, games: np.ndarray, last: np.ndarray, present: np.ndarray
+    players: PlayerRecords,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(player, number, rating, games, last period) of every number a player holds (present
     before the replay or with games), player-major then number order."""
+    ratings, games, last, present = players.ratings, players.games, players.last, players.present
     n_players = ratings.shape[0]
     k = 0
     for p in range(n_players):

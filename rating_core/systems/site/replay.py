@@ -17,9 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
-from rating_core.kernels.intrinsics import aligned_empty
 from rating_core.kernels.memory import populate_behind
-from rating_core.schemas import CATEGORIES, empty
+from rating_core.schemas import empty
 from rating_core.systems.period_range import check_within, segment_ends, split_by_period
 from rating_core.systems.site.classification import (
     Classified,
@@ -29,11 +28,15 @@ from rating_core.systems.site.classification import (
 )
 from rating_core.systems.site.kernel import (
     GAMES_SLOT,
+    HISTORY_VALUES,
     LAST_SLOT,
     MAX_PERIODS,
     N_NUMBERS,
-    RECORD_SLOTS,
-    SITE_RECORD,
+    HistoryColumns,
+    PlayerRecords,
+    RatedGames,
+    ReplayRules,
+    Snapshots,
     held_counts,
     replay_kernel,
     state_rows,
@@ -111,71 +114,46 @@ def replay_range(
         check_within(c.frame["period"], periods, "a game")
         ends = segment_ends(c.period[rows], labels, periods)
 
-    template = np.zeros(1, dtype=SITE_RECORD)
-    template["rating"] = rules.start
-    template["last"] = -1  # no game yet
-    ratings = aligned_empty((n_players, RECORD_SLOTS), np.float64)
-    ratings[:] = template.view(np.float64)
-    counts, last = ratings.view(np.int32), ratings.view(np.int16)
-    present = np.zeros((n_players, N_NUMBERS), dtype=np.bool_)
+    records = PlayerRecords.allocate(n_players, rules.start)
     if state.height:
         s_p = c.extra_codes
         s_n = state["number"].replace_strict(SITE_NUMBERS, list(range(N_NUMBERS))).to_numpy()
-        ratings[s_p, s_n] = state["rating"].to_numpy()
-        counts[s_p, GAMES_SLOT + s_n] = state["games"].to_numpy()
-        last[s_p, LAST_SLOT + s_n] = c.extra_period_codes
-        present[s_p, s_n] = True
+        records.ratings[s_p, s_n] = state["rating"].to_numpy()
+        records.games[s_p, GAMES_SLOT + s_n] = state["games"].to_numpy()
+        records.last[s_p, LAST_SLOT + s_n] = c.extra_period_codes
+        records.present[s_p, s_n] = True
 
-    weight_of = np.array([rules.weight(cat) for cat in CATEGORIES], dtype=np.float64)
     # the per-game inputs in replay order: the kernels then read them sequentially
-    w_code, b_code, cat, w_bot, b_bot = (
-        a[rows] for a in (c.w_code, c.b_code, c.cat, c.w_bot, c.b_bot)
+    rated = RatedGames(
+        w_idx=c.w_code[rows],
+        b_idx=c.b_code[rows],
+        w_score=c.score[rows],
+        cat_num=c.cat[rows],
+        w_bot=c.w_bot[rows],
+        b_bot=c.b_bot[rows],
+        bot_r=c.bot_rating[rows],
+        period=c.period[rows].astype(np.int16),
     )
-    per_game = 4 - 2 * (w_bot.astype(np.int64) + b_bot.astype(np.int64))  # history rows
+    # history rows per game: two per human side (site Elo and category)
+    per_game = 4 - 2 * (rated.w_bot.astype(np.int64) + rated.b_bot.astype(np.int64))
     hist_ends = np.cumsum(per_game)
     n_hist = int(hist_ends[-1]) if history and n else 0
-    out = _HistoryArrays.allocate(n_hist)
+    out = HistoryColumns.allocate(n_hist)
     snap_ends = ends[:-1]  # the last period's state is the records after the kernel
-    held = held_counts(snap_ends, w_code, b_code, cat, w_bot, b_bot, present)
+    held = held_counts(snap_ends, rated, records.present)
     n_snap = int(held.sum())
-    snaps = (
-        np.empty(n_snap, dtype=np.int32),
-        np.empty(n_snap, dtype=np.int32),
-        np.empty(n_snap, dtype=np.float64),
-        np.empty(n_snap, dtype=np.int64),
-        np.empty(n_snap, dtype=np.int32),
-    )
+    snaps = Snapshots.allocate(n_snap)
     # each of the 9 value rows is a stream of its own, met from behind like the other columns
-    populating = populate_behind([*out.values, *out.arrays()[1:], *snaps])
+    populating = populate_behind([*out.values, *out[1:], *snaps])
     try:
         written = replay_kernel(
-            snap_ends,
-            w_code,
-            b_code,
-            c.score[rows],
-            cat,
-            weight_of,
-            w_bot,
-            b_bot,
-            c.bot_rating[rows],
-            c.period[rows].astype(np.int16),
-            ratings,
-            counts,
-            last,
-            present,
-            rules.k_new,
-            rules.k_established,
-            rules.k_threshold,
-            rules.floor,
-            n_hist > 0,
-            *out.arrays(),
-            *snaps,
+            snap_ends, rated, records, ReplayRules.of(rules), n_hist > 0, out, snaps
         )
     finally:  # the history's pages, mapped in from the end while the kernel wrote from the start
         populating.join()
     if written != n_snap:
         raise AssertionError(f"site snapshots: {written} rows written, {n_snap} counted")
-    final = state_rows(ratings, counts, last, present)
+    final = state_rows(records)
     p_idx, n_idx, rating, count, last_of = (
         np.concatenate([a, b]) for a, b in zip(snaps, final, strict=True)
     )
@@ -220,57 +198,13 @@ def replay_range(
     return results
 
 
-@dataclass(frozen=True)
-class _HistoryArrays:
-    """The history rows `replay_kernel` writes, one column per array, in their final order."""
-
-    values: np.ndarray  # (9, rows) float64: the `_HISTORY_VALUES` columns
-    games: np.ndarray  # int64 games_before
-    player: np.ndarray  # int32 player code of the row's side
-    opponent: np.ndarray  # int32 player code of the other side
-    number: np.ndarray  # uint8 index in SITE_NUMBERS
-    opponent_bot: np.ndarray  # bool
-
-    @staticmethod
-    def allocate(rows: int) -> _HistoryArrays:
-        """Uninitialised arrays for `rows` history rows (the kernel writes every one)."""
-        return _HistoryArrays(
-            np.empty((len(_HISTORY_VALUES), rows), dtype=np.float64),
-            np.empty(rows, dtype=np.int64),
-            np.empty(rows, dtype=np.int32),
-            np.empty(rows, dtype=np.int32),
-            np.empty(rows, dtype=np.uint8),
-            np.empty(rows, dtype=np.bool_),
-        )
-
-    def arrays(
-        self,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """The arrays in `replay_kernel`'s argument order."""
-        return self.values, self.games, self.player, self.opponent, self.number, self.opponent_bot
-
-
-# The float columns of the history in the order of `replay_kernel`'s h_values rows.
-_HISTORY_VALUES = (
-    "rating_before",
-    "opponent_rating",
-    "expected",
-    "k",
-    "raw_change",
-    "change",
-    "rating_after",
-    "weight",
-    "score",
-)
-
-
-def _history_frame(c: Classified, game_rows: np.ndarray, out: _HistoryArrays) -> pl.DataFrame:
+def _history_frame(c: Classified, game_rows: np.ndarray, out: HistoryColumns) -> pl.DataFrame:
     """The history table from the kernel's columns: `game_rows` is each row's game (a row of
     `c.frame`). The numbers are the kernel's arrays, without a copy; the ids and numbers are
     gathered from the small sets of distinct values, not from the games' string columns."""
     if game_rows.shape[0] == 0:
         return empty(SITE_HISTORY_SCHEMA)
-    floats = {name: pl.Series(name, v) for name, v in zip(_HISTORY_VALUES, out.values, strict=True)}
+    floats = {name: pl.Series(name, v) for name, v in zip(HISTORY_VALUES, out.values, strict=True)}
     if c.score_null.any() and (null_score := c.score_null[game_rows]).any():
         # a rated game without a result (human-bot, no termination) shows no score
         floats["score"] = pl.select(
