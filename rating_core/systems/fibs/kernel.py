@@ -8,12 +8,15 @@ frames around this kernel.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from numba import njit
 
 from rating_core.kernels.intrinsics import prefetch
 from rating_core.systems.fibs.formula import fibs_multiplier, fibs_value, fibs_win_probability
 from rating_core.systems.fibs.pairs import EMPTY, SENTINEL, home_slot, latest_in, table_bits
+from rating_core.systems.fibs.rules import FibsRules
 
 # Each player's state is one 32-byte record (aligned, so within one cache line), `FIBS_RECORD`:
 # rating (float64), experience and ranked matches (int64), read by the kernel through float64
@@ -32,35 +35,82 @@ MATCHES_SLOT = dict(FIBS_RECORD.fields or {})["matches"][1] // 8
 _AHEAD = 8  # matches between prefetching a match's records and replaying it
 
 
+# The kernel's inputs and outputs, as named records of arrays (numba passes a NamedTuple as a
+# struct of its fields' types, read by attribute, at no cost per match).
+
+
+class RankedMatches(NamedTuple):
+    """The matches' columns the replay reads, by row, and the rows it replays, in order."""
+
+    rows: np.ndarray  # int64 rows of the ranked matches, in replay order
+    w_idx: np.ndarray  # int32 player code of the winner
+    l_idx: np.ndarray  # int32 player code of the loser
+    length: np.ndarray  # int64 match length (points)
+    t: np.ndarray  # int64 end time, microseconds since the epoch
+
+
+class PlayerRecords(NamedTuple):
+    """The player records: float64 and int64 views of one (players, PLAYER_SLOTS) array."""
+
+    ratings: np.ndarray  # the rating at slot 0
+    counters: np.ndarray  # experience at EXP_SLOT, ranked matches at MATCHES_SLOT
+
+
+class ReplayRules(NamedTuple):
+    """The rules the replay applies (`FibsRules`), as numbers."""
+
+    window: int  # the fair-play window, microseconds
+    scale: float
+    factor: float
+    m_max: float
+    m_min: float
+    divisor: float
+
+    @staticmethod
+    def of(rules: FibsRules) -> ReplayRules:
+        """`rules` as the kernel reads them."""
+        return ReplayRules(
+            rules.fair_play_window_us,
+            rules.scale,
+            rules.value_factor,
+            rules.multiplier_max,
+            rules.multiplier_min,
+            rules.experience_divisor,
+        )
+
+
+class HistoryColumns(NamedTuple):
+    """The history `replay_kernel` writes, per ranked match in replay order (winner, loser)."""
+
+    values: np.ndarray  # (matches, 2, 7) float64: before, opponent, p, v, m, change, after
+    experience: np.ndarray  # (matches, 2) int64 experience before the match
+    counted: np.ndarray  # bool: the match changed ratings (the fair-play rule did not stop it)
+
+    @staticmethod
+    def allocate(matches: int) -> HistoryColumns:
+        """Columns for `matches` matches (NaN and zero until the kernel writes them)."""
+        return HistoryColumns(
+            np.full((matches, 2, 7), np.nan, dtype=np.float64),
+            np.zeros((matches, 2), dtype=np.int64),
+            np.zeros(matches, dtype=np.bool_),
+        )
+
+
 @njit(cache=True)
 def replay_kernel(
     start: int,
     stop: int,
-    rows: np.ndarray,
-    w_idx: np.ndarray,
-    l_idx: np.ndarray,
-    length: np.ndarray,
-    t: np.ndarray,
-    ratings: np.ndarray,
-    counters: np.ndarray,
+    matches: RankedMatches,
+    players: PlayerRecords,
     table: np.ndarray,
     live: int,
     gc: bool,
-    window: int,
-    scale: float,
-    factor: float,
-    m_max: float,
-    m_min: float,
-    divisor: float,
-    n_players: int,
+    rules: ReplayRules,
     record: bool,
-    out: np.ndarray,
-    out_exp: np.ndarray,
-    out_counted: np.ndarray,
+    history: HistoryColumns,
 ) -> tuple[int, int]:
     """Replay the ranked matches `rows` (row numbers, in order), updating the records in place.
 
-    `ratings`/`counters` are float64/int64 views of the player records (`PLAYER_SLOTS`).
     The pair table (open addressing on key min·n_players + max) holds per pair the times of its
     last `cap` rating-changing matches, oldest first: a match changes ratings only if the oldest
     ended `window` or more before it (fewer than `cap` in the window), and then it replaces the
@@ -68,14 +118,21 @@ def replay_kernel(
     match ended `window` or more before the current match is stale (every later match of the
     pair counts exactly as for a new pair): a new pair takes the first stale slot on its probe
     path, so stale pairs are recycled instead of filling the table.
-    When `record`, out[r, s, :] = before, opponent, p, v, m, change, after (s 0 winner, 1
-    loser). The records of the match `_AHEAD` places later are prefetched.
+    When `record`, it writes the `history` of the r-th match at r (winner, then loser). The
+    records of the match `_AHEAD` places later are prefetched.
 
     Replays rows[start:stop] and returns (at, used): at is -1 at the end, else the position
     of a match whose new pair would fill the table past half; the caller rebuilds it
     (`rebuilt`, which drops stale pairs and grows it if needed) and resumes there. `used`
     counts the occupied slots.
     """
+    rows, w_idx, l_idx = matches.rows, matches.w_idx, matches.l_idx
+    length, t = matches.length, matches.t
+    ratings, counters = players.ratings, players.counters
+    window, scale, factor = rules.window, rules.scale, rules.factor
+    m_max, m_min, divisor = rules.m_max, rules.m_min, rules.divisor
+    out, out_exp, out_counted = history.values, history.experience, history.counted
+    n_players = ratings.shape[0]
     cap = table.shape[1] - 1
     flat = ratings.reshape(-1)
     pair_flat = table.reshape(-1)

@@ -22,6 +22,10 @@ from rating_core.systems.fibs.kernel import (
     EXP_SLOT,
     MATCHES_SLOT,
     PLAYER_SLOTS,
+    HistoryColumns,
+    PlayerRecords,
+    RankedMatches,
+    ReplayRules,
     replay_kernel,
     time_profile,
 )
@@ -126,10 +130,9 @@ def replay_range(
         ).sort("key", "t")
         live = load_pairs(table, loaded["key"].to_numpy(), loaded["t"].to_numpy())
 
-    n_out = n if history else 0
-    out = np.full((n_out, 2, 7), np.nan, dtype=np.float64)
-    out_exp = np.zeros((n_out, 2), dtype=np.int64)
-    out_counted = np.zeros(n_out, dtype=np.bool_)
+    out = HistoryColumns.allocate(n if history else 0)
+    ranked = RankedMatches(rows, c.w_code, c.l_code, c.length, t)
+    kernel_rules = ReplayRules.of(rules)
     kept: list[np.ndarray] = []  # per period: the players of its state
     snapshots: list[np.ndarray] = []  # per period: their rating, experience and matches
     pair_rows: list[tuple[np.ndarray, np.ndarray]] = []  # per period: (pair key, time)
@@ -141,27 +144,14 @@ def replay_range(
             at, live = replay_kernel(
                 at,
                 int(end),
-                rows,
-                c.w_code,
-                c.l_code,
-                c.length,
-                t,
-                ratings,
-                counters,
+                ranked,
+                PlayerRecords(ratings, counters),
                 table,
                 live,
                 gc,
-                window,
-                rules.scale,
-                rules.value_factor,
-                rules.multiplier_max,
-                rules.multiplier_min,
-                rules.experience_divisor,
-                n_players,
+                kernel_rules,
                 history,
                 out,
-                out_exp,
-                out_counted,
             )
             if at >= 0:
                 table, live = rebuilt(table, live, int(t[rows[at]]), window, gc)
@@ -211,7 +201,7 @@ def replay_range(
     pair_ends = np.cumsum([0] + [k.shape[0] for k, _ in pair_rows])
 
     hist = (
-        _history_frame(c.frame.select(RANKED_COLUMNS)[rows], out, out_exp, out_counted, rules)
+        _history_frame(c.frame.select(RANKED_COLUMNS)[rows], out, rules)
         if history
         else empty(FIBS_HISTORY_SCHEMA)
     )
@@ -246,20 +236,16 @@ def _latest(pairs: pl.DataFrame) -> int:
 
 
 def _history_frame(
-    ranked: pl.DataFrame,
-    out: np.ndarray,
-    out_exp: np.ndarray,
-    out_counted: np.ndarray,
-    rules: FibsRules = FIBS_RULES,
+    ranked: pl.DataFrame, out: HistoryColumns, rules: FibsRules = FIBS_RULES
 ) -> pl.DataFrame:
     """Two rows per ranked match (winner first) from the kernel's output arrays."""
     n = ranked.height
     if n == 0:
         return empty(FIBS_HISTORY_SCHEMA)
     pos = np.arange(2 * n)
-    flat = out.reshape(2 * n, 7)
+    flat = out.values.reshape(2 * n, 7)
     winner = pl.col("_winner")
-    counted = pl.Series("counted", np.repeat(out_counted, 2))
+    counted = pl.Series("counted", np.repeat(out.counted, 2))
     return (
         ranked[pos // 2]
         .with_columns(
@@ -271,7 +257,7 @@ def _history_frame(
                     ("rating_before", "opponent_rating", "p", "v", "m", "change", "rating_after")
                 )
             ),
-            pl.Series("experience_before", out_exp.reshape(2 * n)),
+            pl.Series("experience_before", out.experience.reshape(2 * n)),
         )
         .select(
             "match_id",
