@@ -151,6 +151,7 @@ def replay_range(
         )
     finally:  # the history's pages, mapped in from the end while the kernel wrote from the start
         populating.join()
+    del rated  # the games' columns in replay order: the frames below need none of them
     if written != n_snap:
         raise AssertionError(f"site snapshots: {written} rows written, {n_snap} counted")
     final = state_rows(records)
