@@ -40,7 +40,7 @@ from rating_core.systems.site.moderation import (
     annulment_causes,
     annulment_reason,
 )
-from rating_core.systems.site.replay import SITE_RULES
+from rating_core.systems.site.rules import SITE_RULES
 
 APPLIED_ANNULMENTS = "applied/site_annulments"
 """Lake table: per period, the annulments the last publication of the site lists applied."""

@@ -32,8 +32,10 @@ from rating_core.text import format_text
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rating_core.schemas import CATEGORIES, GAMES_SCHEMA, PLAYERS_SCHEMA, conform  # noqa: E402
-from rating_core.systems.fibs.replay import FIBS_RULES, fibs_replay  # noqa: E402
-from rating_core.systems.site.replay import SITE_RULES, site_replay  # noqa: E402
+from rating_core.systems.fibs.replay import fibs_replay  # noqa: E402
+from rating_core.systems.fibs.rules import FIBS_RULES  # noqa: E402
+from rating_core.systems.site.replay import site_replay  # noqa: E402
+from rating_core.systems.site.rules import SITE_RULES  # noqa: E402
 
 R = TypeVar("R")
 T0 = datetime(2024, 1, 1, tzinfo=UTC)

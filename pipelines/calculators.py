@@ -144,7 +144,7 @@ def _ukd(args: argparse.Namespace) -> dict:
 
 
 def _fibs(args: argparse.Namespace) -> dict:
-    from rating_core.systems.fibs.replay import fibs_calculator
+    from rating_core.systems.fibs.calculator import fibs_calculator
 
     if args.length < 1:
         raise UserError(f"match length {args.length} must be at least 1 point")
@@ -154,7 +154,7 @@ def _fibs(args: argparse.Namespace) -> dict:
 
 
 def _site(args: argparse.Namespace) -> dict:
-    from rating_core.systems.site.replay import site_calculator
+    from rating_core.systems.site.calculator import site_calculator
 
     return site_calculator(
         args.category,

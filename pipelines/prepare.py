@@ -25,9 +25,12 @@ from typing import Any
 from rating_core.ingest import pgn_scan
 from rating_core.ingest.inbox import PGN_SUFFIXES
 from rating_core.kernels import codes
-from rating_core.systems.fibs import replay as fibs
+from rating_core.systems.fibs import classification as fibs_classification
+from rating_core.systems.fibs import kernel as fibs_kernel
+from rating_core.systems.fibs import pairs as fibs_pairs
 from rating_core.systems.fide import steps as fide
-from rating_core.systems.site import replay as site
+from rating_core.systems.site import classification as site_classification
+from rating_core.systems.site import kernel as site_kernel
 
 
 @dataclass(frozen=True)
@@ -58,15 +61,15 @@ WARMED = (
     codes._rows_where_both_zero,
     codes._order_scan,
     codes._find_views,
-    site._classify_kernel,
-    site._held_counts,
-    site._site_kernel,
-    site._state_rows,
-    fibs._classify_matches,
-    fibs._time_profile,
-    fibs._fibs_kernel,
-    fibs._pair_rows,
-    fibs._keep_recent,
+    site_classification._classify_kernel,
+    site_kernel.held_counts,
+    site_kernel.replay_kernel,
+    site_kernel.state_rows,
+    fibs_classification._classify_matches,
+    fibs_kernel.time_profile,
+    fibs_kernel.replay_kernel,
+    fibs_pairs.pair_times,
+    fibs_pairs.keep_recent,
     fide._counted_sums_kernel,
 )
 """The rating kernels: every numba entry point a run over the samples calls, besides the PGN
@@ -116,8 +119,8 @@ SAMPLES = Path(__file__).resolve().parents[1] / "data_samples"
 """The project's sample inbox: `record_signatures` runs the pipeline on it."""
 
 SIGNATURES_FILE = Path(__file__).with_name("kernel_signatures.json")
-"""The argument types each kernel of `GROUPS` is compiled for in a run (numba's own reprs, one
-list per kernel), recorded from a run over the samples by `python -m pipelines.prepare
+"""The argument types each kernel of `GROUPS` is compiled for in a run (numba's own reprs, a
+named record's as `type_text` writes it; one list per kernel), recorded from a run over the samples by `python -m pipelines.prepare
 --record`; a test checks that a run compiles exactly these."""
 
 WARM_UP_WAIT_S = 120
@@ -132,6 +135,46 @@ def kernel_name(kernel: Any) -> str:
     return f"{kernel.py_func.__module__}.{kernel.py_func.__qualname__}"
 
 
+def type_text(numba_type: Any) -> str:
+    """An argument type as `SIGNATURES_FILE` records it: numba's own repr, except for a named
+    tuple (a kernel's named record of arrays), whose repr names neither its class's module nor
+    its arrays' layout, which is written `record('module.Class', [field types])`."""
+    from numba.core import types
+
+    if isinstance(numba_type, types.BaseNamedTuple):
+        cls = numba_type.instance_class
+        fields = ", ".join(type_text(t) for t in numba_type.types)
+        return f"record({cls.__module__ + '.' + cls.__qualname__!r}, [{fields}])"
+    return repr(numba_type)
+
+
+def signature_text(signature: Sequence[Any]) -> str:
+    """A kernel's argument types as `SIGNATURES_FILE` records them (numba's repr of the tuple
+    where no argument is a named record)."""
+    texts = [type_text(t) for t in signature]
+    return "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
+
+
+def _record_type(name: str, fields: list[Any]) -> Any:
+    """The numba type of a named record of class `name` ('module.Class') with `fields`: what
+    `type_text` wrote."""
+    import importlib
+
+    from numba.core import types
+
+    module, _, qualname = name.rpartition(".")
+    return types.BaseTuple.from_types(fields, getattr(importlib.import_module(module), qualname))
+
+
+def signature_of(text: str) -> tuple[Any, ...]:
+    """The numba argument types that `signature_text` wrote as `text`."""
+    from numba.core import types
+
+    # the reprs are numba type constructors; `record` rebuilds a named record (`type_text`)
+    names = {"__builtins__": {}, **vars(types), "record": _record_type}
+    return tuple(eval(text, names))  # our own file of numba type reprs
+
+
 def recorded_signatures() -> dict[str, list[str]]:
     """`SIGNATURES_FILE` read (empty when it is missing)."""
     try:
@@ -144,14 +187,11 @@ def compile_recorded(kernels: Iterable[Any]) -> None:
     """Compile each of `kernels` for its recorded argument types (or load it from numba's cache),
     without data: what a warm-up process does. A signature numba refuses (a record older than
     the kernel's source) is skipped: the run then compiles that kernel itself."""
-    from numba.core import types
-
-    names = {"__builtins__": {}, **vars(types)}  # the reprs are numba type constructors
     recorded = recorded_signatures()
     for kernel in kernels:
         for text in recorded.get(kernel_name(kernel), ()):
             try:
-                kernel.compile(eval(text, names))  # our own file of numba type reprs
+                kernel.compile(signature_of(text))
             except Exception:  # a stale record costs the run one compile
                 continue
 
@@ -166,7 +206,7 @@ def record_signatures(path: Path = SIGNATURES_FILE) -> dict[str, list[str]]:
     with tempfile.TemporaryDirectory(prefix="ratings-signatures-") as folder:
         run_pipeline(SAMPLES, Path(folder) / "lake", console=Console(file=io.StringIO()))
     recorded = {
-        kernel_name(k): sorted(repr(sig) for sig in k.signatures)
+        kernel_name(k): sorted(signature_text(sig) for sig in k.signatures)
         for group in GROUPS
         for k in group.kernels
     }

@@ -55,7 +55,7 @@ from rating_core.schemas import (
     empty,
 )
 from rating_core.systems.club.folders import check_club_folders
-from rating_core.systems.site.replay import rejected_site_games
+from rating_core.systems.site.classification import rejected_site_games
 
 NOT_GAMES = (CORRECTIONS_FILE,)
 """Files of `federation/` that are their own kind, not games (matched lower-cased)."""

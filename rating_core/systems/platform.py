@@ -11,11 +11,11 @@ from collections.abc import Iterable
 import polars as pl
 
 from rating_core.systems.contract import PeriodOutput, present
+from rating_core.systems.fibs.lists import fibs_list
 from rating_core.systems.fibs.periods import fibs_replay_periods
-from rating_core.systems.fibs.replay import fibs_list
 from rating_core.systems.period_range import report_period, rows_per_period
+from rating_core.systems.site.lists import site_period_lists
 from rating_core.systems.site.periods import site_replay_periods
-from rating_core.systems.site.replay import site_period_lists
 
 SITE_STATE = "state/site"
 FIBS_STATE = "state/fibs"

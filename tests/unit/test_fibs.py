@@ -11,14 +11,12 @@ import polars as pl
 import pytest
 
 from rating_core.schemas import MATCHES_SCHEMA, PLAYERS_SCHEMA, conform
-from rating_core.systems.fibs import replay as fibs
-from rating_core.systems.fibs.replay import (
-    FIBS_RULES,
-    FIBS_STATE_SCHEMA,
-    fibs_calculator,
-    fibs_list,
-    fibs_replay,
-)
+from rating_core.systems.fibs import kernel as fibs_kernel
+from rating_core.systems.fibs import rules as fibs_rules
+from rating_core.systems.fibs.calculator import fibs_calculator
+from rating_core.systems.fibs.lists import fibs_list
+from rating_core.systems.fibs.replay import FibsReplayResult, fibs_replay
+from rating_core.systems.fibs.rules import FIBS_RULES, FIBS_STATE_SCHEMA
 
 T0 = datetime(2024, 1, 10, tzinfo=UTC)
 
@@ -46,7 +44,7 @@ def state(rows: list[tuple[str, float, int, int]]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=FIBS_STATE_SCHEMA, orient="row")
 
 
-def rating(result: fibs.FibsReplayResult, player: str) -> float:
+def rating(result: FibsReplayResult, player: str) -> float:
     return result.state.filter(pl.col("player_id") == player)["rating"][0]
 
 
@@ -102,7 +100,7 @@ def test_unranked_and_ai_matches_change_nothing() -> None:
     )
     assert r.state.height == 0
     assert r.history.height == 0
-    assert r.excluded["reason"].to_list() == [fibs.R_UNRANKED, fibs.R_AI]
+    assert r.excluded["reason"].to_list() == [fibs_rules.R_UNRANKED, fibs_rules.R_AI]
 
 
 def test_self_match_is_rejected() -> None:
@@ -114,7 +112,7 @@ def test_self_match_is_rejected() -> None:
 # --- fair play ---------------------------------------------------------------------------------
 
 
-def _counted(r: fibs.FibsReplayResult) -> list[bool]:
+def _counted(r: FibsReplayResult) -> list[bool]:
     return r.history.filter(pl.col("won"))["counted"].to_list()
 
 
@@ -124,7 +122,7 @@ def test_fourth_match_within_24h_adds_experience_but_no_rating() -> None:
     assert _counted(r) == [True, True, True, False]
     fourth = r.history.filter(pl.col("match_id") == "m0003")
     assert fourth["change"].to_list() == [0.0, 0.0]
-    assert fourth["reason"].to_list() == [fibs.R_FAIR_PLAY] * 2
+    assert fourth["reason"].to_list() == [fibs_rules.R_FAIR_PLAY] * 2
     assert r.state["experience"].to_list() == [20, 20]
     assert r.state["matches"].to_list() == [4, 4]
     third = r.history.filter((pl.col("match_id") == "m0002") & pl.col("won"))
@@ -252,23 +250,23 @@ def test_fair_play_reason_follows_the_rules_object() -> None:
     assert _counted(r) == [True, True, False]
     reason = "fair play: 2 rating-changing matches between these players in the last 12 hours"
     assert r.history["reason"].drop_nulls().unique().to_list() == [reason]
-    assert FIBS_RULES.fair_play_reason() == fibs.R_FAIR_PLAY
-    assert "3 rating-changing" in fibs.R_FAIR_PLAY and "24 hours" in fibs.R_FAIR_PLAY
+    assert FIBS_RULES.fair_play_reason() == fibs_rules.R_FAIR_PLAY
+    assert "3 rating-changing" in fibs_rules.R_FAIR_PLAY and "24 hours" in fibs_rules.R_FAIR_PLAY
 
 
 def test_exclusion_codes_are_one_table() -> None:
-    codes = [e.code for e in fibs.Exclusion]
+    codes = [e.code for e in fibs_rules.Exclusion]
     assert sorted(codes) == list(range(1, len(codes) + 1))
     r = fibs_replay(
         matches(match(1, "a", "b", H, ranked=False), match(2, "a", "b", 2 * H, vs_ai=True))
     )
-    assert r.excluded["reason"].to_list() == [e.text() for e in fibs.Exclusion]
+    assert r.excluded["reason"].to_list() == [e.text() for e in fibs_rules.Exclusion]
 
 
 def test_player_record_layout_is_the_declared_dtype() -> None:
-    records = np.zeros((2, fibs._PLAYER_RECORD), dtype=np.float64)
+    records = np.zeros((2, fibs_kernel.PLAYER_SLOTS), dtype=np.float64)
     records[0, 0] = 1612.5
-    records.view(np.int64)[0, [fibs._EXP, fibs._MATCHES]] = [250, 40]
-    typed = records.view(fibs.FIBS_RECORD)[:, 0]
+    records.view(np.int64)[0, [fibs_kernel.EXP_SLOT, fibs_kernel.MATCHES_SLOT]] = [250, 40]
+    typed = records.view(fibs_kernel.FIBS_RECORD)[:, 0]
     assert typed["rating"].tolist() == [1612.5, 0.0]
     assert typed["experience"].tolist() == [250, 0] and typed["matches"].tolist() == [40, 0]

@@ -11,13 +11,9 @@ from hypothesis import strategies as st
 
 from rating_core.schemas import CATEGORIES, GAMES_SCHEMA, MATCHES_SCHEMA, PLAYERS_SCHEMA, conform
 from rating_core.systems.fibs.replay import fibs_replay
-from rating_core.systems.site.replay import (
-    SITE_STATE_SCHEMA,
-    empty_site_state,
-    site_lists,
-    site_period_lists,
-    site_replay,
-)
+from rating_core.systems.site.lists import site_lists, site_period_lists
+from rating_core.systems.site.replay import site_replay
+from rating_core.systems.site.rules import SITE_STATE_SCHEMA, empty_site_state
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 PLAYERS = ["p0", "p1", "p2", "p3", "p4", "bot"]

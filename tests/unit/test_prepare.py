@@ -129,6 +129,28 @@ def test_waiting_for_a_group_ends_when_it_is_cached_or_its_process_ends(tmp_path
     WarmUp({}, {}).wait_for(cold)  # nobody compiles it: no wait
 
 
+def test_a_signature_with_named_records_is_read_back_as_the_same_types() -> None:
+    """A kernel's named record of arrays (a NamedTuple) is recorded with its class and its
+    arrays' exact types, so that the warm-up compiles it for the very types a run passes."""
+    import numpy as np
+    from numba import typeof
+
+    from pipelines.prepare import signature_of, signature_text
+    from rating_core.kernels.arrays import readonly
+    from rating_core.systems.site.kernel import RatedGames
+
+    uniform = RatedGames(*(np.zeros(3, dtype=np.int32) for _ in RatedGames._fields))
+    mixed = uniform._replace(w_score=readonly(np.zeros(3)))  # numba: NamedUniTuple, NamedTuple
+    for record in (uniform, mixed):
+        signature = (typeof(record), typeof(np.zeros((2, 2))), typeof(1.5), typeof(True))
+        text = signature_text(signature)
+        assert "rating_core.systems.site.kernel.RatedGames" in text
+        assert signature_of(text) == signature
+    plain = (typeof(np.zeros(1)),)
+    assert signature_text(plain) == repr(plain)  # numba's repr where no record is passed
+    assert signature_of(signature_text(plain)) == plain
+
+
 def test_the_recorded_signatures_are_what_a_run_compiles(tmp_path: Path) -> None:
     """The warm-up processes compile every kernel group for the argument types in
     `kernel_signatures.json`, without data; a run over the samples in that fresh numba cache
@@ -156,11 +178,11 @@ def test_the_recorded_signatures_are_what_a_run_compiles(tmp_path: Path) -> None
         "import io, json, sys\n"
         "from pathlib import Path\n"
         "from rich.console import Console\n"
-        "from pipelines.prepare import GROUPS, SAMPLES, kernel_name\n"
+        "from pipelines.prepare import GROUPS, SAMPLES, kernel_name, signature_text\n"
         "from pipelines.runner import run_pipeline\n"
         "run_pipeline(SAMPLES, Path(sys.argv[1]), console=Console(file=io.StringIO()))\n"
         "kernels = [k for g in GROUPS for k in g.kernels]\n"
-        "print(json.dumps({kernel_name(k): [sorted(map(repr, k.signatures)),\n"
+        "print(json.dumps({kernel_name(k): [sorted(map(signature_text, k.signatures)),\n"
         "    sum(k._cache_misses.values())] for k in kernels}))\n"
     )
     ran = subprocess.run(

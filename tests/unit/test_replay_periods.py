@@ -25,19 +25,11 @@ from rating_core.schemas import (
     empty,
 )
 from rating_core.systems.fibs.periods import fibs_replay_periods
-from rating_core.systems.fibs.replay import (
-    FIBS_PAIR_STATE_SCHEMA,
-    FIBS_STATE_SCHEMA,
-    FibsReplayResult,
-    fibs_replay,
-)
+from rating_core.systems.fibs.replay import FibsReplayResult, fibs_replay
+from rating_core.systems.fibs.rules import FIBS_PAIR_STATE_SCHEMA, FIBS_STATE_SCHEMA
 from rating_core.systems.site.periods import site_replay_periods
-from rating_core.systems.site.replay import (
-    SITE_NUMBERS,
-    SITE_STATE_SCHEMA,
-    SiteReplayResult,
-    site_replay,
-)
+from rating_core.systems.site.replay import SiteReplayResult, site_replay
+from rating_core.systems.site.rules import SITE_NUMBERS, SITE_STATE_SCHEMA
 
 SETTINGS = settings(max_examples=80, deadline=None)
 HUMANS = ["p0", "p1", "p2", "p3", "p4"]

@@ -27,10 +27,13 @@ from rating_core.schemas import (
     TERMINATIONS,
     conform,
 )
-from rating_core.systems.fibs import replay as fibs
-from rating_core.systems.fibs.replay import FIBS_PAIR_STATE_SCHEMA, FIBS_RULES, fibs_replay
-from rating_core.systems.site import replay as site
-from rating_core.systems.site.replay import SITE_RULES, site_replay
+from rating_core.systems.fibs import pairs as fibs_pairs
+from rating_core.systems.fibs.classification import classify_matches
+from rating_core.systems.fibs.replay import FibsReplayResult, fibs_replay
+from rating_core.systems.fibs.rules import FIBS_PAIR_STATE_SCHEMA, FIBS_RULES
+from rating_core.systems.site import rules as site_rules
+from rating_core.systems.site.replay import site_replay
+from rating_core.systems.site.rules import SITE_RULES
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 LONG_ID = "a-player-id-longer-than-twelve-bytes"
@@ -74,20 +77,20 @@ def _site_reference(
         bot_no_move, human_bot = term == "bot_no_move", wb != bb
         otb = "otb" in (g["kind"], g["category"])
         reasons = [
-            (g["game_id"] in annulled, site.R_MODERATION),
+            (g["game_id"] in annulled, site_rules.R_MODERATION),
             (g.get("unrated_reason") is not None, g.get("unrated_reason")),
-            (g["rated"] is False, site.R_CASUAL),
-            (g["status"] == "aborted", site.R_ABORTED),
-            (g["status"] == "annulled", site.R_STATUS_ANNULLED),
-            (g["status"] == "forfeit", site.R_FORFEIT),
-            (g["status"] == "bye", site.R_BYE),
-            (term == "abort", site.R_ABORT_TERMINATION),
-            (plies is not None and plies < r.min_plies, site.R_FEW_PLIES),
-            (otb and not g["otb_confirmed"], site.R_OTB),
-            (wb and bb, site.R_BOTH_BOTS),
+            (g["rated"] is False, site_rules.R_CASUAL),
+            (g["status"] == "aborted", site_rules.R_ABORTED),
+            (g["status"] == "annulled", site_rules.R_STATUS_ANNULLED),
+            (g["status"] == "forfeit", site_rules.R_FORFEIT),
+            (g["status"] == "bye", site_rules.R_BYE),
+            (term == "abort", site_rules.R_ABORT_TERMINATION),
+            (plies is not None and plies < r.min_plies, site_rules.R_FEW_PLIES),
+            (otb and not g["otb_confirmed"], site_rules.R_OTB),
+            (wb and bb, site_rules.R_BOTH_BOTS),
             (
                 bot_no_move and human_bot and plies is not None and plies < 18,
-                site.R_BOT_NO_MOVE,
+                site_rules.R_BOT_NO_MOVE,
             ),
         ]
         reason = next((why for cond, why in reasons if cond), None)
@@ -110,7 +113,7 @@ def _site_reference(
             rejected.append(g["game_id"])
             continue
         if (wb and wr is None) or (bb and br is None):
-            excluded.append((g["game_id"], site.R_BOT_RATING))
+            excluded.append((g["game_id"], site_rules.R_BOT_RATING))
             continue
         if bot_no_move and human_bot:
             score = 1.0 if wb else 0.0
@@ -298,7 +301,7 @@ def _random_matches(
     return rows
 
 
-def _check_fibs(rows: list[dict[str, Any]]) -> fibs.FibsReplayResult:
+def _check_fibs(rows: list[dict[str, Any]]) -> FibsReplayResult:
     frame = conform(pl.DataFrame(rows, infer_schema_length=None), MATCHES_SCHEMA)
     result = fibs_replay(frame)
     state, counted, _ = _fibs_reference(rows)
@@ -351,7 +354,7 @@ def test_fibs_chained_pair_state_matches_plain_loop() -> None:
     got = {p: (r, e, m) for p, r, e, m in second.state.iter_rows()}
     assert got == whole
     # The pair state keeps the recent rating-changing matches that can still matter.
-    ranked, _, _ = fibs.classify_matches(
+    ranked, _, _ = classify_matches(
         conform(pl.DataFrame(feb, infer_schema_length=None), MATCHES_SCHEMA)
     )
     latest = max(ranked["ended_at"].max(), first.pairs["ended_at"].max())  # type: ignore[type-var]
@@ -370,10 +373,10 @@ def test_fibs_chained_pair_state_matches_plain_loop() -> None:
 
 
 def _table_with(keys: np.ndarray, latest: np.ndarray, bits: int) -> np.ndarray:
-    table = np.full((1 << bits, 4), fibs._EMPTY, dtype=np.int64)
+    table = np.full((1 << bits, 4), fibs_pairs.EMPTY, dtype=np.int64)
     for k, t in zip(keys, latest, strict=True):
-        j = fibs._find(table, int(k), bits)
-        table[j] = [k, fibs._SENTINEL, t - 1, t]
+        j = fibs_pairs._find(table, int(k), bits)
+        table[j] = [k, fibs_pairs.SENTINEL, t - 1, t]
     return table
 
 
@@ -383,11 +386,11 @@ def test_pair_table_purge_keeps_exactly_the_recent_pairs_reachable() -> None:
     keys = rng.choice(10_000, 120, replace=False)
     latest = rng.integers(0, 100, 120)
     table = _table_with(keys, latest, bits)
-    left = fibs._purge(table, 100, 40)  # stale: latest match 40 or more before t = 100
+    left = fibs_pairs._purge(table, 100, 40)  # stale: latest match 40 or more before t = 100
     recent = latest > 60
-    assert left == recent.sum() == (table[:, 0] != fibs._EMPTY).sum()
+    assert left == recent.sum() == (table[:, 0] != fibs_pairs.EMPTY).sum()
     for k, t, keep in zip(keys, latest, recent, strict=True):
-        j = fibs._find(table, int(k), bits)
+        j = fibs_pairs._find(table, int(k), bits)
         assert (table[j, 0] == k) == keep
         if keep:
             assert table[j, 3] == t
@@ -396,7 +399,7 @@ def test_pair_table_purge_keeps_exactly_the_recent_pairs_reachable() -> None:
 def test_pair_table_rebuild_grows_without_losing_pairs() -> None:
     keys = np.arange(0, 5_000, 37)
     table = _table_with(keys, np.full(keys.shape, 10), 8)  # 136 pairs in 256 slots
-    grown, used = fibs._rebuilt(table, len(keys), 10**9, 40, gc=False)
+    grown, used = fibs_pairs.rebuilt(table, len(keys), 10**9, 40, gc=False)
     assert used == len(keys) and grown.shape[0] >= 4 * (len(keys) + 1)
     bits = grown.shape[0].bit_length() - 1
-    assert all(grown[fibs._find(grown, int(k), bits), 0] == k for k in keys)
+    assert all(grown[fibs_pairs._find(grown, int(k), bits), 0] == k for k in keys)

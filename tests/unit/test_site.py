@@ -11,14 +11,13 @@ import polars as pl
 import pytest
 
 from rating_core.schemas import CATEGORIES, GAMES_SCHEMA, PLAYERS_SCHEMA, conform
-from rating_core.systems.site import replay as site
-from rating_core.systems.site.replay import (
-    SITE_RULES,
-    SITE_STATE_SCHEMA,
-    site_calculator,
-    site_lists,
-    site_replay,
-)
+from rating_core.systems.site import classification as site_classification
+from rating_core.systems.site import kernel as site_kernel
+from rating_core.systems.site import rules as site_rules
+from rating_core.systems.site.calculator import site_calculator
+from rating_core.systems.site.lists import site_lists, site_period_lists
+from rating_core.systems.site.replay import SiteReplayResult, site_replay
+from rating_core.systems.site.rules import SITE_RULES, SITE_STATE_SCHEMA
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 
@@ -63,7 +62,7 @@ def state(rows: list[tuple[str, str, float, int]]) -> pl.DataFrame:
     )
 
 
-def value(result: site.SiteReplayResult, player: str, number: str) -> float:
+def value(result: SiteReplayResult, player: str, number: str) -> float:
     row = result.state.filter((pl.col("player_id") == player) & (pl.col("number") == number))
     assert row.height == 1, f"{player} {number} missing from state"
     return row["rating"][0]
@@ -154,11 +153,11 @@ def _excluded_reason(g: pl.DataFrame, **kw: Any) -> str:
 
 
 def test_casual_game_is_not_rated() -> None:
-    assert _excluded_reason(games(game(1, "a", "b", 1.0, rated=False))) == site.R_CASUAL
+    assert _excluded_reason(games(game(1, "a", "b", 1.0, rated=False))) == site_rules.R_CASUAL
 
 
 def test_abort_by_plies() -> None:
-    assert _excluded_reason(games(game(1, "a", "b", 1.0, plies=1))) == site.R_FEW_PLIES
+    assert _excluded_reason(games(game(1, "a", "b", 1.0, plies=1))) == site_rules.R_FEW_PLIES
 
 
 def test_two_plies_is_rated() -> None:
@@ -168,21 +167,21 @@ def test_two_plies_is_rated() -> None:
 
 def test_abort_by_termination() -> None:
     g = games(game(1, "a", "b", 1.0, plies=30, termination="abort"))
-    assert _excluded_reason(g) == site.R_ABORT_TERMINATION
+    assert _excluded_reason(g) == site_rules.R_ABORT_TERMINATION
 
 
 def test_aborted_status() -> None:
-    assert _excluded_reason(games(game(1, "a", "b", 1.0, status="aborted"))) == site.R_ABORTED
+    assert _excluded_reason(games(game(1, "a", "b", 1.0, status="aborted"))) == site_rules.R_ABORTED
 
 
 def test_unconfirmed_otb() -> None:
     g = games(game(1, "a", "b", 1.0, kind="otb", category="otb", otb_confirmed=False))
-    assert _excluded_reason(g) == site.R_OTB
+    assert _excluded_reason(g) == site_rules.R_OTB
 
 
 def test_missing_otb_confirmed_counts_as_unconfirmed() -> None:
     g = games(game(1, "a", "b", 1.0, kind="otb", category="otb", otb_confirmed=None))
-    assert _excluded_reason(g) == site.R_OTB
+    assert _excluded_reason(g) == site_rules.R_OTB
 
 
 def test_confirmed_otb_is_rated_with_weight_075() -> None:
@@ -194,12 +193,12 @@ def test_confirmed_otb_is_rated_with_weight_075() -> None:
 
 def test_annulled_by_moderation() -> None:
     g = games(game(1, "a", "b", 1.0))
-    assert _excluded_reason(g, annulled={"g0001"}) == site.R_MODERATION
+    assert _excluded_reason(g, annulled={"g0001"}) == site_rules.R_MODERATION
 
 
 def test_bot_no_move_before_move_10_annuls() -> None:
     g = games(game(1, "a", "bot", 1.0, category="bots", plies=17, termination="bot_no_move"))
-    assert _excluded_reason(g, players=BOT) == site.R_BOT_NO_MOVE
+    assert _excluded_reason(g, players=BOT) == site_rules.R_BOT_NO_MOVE
 
 
 def test_bot_no_move_from_move_10_is_a_human_loss_whatever_the_record() -> None:
@@ -222,7 +221,7 @@ def test_a_game_against_a_bot_without_a_result_is_rejected(termination: str | No
     # only the bot no-move rule decides a missing result; a missing termination is not it
     g = games(game(1, "a", "bot", None, category="bots", termination=termination))
     r = site_replay(g, BOT)
-    assert r.rejected["reason"].to_list() == [site.REJ_NO_RESULT]
+    assert r.rejected["reason"].to_list() == [site_rules.REJ_NO_RESULT]
     assert r.history.height == 0 and r.state.height == 0
 
 
@@ -233,7 +232,7 @@ def test_bot_losing_on_time_or_abandon_is_rejected(termination: str) -> None:
     assert r.state.height == 0
     assert r.excluded.height == 0
     assert r.rejected["game_id"].to_list() == ["g0001"]
-    assert r.rejected["reason"][0] == site.REJ_BOT_LOST
+    assert r.rejected["reason"][0] == site_rules.REJ_BOT_LOST
 
 
 @pytest.mark.parametrize(
@@ -254,7 +253,7 @@ def test_bot_without_a_fixed_rating_is_excluded_not_rejected(
     )
     r = site_replay(g, players)
     assert r.rejected.height == 0
-    assert r.excluded.select("game_id", "reason").rows() == [("g0001", site.R_BOT_RATING)]
+    assert r.excluded.select("game_id", "reason").rows() == [("g0001", site_rules.R_BOT_RATING)]
     assert "bot" not in r.state["player_id"].to_list()
     assert r.history["game_id"].unique().to_list() == ["g0002"]
     assert value(r, "a", "site-elo") == pytest.approx(1512.0)
@@ -264,7 +263,7 @@ def test_bot_without_a_rating_losing_on_time_is_still_rejected_as_contradictory(
     players = registry({"player_id": "bot", "is_bot": True, "bot_rating": None})
     g = games(game(1, "bot", "a", 0.0, category="bots", termination="timeout"))
     r = site_replay(g, players)
-    assert r.rejected["reason"].to_list() == [site.REJ_BOT_LOST]
+    assert r.rejected["reason"].to_list() == [site_rules.REJ_BOT_LOST]
     assert r.excluded.height == 0
 
 
@@ -275,9 +274,9 @@ def test_rejected_site_games_is_the_rejected_frame_of_the_classification() -> No
         game(2, "a", "b", 1.0),
         game(3, "a", "bot", 1.0, category="bots", termination="abandon"),
     )
-    rejected = site.rejected_site_games(g, players)
+    rejected = site_classification.rejected_site_games(g, players)
     assert rejected["game_id"].to_list() == ["g0001", "g0003"]  # bots never lose so
-    assert rejected.equals(site.classify_site_games(g, players)[2])
+    assert rejected.equals(site_classification.classify_site_games(g, players)[2])
 
 
 def test_game_its_reader_kept_unrated_is_excluded_with_that_reason() -> None:
@@ -291,12 +290,12 @@ def test_game_its_reader_kept_unrated_is_excluded_with_that_reason() -> None:
     r = site_replay(g)
     assert r.excluded.select("game_id", "reason").rows() == [
         ("g0001", why),
-        ("g0002", site.R_CASUAL),
+        ("g0002", site_rules.R_CASUAL),
     ]
     assert r.history["game_id"].unique().to_list() == ["g0003"]
     # moderation is named first, as for every other exclusion
     r = site_replay(g, annulled={"g0001"})
-    assert r.excluded["reason"][0] == site.R_MODERATION
+    assert r.excluded["reason"][0] == site_rules.R_MODERATION
 
 
 def test_unrated_reason_wins_even_when_rated_is_left_true() -> None:
@@ -435,7 +434,7 @@ def test_period_by_period_equals_all_at_once() -> None:
         .alias("category")
     )
     whole = site_replay(g, BOT)
-    chained = site.empty_site_state()
+    chained = site_rules.empty_site_state()
     for p in ["2024-01", "2024-02", "2024-03"]:
         chained = site_replay(g.filter(pl.col("period") == p), BOT, state=chained).state
     assert whole.state.equals(chained)
@@ -510,18 +509,18 @@ def test_reason_texts_follow_the_rules_object() -> None:
         "aborted before both sides moved (fewer than 4 plies)",
         "bot move missing before move 11: annulled",
     ]
-    assert site.R_FEW_PLIES == "aborted before both sides moved (fewer than 2 plies)"
-    assert site.R_BOT_NO_MOVE == "bot move missing before move 10: annulled"
+    assert site_rules.R_FEW_PLIES == "aborted before both sides moved (fewer than 2 plies)"
+    assert site_rules.R_BOT_NO_MOVE == "bot move missing before move 10: annulled"
 
 
 def test_reason_codes_are_one_table_of_distinct_codes_and_texts() -> None:
-    for table in (site.Exclusion, site.Rejection):
+    for table in (site_rules.Exclusion, site_rules.Rejection):
         codes = [e.code for e in table]
         assert sorted(codes) == list(range(1, len(codes) + 1))  # 0 means none
         assert len({e.text() for e in table}) == len(codes)
     # the kernel's integer constants are the table's codes
-    assert site.Exclusion.FEW_PLIES.code == site.X_FEW_PLIES
-    assert site.Rejection.NO_CATEGORY.code == site.J_NO_CATEGORY
+    assert site_rules.Exclusion.FEW_PLIES.code == site_classification.X_FEW_PLIES
+    assert site_rules.Rejection.NO_CATEGORY.code == site_classification.J_NO_CATEGORY
 
 
 # --- the kernel's player record -----------------------------------------------------------
@@ -531,9 +530,9 @@ def _field_spans(layout: np.dtype) -> list[tuple[int, int]]:
     return sorted((off, off + dt.itemsize) for dt, off, *_ in (layout.fields or {}).values())
 
 
-@pytest.mark.parametrize("n_numbers", [site.N_NUMBERS, site.N_NUMBERS + 1, 17, 40])
+@pytest.mark.parametrize("n_numbers", [site_kernel.N_NUMBERS, site_kernel.N_NUMBERS + 1, 17, 40])
 def test_record_layout_grows_with_the_numbers_instead_of_overlapping(n_numbers: int) -> None:
-    layout = site.site_record(n_numbers)
+    layout = site_kernel.site_record(n_numbers)
     spans = _field_spans(layout)
     pairs = zip(spans, spans[1:], strict=False)
     assert all(end <= start for (_, end), (start, _) in pairs)  # no overlap
@@ -544,16 +543,16 @@ def test_record_layout_grows_with_the_numbers_instead_of_overlapping(n_numbers: 
 def test_kernel_record_holds_every_number_of_every_category() -> None:
     # A record written through the kernel's views at every number leaves the next one untouched
     # and each field keeps what was written: the layout and CATEGORIES agree.
-    assert site.N_NUMBERS == len(site.SITE_NUMBERS) == 1 + len(CATEGORIES)
-    assert site.SITE_RECORD["rating"].shape == (site.N_NUMBERS,)
-    records = np.zeros((2, site._RECORD), dtype=np.float64)
+    assert site_kernel.N_NUMBERS == len(site_rules.SITE_NUMBERS) == 1 + len(CATEGORIES)
+    assert site_kernel.SITE_RECORD["rating"].shape == (site_kernel.N_NUMBERS,)
+    records = np.zeros((2, site_kernel.RECORD_SLOTS), dtype=np.float64)
     games_view, last_view = records.view(np.int32), records.view(np.int16)
-    n = site.N_NUMBERS
+    n = site_kernel.N_NUMBERS
     records[0, :n] = 1234.5
-    games_view[0, site._GAMES : site._GAMES + n] = 77
-    last_view[0, site._LAST : site._LAST + n] = -1
+    games_view[0, site_kernel.GAMES_SLOT : site_kernel.GAMES_SLOT + n] = 77
+    last_view[0, site_kernel.LAST_SLOT : site_kernel.LAST_SLOT + n] = -1
     assert (records[1] == 0).all()
-    typed = records[:1].copy().view(site.SITE_RECORD)[0]
+    typed = records[:1].copy().view(site_kernel.SITE_RECORD)[0]
     assert (typed["rating"] == 1234.5).all()
     assert (typed["games"] == 77).all() and (typed["last"] == -1).all()
 
@@ -573,7 +572,7 @@ def test_history_rows_are_game_then_side_then_number_and_chain_per_number() -> N
         )
     frame = games(*rows).sample(fraction=1.0, shuffle=True, seed=3)
     r = site_replay(frame, BOT)
-    rated, _, _ = site.classify_site_games(frame, BOT)
+    rated, _, _ = site_classification.classify_site_games(frame, BOT)
     expected = []
     for g in rated.iter_rows(named=True):
         sides = [(g["white_id"], g["black_id"], g["w_bot"], g["b_bot"], g["white_score"])]
@@ -603,7 +602,7 @@ def test_a_range_of_lists_takes_states_of_other_integer_widths() -> None:
         state=jan,
     ).state
     narrow = jan.with_columns(pl.col("games").cast(pl.Int32))
-    at_once = site.site_period_lists([narrow, feb], ["2024-01", "2024-02"])
+    at_once = site_period_lists([narrow, feb], ["2024-01", "2024-02"])
     assert at_once[0].equals(site_lists(narrow, "2024-01"))
     assert at_once[1].equals(site_lists(feb, "2024-02", narrow))
     assert at_once[1].filter(pl.col("player_id") == "c").height > 0

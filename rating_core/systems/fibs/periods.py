@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from rating_core.systems.fibs.replay import FIBS_RULES, FibsReplayResult, FibsRules, replay_range
+from rating_core.systems.fibs.replay import FibsReplayResult, replay_range
+from rating_core.systems.fibs.rules import FIBS_RULES, FibsRules
 from rating_core.systems.period_range import check_periods
 
 

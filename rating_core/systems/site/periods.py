@@ -8,7 +8,8 @@ from collections.abc import Iterable
 import polars as pl
 
 from rating_core.systems.period_range import check_periods
-from rating_core.systems.site.replay import SITE_RULES, SiteReplayResult, SiteRules, replay_range
+from rating_core.systems.site.replay import SiteReplayResult, replay_range
+from rating_core.systems.site.rules import SITE_RULES, SiteRules
 
 
 def site_replay_periods(
