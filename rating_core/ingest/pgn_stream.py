@@ -126,7 +126,9 @@ def windows(
             if isinstance(item, BaseException):
                 raise item
             buf, count, last = item
-            yield np.frombuffer(buf, dtype=np.uint8, count=count)
+            window = np.frombuffer(buf, dtype=np.uint8, count=count)
+            window.flags.writeable = False  # the scanner's one compiled type: read-only bytes
+            yield window
             if last:
                 return
             free.put(buf)
