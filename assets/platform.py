@@ -34,6 +34,7 @@ from rating_core.systems.platform import (
     fibs_lists_periods,
     site_lists_periods,
 )
+from rating_core.systems.site.classification import SITE_GAME_COLUMNS
 from rating_core.systems.site.moderation import (
     APPLIED_SCHEMA,
     annulled_games_until,
@@ -52,9 +53,13 @@ def _registry(lake: Path) -> pl.DataFrame | None:
 
 
 def _load_site(lake: Path, periods: list[str]) -> RangeInputs:
-    games = read_table(lake, "games", periods, schema=GAMES_SCHEMA).collect()
+    platform = (  # only the platform games, and only what the site rules read of them
+        read_table(lake, "games", periods, schema=GAMES_SCHEMA)
+        .filter(pl.col("source") == "platform")
+        .select(SITE_GAME_COLUMNS)
+        .collect()
+    )
     decisions = read_table(lake, "moderation").collect()
-    platform = games.filter(pl.col("source") == "platform")
     return {
         "games": platform,
         "flagged_bots": flagged_bots(platform),

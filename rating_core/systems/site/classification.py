@@ -16,10 +16,19 @@ from typing import NamedTuple
 import numpy as np
 import polars as pl
 from numba import njit
+from polars.datatypes import DataTypeClass
 
 from rating_core.kernels.arrays import readonly
 from rating_core.kernels.codes import dense_codes, replay_order, rows_where_both_zero
-from rating_core.schemas import CATEGORIES, KINDS, PLAYERS_SCHEMA, STATUSES, TERMINATIONS, empty
+from rating_core.schemas import (
+    CATEGORIES,
+    GAMES_SCHEMA,
+    KINDS,
+    PLAYERS_SCHEMA,
+    STATUSES,
+    TERMINATIONS,
+    empty,
+)
 from rating_core.systems.site.rules import SITE_RULES, Exclusion, Rejection, SiteRules
 from rating_core.text import format_text
 
@@ -49,7 +58,38 @@ C_OTB, C_BOTS = CATEGORIES.index("otb"), CATEGORIES.index("bots")
 _EMPTY_BOOL = np.zeros(0, dtype=np.bool_)
 
 
-def _col_or(frame: pl.DataFrame, name: str, dtype: pl.DataType | type[pl.DataType]) -> pl.Expr:
+SITE_GAME_COLUMNS = (
+    "game_id",
+    "played_at",
+    "period",
+    "white_id",
+    "black_id",
+    "white_score",
+    "category",
+    "rated",
+    "status",
+    "plies",
+    "termination",
+    "kind",
+    "otb_confirmed",
+    "white_is_bot",
+    "black_is_bot",
+    "white_elo",
+    "black_elo",
+    "source_file",
+    "source_line",
+    "source",
+    "unrated_reason",
+)
+"""What the site rules read of a game (the games table's other columns, names, tournament and
+time control among them, are left in the lake: a range's games take half the memory)."""
+
+_REQUIRED = 7
+"""SITE_GAME_COLUMNS' first columns, which every frame of games has; the others may be absent
+(a hand-made frame in a test), and read as nulls."""
+
+
+def _col_or(frame: pl.DataFrame, name: str, dtype: pl.DataType | DataTypeClass) -> pl.Expr:
     """A column of `frame`, or a null column of `dtype` when the frame lacks it."""
     return pl.col(name) if name in frame.columns else pl.lit(None, dtype=dtype).alias(name)
 
@@ -347,27 +387,8 @@ def classify(
     string is compared per game. Periods are coded the same way (with `extra_periods`).
     """
     g = games.select(
-        "game_id",
-        "played_at",
-        "period",
-        "white_id",
-        "black_id",
-        "white_score",
-        "category",
-        _col_or(games, "rated", pl.Boolean),
-        _col_or(games, "status", pl.String),
-        _col_or(games, "plies", pl.Int32),
-        _col_or(games, "termination", pl.String),
-        _col_or(games, "kind", pl.String),
-        _col_or(games, "otb_confirmed", pl.Boolean),
-        _col_or(games, "white_is_bot", pl.Boolean),
-        _col_or(games, "black_is_bot", pl.Boolean),
-        _col_or(games, "white_elo", pl.Int32),
-        _col_or(games, "black_elo", pl.Int32),
-        _col_or(games, "source_file", pl.String),
-        _col_or(games, "source_line", pl.Int64),
-        _col_or(games, "source", pl.String),
-        _col_or(games, "unrated_reason", pl.String),
+        *SITE_GAME_COLUMNS[:_REQUIRED],
+        *(_col_or(games, name, GAMES_SCHEMA[name]) for name in SITE_GAME_COLUMNS[_REQUIRED:]),
     )
     source = pl.col("source")
     if not g.select((source.is_null() | (source == "platform")).all()).item():
