@@ -424,8 +424,10 @@ def ingest_games(
     rows: list[dict[str, object]] = []
     read: list[str] = []
     for index, group in enumerate(groups):
-        if group.key not in todo:
-            rows.extend(r for r in before.iter_rows(named=True) if r["group"] == group.key)
+        if group.key not in todo:  # kept; a file touched but unchanged gets its new stamp
+            for path, name in group.files:
+                size, mtime = _stamp(path)
+                rows.append({**known[name], "size": size, "mtime_ns": mtime})
             continue
         result = _read_group(lake, group, players, today, groups[:index], ids_of, budget)
         read.append(group.key)
@@ -460,7 +462,7 @@ def ingest_games(
                 }
             )
     records = pl.DataFrame(rows, schema=RECORD_SCHEMA)
-    if read or removed or records.height != before.height:
+    if not records.equals(before):
         write_table(lake, tables.INGEST_FILES, records)
     return _outcome(records, run_notes, read, removed)
 

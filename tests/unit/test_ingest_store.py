@@ -95,6 +95,8 @@ def test_an_unchanged_file_is_not_read_even_when_touched(tmp_path: Path, monkeyp
     monkeypatch.setattr(pgn_stream, "open_stream", spy)
     outcome = ingest_store.ingest_games(inbox, lake)
     assert outcome.read == [] and opened == []
+    stamps = read_table(lake, tables.INGEST_FILES).collect()  # not hashed again next time
+    assert stamps.filter(pl.col("file") == "platform/june.pgn").get_column("mtime_ns").item() == 1
 
 
 def test_a_changed_file_replaces_exactly_its_own_games(tmp_path: Path) -> None:
