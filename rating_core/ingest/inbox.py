@@ -178,13 +178,6 @@ def _game_sources(
     return sources
 
 
-def game_files(inbox: Path) -> list[str]:
-    """The names (relative to the inbox, as in the per-file summary) of the game files
-    `ingest_games` reads, in its order."""
-    inbox = Path(inbox)
-    return [_relative(p, inbox) for _, _, _, files in _game_sources(inbox) for p in files]
-
-
 _SAFE_KEY = re.compile(r"[^A-Za-z0-9._-]")
 _RANKS = {"platform": "a", "federation": "b", "club": "c"}
 
@@ -226,7 +219,7 @@ def game_groups(inbox: Path, notes: list[str] | None = None) -> list[GameGroup]:
 
 
 ID_HASH_SEED = 0x5EED
-"""Seed of the 64-bit hashes of game ids kept per group (`GroupReading.id_hashes`)."""
+"""Seed of the 64-bit hashes of game ids kept per group (`id_hashes`)."""
 
 
 def id_hashes(ids: pl.Series) -> np.ndarray:

@@ -487,9 +487,7 @@ def _outcome(
     for row in records.iter_rows(named=True):
         notes.extend(json.loads(row["notes"]))
         notes.extend(json.loads(row["group_notes"]))
-    digest = hashlib.sha256(
-        "\n".join(sorted(set(records.get_column("group_digest").to_list()))).encode()
-    ).hexdigest()
+    digest = _version_of(records)
     return StoreOutcome(
         files=files,
         notes=notes,
@@ -499,6 +497,18 @@ def _outcome(
         games=int(records.get_column("ingested").sum() or 0),
         quarantined=int(records.get_column("quarantined").sum() or 0),
     )
+
+
+def _version_of(records: pl.DataFrame) -> str:
+    """A digest of every group's inputs (their files' names and contents, the reader's version,
+    the registry's bots): the games table's data version."""
+    groups = sorted(set(records.get_column("group_digest").to_list()))
+    return hashlib.sha256("\n".join(groups).encode()).hexdigest()
+
+
+def games_version(lake: Path) -> str:
+    """The data version of the games table as the last ingest left it (`_version_of`)."""
+    return _version_of(_records(Path(lake)))
 
 
 def _remove_group(lake: Path, key: str) -> None:
