@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from pipelines.errors import UserError
 from pipelines.output import console, print_table
 from rating_core.lake.location import as_local_path
+from rating_core.lake.view_parts import DUCKDB_NUMBERS
 
 if TYPE_CHECKING:  # DuckDB is imported when a query runs, not by every `ratings` command
     from rating_core.lake.query import QueryStream
@@ -127,22 +128,7 @@ def table_cell(value: Any) -> str:
     return str(converted)
 
 
-PLAIN_TYPES = frozenset(
-    {
-        "TINYINT",
-        "SMALLINT",
-        "INTEGER",
-        "BIGINT",
-        "HUGEINT",
-        "UTINYINT",
-        "USMALLINT",
-        "UINTEGER",
-        "UBIGINT",
-        "UHUGEINT",
-        "FLOAT",
-        "DOUBLE",
-    }
-)
+PLAIN_TYPES = DUCKDB_NUMBERS
 """DuckDB types whose Python values (int, float, None) CSV and JSON write as they are."""
 
 Converter = Callable[[Any], Any] | None

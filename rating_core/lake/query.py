@@ -57,26 +57,14 @@ from rating_core.lake.location import as_local_path
 if TYPE_CHECKING:  # Polars and the catalogue are imported once a query needs them
     import polars as pl
 
-from rating_core.lake.view_parts import LakeView, ViewPart
-
-VERSIONS_VIEW = "versions"
-VERSIONS_WHAT = "one row per published version (manifest): when, why, from which parent"
-
-MAIN_VIEWS = (
-    "lists",
-    "current_lists",
-    "original_lists",
+from rating_core.lake.view_parts import (
+    DUCKDB_NUMBERS,
+    MAIN_VIEWS,
     VERSIONS_VIEW,
-    "diffs",
-    "games",
-    "quarantine",
-    "history_fide",
-    "history_ukd",
-    "history_club",
-    "history_site",
-    "history_fibs",
+    VERSIONS_WHAT,
+    LakeView,
+    ViewPart,
 )
-"""The views an error message names (the per-table history views are left to SHOW TABLES)."""
 
 DEFAULT_MEMORY = "1GiB"
 """DuckDB's memory budget unless told otherwise: a player's history needs a small part of it,
@@ -127,30 +115,12 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-_DUCKDB_NUMBERS = frozenset(
-    [
-        "TINYINT",
-        "SMALLINT",
-        "INTEGER",
-        "BIGINT",
-        "HUGEINT",
-        "UTINYINT",
-        "USMALLINT",
-        "UINTEGER",
-        "UBIGINT",
-        "UHUGEINT",
-        "FLOAT",
-        "DOUBLE",
-    ]
-)
-
-
 def _type_family(dtype: Any) -> str | None:  # noqa: ANN401  (a Polars type or a DuckDB name)
     """What DuckDB's `union_by_name` reads together: every number, every kind of text (a Polars
     Enum is text in Parquet), a column of nulls with anything; else the type itself. `dtype` is
     a Polars type (`views`) or a DuckDB type name (`_quick_views`)."""
     if isinstance(dtype, str):
-        if dtype in _DUCKDB_NUMBERS or dtype.startswith("DECIMAL"):
+        if dtype in DUCKDB_NUMBERS or dtype.startswith("DECIMAL"):
             return "number"
         return {"VARCHAR": "text", '"NULL"': None, "NULL": None}.get(dtype, dtype)
     if dtype.is_numeric():

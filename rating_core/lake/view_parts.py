@@ -12,6 +12,43 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rating_core.schemas import TableSchema
 
+VERSIONS_VIEW = "versions"
+VERSIONS_WHAT = "one row per published version (manifest): when, why, from which parent"
+
+MAIN_VIEWS = (
+    "lists",
+    "current_lists",
+    "original_lists",
+    VERSIONS_VIEW,
+    "diffs",
+    "games",
+    "quarantine",
+    "history_fide",
+    "history_ukd",
+    "history_club",
+    "history_site",
+    "history_fibs",
+)
+"""The views an error message names (the per-table history views are left to SHOW TABLES)."""
+
+DUCKDB_NUMBERS = frozenset(
+    {
+        "TINYINT",
+        "SMALLINT",
+        "INTEGER",
+        "BIGINT",
+        "HUGEINT",
+        "UTINYINT",
+        "USMALLINT",
+        "UINTEGER",
+        "UBIGINT",
+        "UHUGEINT",
+        "FLOAT",
+        "DOUBLE",
+    }
+)
+"""DuckDB's number types (DECIMAL(p, s) aside): shown right-aligned, written to CSV as they are."""
+
 FileSchema = dict[str, Any]
 """A Parquet file's columns and their types (Polars types, or DuckDB type names when DuckDB
 read the footer)."""

@@ -21,7 +21,7 @@ from rating_core.lake import tables
 from rating_core.lake.location import as_local_path
 from rating_core.lake.storage import partition_files, table_dir, table_file, table_partitions
 from rating_core.lake.versions import published_versions
-from rating_core.lake.view_parts import FileSchema, LakeView, ViewPart
+from rating_core.lake.view_parts import VERSIONS_VIEW, FileSchema, LakeView, ViewPart
 from rating_core.schemas import TableSchema
 
 LIST_VIEW_SCHEMA: TableSchema = {**publish.SNAPSHOT_COLUMNS, **publish.LIST_SCHEMA}
@@ -170,21 +170,6 @@ def _specs() -> tuple[ViewSpec, ...]:
 
 VIEW_SPECS = _specs()
 """Every view of the lake but `versions` (the manifests)."""
-
-VERSIONS_VIEW = "versions"
-VERSIONS_WHAT = "one row per published version (manifest): when, why, from which parent"
-
-MAIN_VIEWS = (
-    "lists",
-    "current_lists",
-    "original_lists",
-    VERSIONS_VIEW,
-    "diffs",
-    "games",
-    "quarantine",
-    *(f"history_{system}" for system in PER_GAME_TABLES),
-)
-"""The views an error message names (the per-table history views are left to SHOW TABLES)."""
 
 
 def view_names() -> list[str]:

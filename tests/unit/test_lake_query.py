@@ -455,3 +455,11 @@ def test_a_query_that_cannot_fit_its_budget_is_one_sentence_naming_it(lake: Path
     with pytest.raises(QueryError, match=r"needs more memory than its budget of 64\.0 MiB") as e:
         run_query(lake, sql, memory=query.memory_bytes("64MiB"))
     assert "--memory" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_the_views_errors_name_are_the_catalogues_per_game_views() -> None:
+    from rating_core.lake.view_parts import MAIN_VIEWS
+    from rating_core.lake.views import PER_GAME_TABLES
+
+    named = [v.removeprefix("history_") for v in MAIN_VIEWS if v.startswith("history_")]
+    assert named == list(PER_GAME_TABLES)
