@@ -108,42 +108,55 @@ def check_zstd_frames(path: Path, label: str, window_max: int = ZSTD_WINDOW_MAX)
 
     try:
         with path.open("rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
+            fd = handle.fileno()
+            size = os.fstat(fd).st_size
             if size == 0:
                 raise _truncated(label, "zstd")
-            with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-                pos = 0
-                while pos < size:
-                    if size - pos < 8:
-                        raise _truncated(label, "zstd")
-                    magic = int.from_bytes(data[pos : pos + 4], "little")
-                    if _SKIPPABLE_FIRST <= magic <= _SKIPPABLE_LAST:
-                        pos += 8 + int.from_bytes(data[pos + 4 : pos + 8], "little")
-                        continue
-                    if magic != _ZSTD_MAGIC:
-                        raise _truncated(label, "zstd")
-                    head = data[pos : pos + 18]
-                    params = zstandard.get_frame_parameters(head)
-                    if params.window_size > window_max:
-                        raise UnreadableFileError(
-                            f"{label}: a zstd frame asks for a {params.window_size >> 20} MiB "
-                            f"window, over the {window_max >> 20} MiB this run allows "
-                            "(raise --memory, or recompress without --long)"
-                        )
-                    pos += zstandard.frame_header_size(head)
-                    while True:
-                        if pos + 3 > size:
-                            raise _truncated(label, "zstd")
-                        header = int.from_bytes(data[pos : pos + 3], "little")
-                        kind, length = (header >> 1) & 3, header >> 3
-                        if kind == 3:  # reserved block type: not zstd data
-                            raise _truncated(label, "zstd")
-                        pos += 3 + (1 if kind == 1 else length)
-                        if header & 1:
-                            break
-                    pos += 4 if params.has_checksum else 0
-                if pos != size:
+
+            chunk = bytearray(1 << 18)
+            held = [0, 0]  # the file's bytes [held[0], held[1]) are in `chunk`
+
+            def at(pos: int, count: int) -> bytes:
+                """`count` bytes at `pos`, read a quarter of a MiB at a time into one reused
+                buffer (mapping the file instead would count every page the kernel reads
+                ahead in this process's memory: 3 GB for a 3 GB archive)."""
+                if pos < held[0] or pos + count > held[1]:
+                    held[0], held[1] = pos, pos + os.preadv(fd, [chunk], pos)
+                start = pos - held[0]
+                return bytes(chunk[start : start + count])
+
+            pos = 0
+            while pos < size:
+                if size - pos < 8:
                     raise _truncated(label, "zstd")
+                magic = int.from_bytes(at(pos, 4), "little")
+                if _SKIPPABLE_FIRST <= magic <= _SKIPPABLE_LAST:
+                    pos += 8 + int.from_bytes(at(pos + 4, 4), "little")
+                    continue
+                if magic != _ZSTD_MAGIC:
+                    raise _truncated(label, "zstd")
+                head = at(pos, 18)
+                params = zstandard.get_frame_parameters(head)
+                if params.window_size > window_max:
+                    raise UnreadableFileError(
+                        f"{label}: a zstd frame asks for a {params.window_size >> 20} MiB "
+                        f"window, over the {window_max >> 20} MiB this run allows "
+                        "(raise --memory, or recompress without --long)"
+                    )
+                pos += zstandard.frame_header_size(head)
+                while True:
+                    if pos + 3 > size:
+                        raise _truncated(label, "zstd")
+                    header = int.from_bytes(at(pos, 3), "little")
+                    kind, length = (header >> 1) & 3, header >> 3
+                    if kind == 3:  # reserved block type: not zstd data
+                        raise _truncated(label, "zstd")
+                    pos += 3 + (1 if kind == 1 else length)
+                    if header & 1:
+                        break
+                pos += 4 if params.has_checksum else 0
+            if pos != size:
+                raise _truncated(label, "zstd")
     except zstandard.ZstdError:
         raise _truncated(label, "zstd") from None
     except OSError as exc:
