@@ -30,6 +30,7 @@ import json
 import os
 import uuid
 from collections.abc import Callable, Iterable
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
@@ -41,6 +42,7 @@ import pyarrow.parquet as pq
 
 from rating_core.budget import MemoryBudget
 from rating_core.ingest.canonical import TAKEN_SCHEMA
+from rating_core.ingest.common import IngestResult
 from rating_core.ingest.inbox import (
     ID_HASH_SEED,
     RESTART,
@@ -220,37 +222,18 @@ def _read_group(
     lost_to: set[str] = set()
     looked_up: set[int] = set()
     while True:
-        out = _GroupFiles(lake, group.key)
+        sink = _GroupSink(_GroupFiles(lake, group.key))
         reading = GroupReading(group, players, today, True, taken, repeated, budget)
-        counts: list[pl.DataFrame] = []
-        kept: list[np.ndarray] = []
-        names: list[pl.DataFrame] = []
-        recheck = False
         try:
-            for piece in reading.pieces():
-                if piece is RESTART:
-                    out.discard()
-                    counts, kept, names, recheck = [], [], [], False
-                    continue
-                rows = piece.rows
-                out.write(tables.GAMES, rows)
-                out.write(tables.QUARANTINE, _quarantine_frame(piece.quarantine))
-                counts.append(_counts(rows, piece.quarantine))
-                kept.append(id_hashes(rows.get_column("game_id")))
-                names.append(_detached(first_names(rows)))
-                if len(names) >= _NAMES_REDUCED_EVERY:  # per player, not per game
-                    names = [reduce_first_names(pl.concat(names))]
-                recheck = recheck or _dated_after_today(piece.quarantine)
-            hashes = np.sort(np.concatenate(kept)) if kept else np.empty(0, np.uint64)
+            sink.take(reading.pieces())
+            hashes = np.sort(np.concatenate(sink.kept)) if sink.kept else np.empty(0, np.uint64)
             again = _repeats(np.concatenate(reading.split_ids)) if reading.split_ids else set()
             again -= repeated
-            clash = set()
+            clash: set[int] = set()
             for other in earlier:
-                common = _common(hashes, ids_of(other.key)) - looked_up
-                if common:
-                    clash |= common
-            if again or clash:
-                out.discard()
+                clash |= _common(hashes, ids_of(other.key)) - looked_up
+            if again or clash:  # read again, without the ids found twice
+                sink.files.discard()
                 repeated = repeated | frozenset(again)
                 if clash:
                     looked_up |= clash
@@ -258,26 +241,72 @@ def _read_group(
                     taken = pl.concat([taken, found]).unique("game_id", keep="first")
                     lost_to |= winners
                 continue
-            out.commit([tables.GAMES, tables.QUARANTINE])
+            sink.files.commit([tables.GAMES, tables.QUARANTINE])
         except BaseException:
-            out.discard()
+            sink.files.discard()
             raise
-        total = (
-            pl.concat(counts).group_by("source_file").agg(pl.col("ingested", "quarantined").sum())
-            if counts
-            else pl.DataFrame(
-                schema={"source_file": pl.String, "ingested": pl.Int64, "quarantined": pl.Int64}
-            )
-        )
         return _Read(
-            counts=total,
+            counts=sink.counts_per_file(),
             notes=reading.notes,
             group_notes=reading.group_notes,
             kept=hashes,
-            names=reduce_first_names(pl.concat(names)) if names else empty(FIRST_NAMES_SCHEMA),
-            recheck=recheck,
+            names=reduce_first_names(pl.concat(sink.names))
+            if sink.names
+            else empty(FIRST_NAMES_SCHEMA),
+            recheck=sink.recheck,
             lost_to=sorted(lost_to),
         )
+
+
+@dataclass
+class _GroupSink:
+    """Where one reading of a group goes: its files, and what the group keeps of its pieces
+    (per-file counts, the ids' hashes, the players' first names, whether a date was after
+    today)."""
+
+    files: _GroupFiles
+    counts: list[pl.DataFrame] = field(default_factory=list)
+    kept: list[np.ndarray] = field(default_factory=list)
+    names: list[pl.DataFrame] = field(default_factory=list)
+    recheck: bool = False
+
+    def take(self, pieces: Iterable[IngestResult]) -> None:
+        """Write every piece, each on a thread while the next one is read (Polars, the scanner
+        and Parquet release the GIL), one in flight: the order and the memory stay those of one
+        piece at a time. A RESTART voids what came before it."""
+        with ThreadPoolExecutor(1, thread_name_prefix="ratings-write") as writer:
+            writing: Future[None] | None = None
+            for piece in pieces:
+                if writing is not None:
+                    writing.result()
+                    writing = None
+                if piece is RESTART:
+                    self.files.discard()
+                    self.counts, self.kept, self.names, self.recheck = [], [], [], False
+                else:
+                    writing = writer.submit(self._keep, piece)
+            if writing is not None:
+                writing.result()
+
+    def _keep(self, piece: IngestResult) -> None:
+        rows = piece.rows
+        self.files.write(tables.GAMES, rows)
+        self.files.write(tables.QUARANTINE, _quarantine_frame(piece.quarantine))
+        self.counts.append(_counts(rows, piece.quarantine))
+        self.kept.append(id_hashes(rows.get_column("game_id")))
+        self.names.append(_detached(first_names(rows)))
+        if len(self.names) >= _NAMES_REDUCED_EVERY:  # per player, not per game
+            self.names = [reduce_first_names(pl.concat(self.names))]
+        self.recheck = self.recheck or _dated_after_today(piece.quarantine)
+
+    def counts_per_file(self) -> pl.DataFrame:
+        """Rows kept and rejected per file of the group."""
+        if not self.counts:
+            return pl.DataFrame(
+                schema={"source_file": pl.String, "ingested": pl.Int64, "quarantined": pl.Int64}
+            )
+        together = pl.concat(self.counts)
+        return together.group_by("source_file").agg(pl.col("ingested", "quarantined").sum())
 
 
 _NAMES_REDUCED_EVERY = 8
