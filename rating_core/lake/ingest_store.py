@@ -440,15 +440,11 @@ def ingest_games(
     for key in removed:
         _remove_group(lake, key)
 
-    loaded: dict[str, np.ndarray] = {}
-
     def ids_of(key: str) -> np.ndarray:
-        if key not in loaded:
-            ids = read_table(lake, tables.INGEST_IDS, [key]).collect()
-            loaded[key] = (
-                ids.get_column("hash").to_numpy() if ids.height else np.empty(0, np.uint64)
-            )
-        return loaded[key]
+        """A group's id hashes, read when compared (never all groups' at once: a year of
+        monthly dumps would hold a year of ids)."""
+        ids = read_table(lake, tables.INGEST_IDS, [key]).collect()
+        return ids.get_column("hash").to_numpy() if ids.height else np.empty(0, np.uint64)
 
     rows: list[dict[str, object]] = []
     read: list[str] = []
@@ -460,7 +456,6 @@ def ingest_games(
             continue
         result = _read_group(lake, group, players, today, groups[:index], ids_of, budget)
         read.append(group.key)
-        loaded[group.key] = result.kept
         write_partitions(lake, tables.INGEST_IDS, {group.key: pl.DataFrame({"hash": result.kept})})
         write_partitions(lake, tables.INGEST_NAMES, {group.key: result.names})
         for later in groups[index + 1 :]:
