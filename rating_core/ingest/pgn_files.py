@@ -1,5 +1,7 @@
-"""The bytes of a PGN file: a memory map of a plain file, decompressed `.gz` / `.zst` data, and
-the Windows-1252 reading of a file that is not UTF-8 (older Windows programs wrote those).
+"""The bytes of a PGN file: a stream to read them from in bounded memory (decompressed `.gz` /
+`.zst` data, a `.zst` checked whole first), the whole bytes of a small file for the python-chess
+reference, and the Windows-1252 reading of a file that is not UTF-8 (older Windows programs wrote
+those).
 """
 
 from __future__ import annotations
@@ -7,13 +9,10 @@ from __future__ import annotations
 import codecs
 import contextlib
 import gzip
-import mmap
 import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
-
-import numpy as np
 
 from rating_core.ingest.common import UnreadableFileError
 
@@ -21,25 +20,6 @@ from rating_core.ingest.common import UnreadableFileError
 def _compression(path: Path) -> str | None:
     """`gzip` or `zstd` by the file's last suffix in any case (`GAMES.PGN.GZ` is gzip), else None."""
     return {".gz": "gzip", ".zst": "zstd"}.get(path.suffix.lower())
-
-
-def read_buffer(path: Path, label: str) -> np.ndarray:
-    """The file's bytes as a read-only uint8 array: a memory map of a plain file (no copy; its
-    pages are mapped as the scanner threads first touch them, in parallel), the decompressed
-    bytes of a `.gz` or `.zst` file. `label` names the file in errors."""
-    if _compression(path):
-        return np.frombuffer(read_bytes(path, label), dtype=np.uint8)
-    try:
-        with path.open("rb") as handle:
-            size = os.fstat(handle.fileno()).st_size
-            if size == 0:
-                return np.frombuffer(b"", dtype=np.uint8)
-            mapped = mmap.mmap(handle.fileno(), size, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ)
-            if hasattr(mmap, "MADV_WILLNEED"):  # start reading a file that is not cached yet
-                mapped.madvise(mmap.MADV_WILLNEED)
-    except OSError as exc:
-        raise UnreadableFileError(f"{label}: cannot read the file ({exc.strerror or exc})") from exc
-    return np.frombuffer(mapped, dtype=np.uint8)  # the array keeps the map open
 
 
 def _zstd_frames(raw: bytes) -> bytes:
@@ -247,16 +227,3 @@ def file_stem(source_file: str) -> str:
     if _compression(Path(name)):
         name = name[: -len(Path(name).suffix)]
     return Path(name).stem
-
-
-def nul_lines(buf: np.ndarray) -> np.ndarray | None:
-    """Line numbers of the NUL bytes of the file (None when it has none, the usual case: a
-    memchr over the memory map or the bytes, no copy)."""
-    owner = buf.base.obj if isinstance(buf.base, memoryview) else buf.base
-    if isinstance(owner, (bytes, mmap.mmap)):
-        if owner.find(b"\0") < 0:
-            return None
-    elif not (buf == 0).any():
-        return None
-    newlines = np.flatnonzero(buf == 10)
-    return np.searchsorted(newlines, np.flatnonzero(buf == 0)) + 1
