@@ -1,6 +1,7 @@
 """Ingest assets: read the inbox, write canonical tables and the quarantine to the lake.
 
-Thin by design: paths come from the `paths` resource, the work is `rating_core.ingest.inbox`.
+Thin by design: paths come from the `paths` resource, the work is `rating_core.ingest.inbox` (and,
+for the games, `rating_core.lake.ingest_store`: each file group read once, streamed).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
-from assets.period_io import CODE_VERSION, frame_metadata
+from assets.period_io import CODE_VERSION, frame_metadata, table_metadata
 from assets.resources import PipelinePaths
 from rating_core.ingest import inbox as inbox_readers
 from rating_core.ingest.inbox import InboxBatch
@@ -107,14 +108,10 @@ def games(paths: PipelinePaths) -> dg.MaterializeResult:
     outcome = ingest_store.ingest_games(paths.inbox_path, lake, registry, budget=paths.budget)
     ingest_store.refresh_player_names(lake, registry, outcome)
     _store_summary(paths, "games", outcome.files, outcome.notes)
-    schema = dg.TableSchema(
-        columns=[dg.TableColumn(name, str(dtype)) for name, dtype in GAMES_SCHEMA.items()]
-    )
     return dg.MaterializeResult(
         data_version=dg.DataVersion(outcome.digest),
         metadata={
-            "dagster/row_count": dg.MetadataValue.int(outcome.games),
-            "dagster/column_schema": dg.MetadataValue.table_schema(schema),
+            **table_metadata(outcome.games, GAMES_SCHEMA),
             "quarantined": dg.MetadataValue.int(outcome.quarantined),
             "files": dg.MetadataValue.json(outcome.files.to_dicts()),
             "notes": dg.MetadataValue.json(outcome.notes),

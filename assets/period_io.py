@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from concurrent.futures import Executor
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import polars as pl
@@ -113,12 +114,16 @@ def write_period(lake: Path, table: str, period: str, frame: pl.DataFrame) -> No
 
 def frame_metadata(frame: pl.DataFrame) -> dict[str, dg.MetadataValue]:
     """Row count and schema of a written frame, for the materialization."""
-    schema = dg.TableSchema(
-        columns=[dg.TableColumn(name, str(dtype)) for name, dtype in frame.schema.items()]
-    )
+    return table_metadata(frame.height, frame.schema)
+
+
+def table_metadata(rows: int, schema: Mapping[str, Any]) -> dict[str, dg.MetadataValue]:
+    """Row count and column schema of a table written without being held whole (the games,
+    streamed group by group), for the materialization."""
+    columns = [dg.TableColumn(name, str(dtype)) for name, dtype in schema.items()]
     return {
-        "dagster/row_count": dg.MetadataValue.int(frame.height),
-        "dagster/column_schema": dg.MetadataValue.table_schema(schema),
+        "dagster/row_count": dg.MetadataValue.int(rows),
+        "dagster/column_schema": dg.MetadataValue.table_schema(dg.TableSchema(columns=columns)),
     }
 
 
