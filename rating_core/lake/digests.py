@@ -1,4 +1,5 @@
-"""Digests of files, frames and the inputs of each period, all SHA-256 hex strings.
+"""Digests of files, frames and the inputs of each period, as SHA-256 hex strings (a file's
+`content_hash`, for change detection only, is XXH3-128).
 
 A frame is hashed through its CSV text (nulls written as `\\N`, so a null and an empty string
 differ; floats in their shortest round-trip form, so 1e-9 apart differ) plus its schema: the same
