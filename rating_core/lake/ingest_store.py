@@ -379,10 +379,6 @@ def _lookup(lake: Path, groups: list[GameGroup], hashes: set[int]) -> tuple[pl.D
     return taken, set(both.get_column("group").to_list())
 
 
-RECORD_SCHEMA = tables.INGEST_FILES.schema
-"""One row per file of a group: `ingest_files`."""
-
-
 def _records(lake: Path) -> pl.DataFrame:
     return read_table(lake, tables.INGEST_FILES).collect()
 
@@ -485,7 +481,7 @@ def ingest_games(
                     "lost_to": ",".join(result.lost_to) or None,
                 }
             )
-    records = pl.DataFrame(rows, schema=RECORD_SCHEMA)
+    records = pl.DataFrame(rows, schema=tables.INGEST_FILES.schema)
     if not records.equals(before):
         write_table(lake, tables.INGEST_FILES, records)
     return _outcome(records, run_notes, read, removed)
