@@ -24,11 +24,8 @@ later group that holds an id a re-read group now holds is read again in its turn
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
-import os
-import uuid
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -38,7 +35,6 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
-import pyarrow.parquet as pq
 
 from rating_core.budget import MemoryBudget
 from rating_core.ingest.canonical import TAKEN_SCHEMA
@@ -54,9 +50,8 @@ from rating_core.ingest.inbox import (
 from rating_core.lake import tables
 from rating_core.lake.digests import content_hash
 from rating_core.lake.storage import (
-    TABLE_COMPRESSION,
+    StagedParts,
     drop_partition,
-    flush_filesystem,
     read_table,
     table_dir,
     table_file,
@@ -120,77 +115,6 @@ class StoreOutcome:
 
 
 @dataclass
-class _Part:
-    """One Parquet file being written for a group: the writer, its temp file and target."""
-
-    writer: pq.ParquetWriter
-    tmp: Path
-    target: Path
-
-
-@dataclass
-class _GroupFiles:
-    """The files one reading of a group writes, under temp names until `commit`."""
-
-    lake: Path
-    key: str
-    parts: dict[tuple[str, str], _Part] = field(default_factory=dict)
-
-    def write(self, table: tables.LakeTable, frame: pl.DataFrame) -> None:
-        """Append `frame`'s rows to this group's file in each partition they fall in."""
-        if not frame.height:
-            return
-        column = table.partition_col
-        assert column is not None
-        if frame.get_column(column).n_unique() == 1:
-            split = {(frame.get_column(column)[0],): frame}
-        else:
-            split = frame.partition_by(column, as_dict=True, maintain_order=True)
-        for (value,), rows in split.items():
-            self._part(table, str(value), rows.drop(column))
-
-    def _part(self, table: tables.LakeTable, value: str, rows: pl.DataFrame) -> None:
-        data = rows.to_arrow()
-        part = self.parts.get((table.name, value))
-        if part is None:
-            folder = table_dir(self.lake, table) / f"{table.partition_col}={value}"
-            folder.mkdir(parents=True, exist_ok=True)
-            target = folder / f"part-{self.key}.parquet"
-            tmp = folder / f".{target.name}.tmp-{uuid.uuid4().hex}"
-            writer = pq.ParquetWriter(tmp, data.schema, compression=TABLE_COMPRESSION)
-            part = self.parts[(table.name, value)] = _Part(writer, tmp, target)
-        if data.schema != part.writer.schema:
-            data = data.cast(part.writer.schema)
-        part.writer.write_table(data)
-
-    def commit(self, owned: Iterable[tables.LakeTable]) -> None:
-        """Close every file, then replace the group's files of `owned` tables with them (its
-        files in partitions it no longer has rows in are removed)."""
-        for part in self.parts.values():
-            part.writer.close()
-        flush_filesystem(self.lake)
-        for part in self.parts.values():
-            os.replace(part.tmp, part.target)
-        written = {part.target for part in self.parts.values()}
-        for table in owned:
-            for value in table_partitions(self.lake, table):
-                folder = table_dir(self.lake, table) / f"{table.partition_col}={value}"
-                stale = folder / f"part-{self.key}.parquet"
-                if stale not in written and stale.exists():
-                    stale.unlink()
-        flush_filesystem(self.lake)
-        self.parts.clear()
-
-    def discard(self) -> None:
-        """Remove what was written (a reading that failed or must start over)."""
-        for part in self.parts.values():
-            with contextlib.suppress(Exception):  # the file goes anyway
-                part.writer.close()
-            part.tmp.unlink(missing_ok=True)
-        self.parts.clear()
-
-
-@dataclass
 class _Read:
     """One group's reading: its per-file counts and notes, ids kept, first names."""
 
@@ -222,7 +146,7 @@ def _read_group(
     lost_to: set[str] = set()
     looked_up: set[int] = set()
     while True:
-        sink = _GroupSink(_GroupFiles(lake, group.key))
+        sink = _GroupSink(StagedParts(lake, f"part-{group.key}.parquet"))
         reading = GroupReading(group, players, today, True, taken, repeated, budget)
         try:
             sink.take(reading.pieces())
@@ -264,7 +188,7 @@ class _GroupSink:
     (per-file counts, the ids' hashes, the players' first names, whether a date was after
     today)."""
 
-    files: _GroupFiles
+    files: StagedParts
     counts: list[pl.DataFrame] = field(default_factory=list)
     kept: list[np.ndarray] = field(default_factory=list)
     names: list[pl.DataFrame] = field(default_factory=list)

@@ -16,6 +16,7 @@ error (`as_local_path` is the single seam where object storage would plug in).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import io
@@ -24,10 +25,12 @@ import re
 import shutil
 import uuid
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
 import polars as pl
+import pyarrow.parquet as pq
 
 from rating_core.lake.location import as_local_path
 from rating_core.lake.tables import PERIOD, LakeTable, named
@@ -292,6 +295,125 @@ def write_partitions(
     if staged:
         flush_filesystem(base)  # the renames
     return [target for _, target in staged]
+
+
+@dataclass
+class _StagedPart:
+    """One Parquet file being written: the writer (None for a file written whole), its temp
+    file and its target."""
+
+    writer: pq.ParquetWriter | None
+    tmp: Path
+    target: Path
+
+
+@dataclass
+class StagedParts:
+    """Partition files written under hidden temporary names, then made visible together by
+    `commit` (one flush to disk for all of them) or removed by `discard`.
+
+    Each file is `<table>/<col>=<value>/<part_name>`: rows arrive in batches (`write`, `append`:
+    a streamed Parquet file per partition, so memory holds one batch) or whole (`put`). The
+    ingest store names its files by group (`part-<group>.parquet`); the period assets use
+    PART_FILE, and a committed PART_FILE replaces every other file of its partition.
+    """
+
+    lake: Path
+    part_name: str = PART_FILE
+    parts: dict[tuple[str, str], _StagedPart] = field(default_factory=dict)
+
+    def write(self, table: LakeTable, frame: pl.DataFrame) -> None:
+        """Append `frame`'s rows to the file of each partition they fall in (by the table's
+        partition column, dropped from the rows)."""
+        if not frame.height:
+            return
+        column = table.partition_col
+        assert column is not None
+        if frame.get_column(column).n_unique() == 1:
+            split = {(frame.get_column(column)[0],): frame}
+        else:
+            split = frame.partition_by(column, as_dict=True, maintain_order=True)
+        for (value,), rows in split.items():
+            self.append(table, str(value), rows.drop(column))
+
+    def _new(self, table: TableRef, value: str) -> tuple[Path, Path]:
+        entry = _entry(table)
+        column = _partition_col(entry, None)
+        folder = table_dir(self.lake, entry) / f"{column}={check_name(value, column)}"
+        folder.mkdir(parents=True, exist_ok=True)
+        target = folder / self.part_name
+        return folder / f".{target.name}{_TEMP_MARK}{uuid.uuid4().hex}", target
+
+    def append(self, table: TableRef, value: str, rows: pl.DataFrame) -> None:
+        """Append `rows` to the staged file of partition `value` of `table` (cast to the
+        schema of its first batch)."""
+        key = (_entry(table).name, value)
+        data = rows.to_arrow()
+        part = self.parts.get(key)
+        if part is None:
+            tmp, target = self._new(table, value)
+            writer = pq.ParquetWriter(tmp, data.schema, compression=TABLE_COMPRESSION)
+            part = self.parts[key] = _StagedPart(writer, tmp, target)
+        if part.writer is None:
+            raise ValueError(f"{key[0]} {value}: written whole, cannot be appended to")
+        if data.schema != part.writer.schema:
+            data = data.cast(part.writer.schema)
+        part.writer.write_table(data)
+
+    def put(self, table: TableRef, value: str, frame: pl.DataFrame) -> None:
+        """Stage `frame` as the whole file of partition `value` of `table`."""
+        key = (_entry(table).name, value)
+        if key in self.parts:
+            raise ValueError(f"{key[0]} {value}: staged twice")
+        tmp, target = self._new(table, value)
+        self.parts[key] = _StagedPart(None, tmp, target)
+        _write_parquet(frame, tmp, _entry(table).statistics)
+
+    def staged(self, table: TableRef, value: str) -> Path | None:
+        """The temp file of partition `value` of `table`, complete once `close` has run (None:
+        nothing staged)."""
+        part = self.parts.get((_entry(table).name, value))
+        return part.tmp if part is not None else None
+
+    def close(self) -> None:
+        """Finish every streamed file (they can be read from their temp names)."""
+        for part in self.parts.values():
+            if part.writer is not None:
+                part.writer.close()
+                part.writer = None
+
+    def commit(self, owned: Iterable[LakeTable] = ()) -> list[Path]:
+        """Close every file, flush, then rename each over its target. A PART_FILE replaces the
+        other files of its partition; with group part names, the files of that name in
+        partitions of `owned` tables that got none now are removed."""
+        self.close()
+        if not self.parts:
+            return []
+        flush_filesystem(self.lake)
+        for part in self.parts.values():
+            os.replace(part.tmp, part.target)
+            if self.part_name == PART_FILE:
+                for other in part.target.parent.glob(PART_GLOB):  # another layout's leftovers
+                    if other.name != PART_FILE:
+                        other.unlink()
+        written = {part.target for part in self.parts.values()}
+        for entry in owned:
+            for value in table_partitions(self.lake, entry):
+                stale = table_file(self.lake, entry, value).parent / self.part_name
+                if stale not in written and stale.exists():
+                    stale.unlink()
+        flush_filesystem(self.lake)
+        self.parts.clear()
+        return sorted(written)
+
+    def discard(self) -> None:
+        """Remove what was staged (a writing that failed or must start over)."""
+        for part in self.parts.values():
+            if part.writer is not None:
+                with contextlib.suppress(Exception):  # the file goes anyway
+                    part.writer.close()
+            part.tmp.unlink(missing_ok=True)
+        self.parts.clear()
 
 
 def write_table(
