@@ -25,10 +25,12 @@ from assets.systems import (
     read_states,
     system_assets,
 )
+from rating_core.budget import MemoryBudget
 from rating_core.lake import tables
 from rating_core.lake.storage import read_table, table_partitions, write_partitioned
 from rating_core.lake.tables import applied_merges
 from rating_core.schemas import GAMES_SCHEMA, RATING_LISTS, empty
+from rating_core.systems.contract import in_order
 from rating_core.systems.corrections import (
     CORRECTION_LOG_SCHEMA,
     applied_birth_years,
@@ -86,7 +88,7 @@ def _merges(lake: Path) -> pl.DataFrame | None:
 
 
 def _load_federation(system: str):
-    def load(lake: Path, periods: list[str]) -> RangeInputs:
+    def load(lake: Path, periods: list[str], budget: MemoryBudget) -> RangeInputs:
         corrections = system_corrections(read_table(lake, "corrections").collect(), system)
         before = _correction_logs(lake, system).filter(pl.col("period") < periods[0])
         games, starting_lists = apply_merges(
@@ -196,7 +198,7 @@ def _with_input_causes(
     return publishing
 
 
-def _load_club(lake: Path, periods: list[str]) -> RangeInputs:
+def _load_club(lake: Path, periods: list[str], budget: MemoryBudget) -> RangeInputs:
     games, _ = apply_merges(_games(lake, periods, "club"), None, _merges(lake))
     return {
         "games": games,
@@ -284,10 +286,10 @@ def _publishing(system: str, reason: str):
     return publishing
 
 
-def _started_from(outputs: dict) -> dict:
+def _started_from(facts: dict) -> dict:
     return {
         "started_from": dg.MetadataValue.json(
-            {period: out.facts.get("started_from") for period, out in outputs.items()}
+            {period: own.get("started_from") for period, own in facts.items()}
         )
     }
 
@@ -298,13 +300,11 @@ def _federation_inputs(lake: Path) -> bool:
     return lists > 0 or games_from("federation")(lake)
 
 
-def _fide_metadata(outputs: dict) -> dict:
+def _fide_metadata(facts: dict) -> dict:
     """Where each period started from, and the rules (era) each period was rated by."""
     return {
-        **_started_from(outputs),
-        "rules": dg.MetadataValue.json(
-            {period: out.facts.get("rules") for period, out in outputs.items()}
-        ),
+        **_started_from(facts),
+        "rules": dg.MetadataValue.json({period: own.get("rules") for period, own in facts.items()}),
     }
 
 
@@ -314,14 +314,16 @@ FIDE = SystemSpec(
     deps=["games", "starting_lists", "players", "corrections", "merges"],
     state_tables=federation_state_tables("fide"),
     load=_load_federation("fide"),
-    rate=lambda i, periods: fide_lists_periods(
-        i["games"],
-        i["starting_lists"],
-        i["states"],
-        i["players"],
-        periods,
-        i["corrections"],
-        i["birth_years"],
+    rate=lambda i, periods, sink: in_order(
+        fide_lists_periods(
+            i["games"],
+            i["starting_lists"],
+            i["states"],
+            i["players"],
+            periods,
+            i["corrections"],
+            i["birth_years"],
+        )
     ),
     publishing=_federation_publishing("fide", "rated from the period's federation games"),
     checks=[
@@ -354,8 +356,8 @@ UKD = SystemSpec(
     deps=["games", "starting_lists", "corrections", "merges"],
     state_tables=federation_state_tables("ukd"),
     load=_load_federation("ukd"),
-    rate=lambda i, periods: ukd_lists_periods(
-        i["games"], i["starting_lists"], i["states"], periods, i["corrections"]
+    rate=lambda i, periods, sink: in_order(
+        ukd_lists_periods(i["games"], i["starting_lists"], i["states"], periods, i["corrections"])
     ),
     publishing=_federation_publishing("ukd", "rated from the period's federation games"),
     checks=[
@@ -371,8 +373,8 @@ CLUB = SystemSpec(
     deps=["games", "players", "merges"],
     state_tables=[CLUB_STATE],
     load=_load_club,
-    rate=lambda i, periods: club_lists_periods(
-        i["games"], i["states"][CLUB_STATE], i["players"], periods
+    rate=lambda i, periods, sink: in_order(
+        club_lists_periods(i["games"], i["states"][CLUB_STATE], i["players"], periods)
     ),
     publishing=_with_input_causes(
         _publishing("club", "rated from the period's closed club tournaments"),

@@ -24,12 +24,16 @@ from assets.systems import (
     read_states,
     system_assets,
 )
+from rating_core.budget import MemoryBudget
+from rating_core.lake.game_batches import PlatformGames
 from rating_core.lake.storage import read_table, table_partitions, write_partitioned
 from rating_core.rounding import FLOAT_TOLERANCE
 from rating_core.schemas import GAMES_SCHEMA, MATCHES_SCHEMA
+from rating_core.systems.contract import RangeOutputs, RowSink
 from rating_core.systems.platform import (
     FIBS_PAIRS,
     FIBS_STATE,
+    SITE_HISTORY,
     SITE_STATE,
     fibs_lists_periods,
     site_lists_periods,
@@ -52,31 +56,32 @@ def _registry(lake: Path) -> pl.DataFrame | None:
     return registry if registry.height else None
 
 
-def _load_site(lake: Path, periods: list[str]) -> RangeInputs:
-    platform = (  # only the platform games, and only what the site rules read of them
-        read_table(lake, "games", periods, schema=GAMES_SCHEMA)
-        .filter(pl.col("source") == "platform")
-        .select(SITE_GAME_COLUMNS)
-        .collect()
-    )
-    decisions = read_table(lake, "moderation").collect()
+def _load_site(lake: Path, periods: list[str], budget: MemoryBudget) -> RangeInputs:
+    """The range's platform games as a source streamed from the lake in replay order (only
+    what the site rules read of them), the registry, the decisions and the state before."""
+    games = PlatformGames(lake, periods, SITE_GAME_COLUMNS, budget.batch_games, budget.sort_memory)
     return {
-        "games": platform,
-        "flagged_bots": flagged_bots(platform),
+        "source": games,
+        "flagged_bots": flagged_bots(
+            read_table(lake, "games", periods, schema=GAMES_SCHEMA).filter(
+                pl.col("source") == "platform"
+            )
+        ),
         "players": _registry(lake),
-        "decisions": decisions,
+        "decisions": read_table(lake, "moderation").collect(),
         "states": read_states(lake, [SITE_STATE], periods[0]),
     }
 
 
-def _rate_site(inputs: RangeInputs, periods: list[str]):
+def _rate_site(inputs: RangeInputs, periods: list[str], sink: RowSink) -> RangeOutputs:
     decisions = inputs["decisions"]
     return site_lists_periods(
-        inputs["games"],
+        inputs["source"],
         inputs["players"],
         decisions.get_column("game_id") if decisions.height else None,
         inputs["states"][SITE_STATE],
         periods,
+        sink,
     )
 
 
@@ -119,9 +124,10 @@ def site_below_floor(check: CheckInput) -> int:
     return state.filter(pl.col("rating") < SITE_RULES.floor - FLOAT_TOLERANCE).height
 
 
-def flagged_bots(games: pl.DataFrame) -> pl.DataFrame:
+def flagged_bots(games: pl.LazyFrame | pl.DataFrame) -> pl.DataFrame:
     """(period, player_id) of every player flagged as a bot in a game of the period: read once
-    per range (ids and flags only), so that `site_bot_rows` does not scan the games per period."""
+    per range (ids and flags only, streamed), so that `site_bot_rows` does not scan the games
+    per period."""
     return (
         pl.concat(
             [
@@ -132,7 +138,7 @@ def flagged_bots(games: pl.DataFrame) -> pl.DataFrame:
             ]
         )
         .unique()
-        .collect()
+        .collect(engine="streaming")
     )
 
 
@@ -161,11 +167,16 @@ def site_inconsistent_provisional(check: CheckInput) -> int:
 
 
 def site_annulled_rows(check: CheckInput) -> int:
-    """History rows of games annulled by moderation."""
-    history, decisions = check.output.explanations["history/site"], check.inputs["decisions"]
-    if not history.height or not decisions.height:
+    """History rows of games annulled by moderation (read from the period's history as it was
+    written, streamed)."""
+    decisions = check.inputs["decisions"]
+    if not decisions.height:
         return 0
-    return history.filter(pl.col("game_id").is_in(decisions["game_id"].implode())).height
+    history = check.table(SITE_HISTORY)
+    if "game_id" not in history.collect_schema():
+        return 0
+    annulled = history.filter(pl.col("game_id").is_in(decisions["game_id"].implode()))
+    return int(annulled.select(pl.len()).collect(engine="streaming").item())
 
 
 SITE = SystemSpec(
@@ -201,7 +212,7 @@ SITE = SystemSpec(
 )
 
 
-def _load_fibs(lake: Path, periods: list[str]) -> RangeInputs:
+def _load_fibs(lake: Path, periods: list[str], budget: MemoryBudget) -> RangeInputs:
     return {
         "matches": read_table(lake, "matches", periods, schema=MATCHES_SCHEMA).collect(),
         "players": _registry(lake),
@@ -224,7 +235,7 @@ FIBS = SystemSpec(
     deps=["backgammon_matches", "players"],
     state_tables=[FIBS_STATE, FIBS_PAIRS],
     load=_load_fibs,
-    rate=lambda i, periods: fibs_lists_periods(
+    rate=lambda i, periods, sink: fibs_lists_periods(
         i["matches"], i["players"], i["states"][FIBS_STATE], i["states"][FIBS_PAIRS], periods
     ),
     publishing=lambda lake, periods: Publishing(

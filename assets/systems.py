@@ -10,6 +10,7 @@ check reports the first failing period in its metadata; Dagster then skips the p
 and `ratings run` publishes the periods before it (`pipelines.runner`).
 """
 
+import functools
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -34,15 +35,16 @@ from assets.period_io import (
     publish_releases,
     range_releases,
     read_state_before,
-    with_names,
 )
 from assets.resources import PipelinePaths
+from rating_core.budget import MemoryBudget
 from rating_core.lake.digests import digest_frames, digest_parts, period_input_digests
 from rating_core.lake.publishing import drop_empty_staging
-from rating_core.lake.storage import read_table, table_partitions, write_partitions
+from rating_core.lake.storage import StagedParts, read_table, table_partitions
+from rating_core.names import NAMES_SCHEMA, attach_names
 from rating_core.periods import period_range
 from rating_core.progress import Progress, report
-from rating_core.systems.contract import PeriodOutput, present
+from rating_core.systems.contract import PeriodOutput, RangeOutputs, RowSink, present
 
 INPUT_DIGEST_METADATA = "input_digest"
 """Metadata key of each partition's materialization: the digest of that period's inputs (its
@@ -53,8 +55,8 @@ FIRST_FAILING_PERIOD = "first_failing_period"
 """Metadata key of a check result: the first period of the range whose output fails the check."""
 
 WRITERS = 4
-"""Threads writing a range's tables, and publishing its periods' lists, side by side: most of
-that time is Parquet encoding (Polars releases the GIL) and waiting for fsync."""
+"""Threads publishing a range's periods' lists side by side: most of that time is Parquet
+encoding (Polars releases the GIL) and waiting for fsync."""
 
 RangeInputs = Mapping[str, Any]
 """What a system's `load` read from the lake for a range (games, registry, the state before)."""
@@ -73,12 +75,13 @@ def games_from(source: str) -> Callable[[Path], bool]:
 @dataclass(frozen=True)
 class CheckInput:
     """What a check sees of one period: its output, the states it started from, the range's
-    inputs."""
+    inputs, and `table(name)`: a streamed table's rows for the period as staged."""
 
     period: str
     output: PeriodOutput
     before: Mapping[str, pl.DataFrame | None]
     inputs: RangeInputs
+    table: Callable[[str], pl.LazyFrame] = lambda name: pl.LazyFrame()
 
 
 @dataclass(frozen=True)
@@ -105,24 +108,27 @@ class Publishing:
 class SystemSpec:
     """A rating system as the factory needs it.
 
-    `load(lake, periods)` reads the range's inputs, with the state before its first period under
-    `"states"` (the tables of `state_tables`); `rate(inputs, periods)` is the rating_core range
-    function; `publishing(lake, periods)` how the range's lists are published.
+    `load(lake, periods, budget)` reads the range's inputs (or the sources to stream them from
+    within the run's memory `budget`), with
+    the state before its first period under `"states"` (the tables of `state_tables`);
+    `rate(inputs, periods, sink)` is the rating_core range function, yielding each period's
+    output as it completes; `publishing(lake, periods)` how the range's lists are published.
     """
 
     name: str
     description: str
     deps: Sequence[str]
     state_tables: Sequence[str]
-    load: Callable[[Path, list[str]], RangeInputs]
-    rate: Callable[[RangeInputs, list[str]], dict[str, PeriodOutput]]
+    load: Callable[[Path, list[str], MemoryBudget], RangeInputs]
+    rate: Callable[[RangeInputs, list[str], RowSink], RangeOutputs]
     publishing: Callable[[Path, list[str]], Publishing]
     checks: Sequence[PeriodCheck] = ()
     published_name: str = ""
     published_description: str = ""
-    metadata: Callable[[dict[str, PeriodOutput]], dict[str, dg.MetadataValue]] = field(
-        default=lambda outputs: {}
+    metadata: Callable[[dict[str, dict[str, object]]], dict[str, dg.MetadataValue]] = field(
+        default=lambda facts: {}
     )
+    """The range's metadata from each period's `PeriodOutput.facts`."""
     has_inputs: Callable[[Path], bool] = lambda lake: True
     """Whether the lake holds anything this system rates (its games, matches or starting lists):
     `ratings run` leaves a system without inputs, and without lists from earlier runs, out."""
@@ -158,94 +164,91 @@ def read_states(lake: Path, tables: Sequence[str], period: str) -> dict[str, pl.
     return {table: present(read_state_before(lake, table, period)) for table in tables}
 
 
-def _states_before(
-    spec: SystemSpec, inputs: RangeInputs, outputs: dict[str, PeriodOutput], periods: list[str]
-) -> dict[str, dict[str, pl.DataFrame | None]]:
-    """For each period, the states it started from: the range's starting states for the first,
-    the previous period's output for the others."""
-    before = {periods[0]: dict(inputs["states"])}
-    for previous, period in zip(periods, periods[1:], strict=False):
-        states = outputs[previous].states
-        before[period] = {table: present(states.get(table)) for table in spec.state_tables}
-    return before
-
-
-def _write_range(lake: Path, table: str, frames: dict[str, pl.DataFrame], periods: list[str]):
-    """Replace the range's partitions of `table` in one write; a frame's own `period` column is
-    kept as `row_period`."""
-    present_frames = {}
-    for period, frame in frames.items():
-        if frame.width:
-            renamed = "period" in frame.columns
-            present_frames[period] = frame.rename({"period": ROW_PERIOD}) if renamed else frame
-    # a period without rows gets an empty file only where an earlier run left one to replace:
-    # a system without data writes nothing, rather than an empty file per period and table
-    # (an empty state and no state start a period alike: `present`)
-    written = {period for period, frame in frames.items() if frame.height}
-    stale = set(table_partitions(lake, table)) & set(periods)
-    if not present_frames and not stale:
-        return
-    # one schema for every partition (the frames of a range may differ in null-typed columns):
-    # a relaxed concat, then zero-copy slices of it, one per period
-    data = (
-        pl.concat(list(present_frames.values()), how="diagonal_relaxed")
-        if present_frames
-        else pl.DataFrame()
-    )
-    parts, offset = {}, 0
-    for period, frame in present_frames.items():
-        parts[period] = data.slice(offset, frame.height)
-        offset += frame.height
-    wanted = written | stale
-    write_partitions(
-        lake,
-        table,
-        {p: parts.get(p, data.clear()) for p in sorted(wanted)},
-        "period",
-    )
-
-
-def _list_rows(
-    lake: Path, outputs: dict[str, PeriodOutput], digests: dict[str, str]
-) -> dict[str, pl.DataFrame]:
-    """Each period's list rows with the players' names and the period's input digest."""
-    rows = {}
-    for period, output in outputs.items():
-        frame = output.list_rows
-        if frame.height:
-            frame = frame.with_columns(pl.lit(digests[period]).alias(INPUT_DIGEST))
-        rows[period] = frame
-    present_rows = [f.with_columns(pl.lit(p).alias("_p")) for p, f in rows.items() if f.height]
-    if not present_rows:
-        return rows
-    named = with_names(lake, pl.concat(present_rows, how="diagonal_relaxed"))
-    by_period = named.partition_by("_p", as_dict=True, include_key=False, maintain_order=True)
-    return {p: by_period.get((p,), rows[p]) for p in rows}
-
-
-def _evaluate(
-    check: PeriodCheck,
-    outputs: dict[str, PeriodOutput],
-    before: dict[str, dict[str, pl.DataFrame | None]],
-    inputs: RangeInputs,
-    asset_key: str,
+def _check_result(
+    check: PeriodCheck, failing: dict[str, int], asset_key: str
 ) -> dg.AssetCheckResult:
-    """One check over every period of the range: passed when no period has a bad row."""
-    counts = {
-        period: check.bad_rows(CheckInput(period, output, before[period], inputs))
-        for period, output in outputs.items()
-    }
-    failing = [period for period, count in counts.items() if count]
+    """One check over every period of the range (`failing`: bad rows of each period that had
+    any): passed when no period has a bad row."""
     return dg.AssetCheckResult(
         check_name=check.name,
         asset_key=asset_key,
         passed=not failing,
         metadata={
-            check.metric: sum(counts.values()),
-            FIRST_FAILING_PERIOD: failing[0] if failing else "",
-            "failing_periods": dg.MetadataValue.json({p: counts[p] for p in failing}),
+            check.metric: sum(failing.values()),
+            FIRST_FAILING_PERIOD: min(failing) if failing else "",
+            "failing_periods": dg.MetadataValue.json(dict(sorted(failing.items()))),
         },
     )
+
+
+def _staged_of(writer: "_RangeWriter", period: str, table: str) -> pl.LazyFrame:
+    return writer.staged(table, period)
+
+
+def _handled(inputs: RangeInputs, facts: dict[str, dict[str, object]]) -> int:
+    """The games (or matches) of the range: the frames loaded, or what the periods' facts say
+    a streamed engine read (`games`)."""
+    loaded = [inputs[k] for k in ("games", "matches") if isinstance(inputs.get(k), pl.DataFrame)]
+    streamed = [f["games"] for f in facts.values() if isinstance(f.get("games"), int)]
+    return sum(frame.height for frame in loaded) + sum(streamed)  # type: ignore[misc]
+
+
+class _RangeWriter:
+    """A range's tables staged period by period (`StagedParts`), made visible together at the
+    end: each period's states, explanations and list rows as they come, and the streamed tables'
+    batches (the engine's `RowSink`) while the period is rated. A frame's own `period` column is
+    kept as `row_period`. A period without rows gets an empty file only where an earlier run
+    left one to replace: a system without data writes nothing."""
+
+    def __init__(self, lake: Path) -> None:
+        self.lake = lake
+        self.stage = StagedParts(lake)
+        self.columns: dict[str, pl.DataFrame] = {}  # an empty frame of each table's columns
+
+    @staticmethod
+    def _renamed(frame: pl.DataFrame) -> pl.DataFrame:
+        return frame.rename({"period": ROW_PERIOD}) if "period" in frame.columns else frame
+
+    def sink(self, table: str, period: str, rows: pl.DataFrame) -> None:
+        """The engine's `RowSink`: append a batch to the period's file of `table`."""
+        if not rows.width:
+            return
+        rows = self._renamed(rows)
+        self.columns.setdefault(table, rows.clear())
+        if rows.height:
+            self.stage.append(table, period, rows)
+
+    def put(self, table: str, period: str, frame: pl.DataFrame) -> None:
+        """Stage a period's whole frame of `table`."""
+        if not frame.width:
+            return
+        frame = self._renamed(frame)
+        self.columns.setdefault(table, frame.clear())
+        if frame.height:
+            self.stage.put(table, period, frame)
+
+    def staged(self, table: str, period: str) -> pl.LazyFrame:
+        """What was staged for `table` in `period`, as written (an empty frame: nothing)."""
+        self.stage.close()
+        path = self.stage.staged(table, period)
+        if path is None:
+            return self.columns.get(table, pl.DataFrame()).lazy()
+        frame = pl.scan_parquet(path)
+        return (
+            frame.rename({ROW_PERIOD: "period"}) if ROW_PERIOD in frame.collect_schema() else frame
+        )
+
+    def commit(self, periods: list[str]) -> None:
+        """Stage the empty files that replace stale ones, then make every file visible."""
+        for table, columns in self.columns.items():
+            for period in sorted(set(table_partitions(self.lake, table)) & set(periods)):
+                if self.stage.staged(table, period) is None:
+                    self.stage.put(table, period, columns)
+        self.stage.commit()
+
+    def discard(self) -> None:
+        """Remove everything staged (the range failed)."""
+        self.stage.discard()
 
 
 def _ratings_asset(spec: SystemSpec) -> dg.AssetsDefinition:
@@ -269,47 +272,55 @@ def _ratings_asset(spec: SystemSpec) -> dg.AssetsDefinition:
         # progress (`ratings run` shows it): the range starts, rating_core reports each period
         # rated, and the step is finished once its tables are written and checked
         report(Progress("rating", spec.name, 0, len(periods), "periods"))
-        inputs = spec.load(lake, periods)
-        outputs = spec.rate(inputs, periods)
-        tables = sorted({t for o in outputs.values() for t in (*o.states, *o.explanations)})
-        frames_of = {
-            table: {
-                p: f
-                for p, o in outputs.items()
-                if (f := {**o.states, **o.explanations}.get(table)) is not None
-            }
-            for table in tables
-        }
-        with ThreadPoolExecutor(max_workers=WRITERS) as pool:  # tables are independent files
-            # the states and explanations (the large per-game tables) are written while this
-            # thread digests the states and builds the list rows, then evaluates the checks on
-            # the frames being written: Polars encodes without the GIL, so both cores work
-            writes = [pool.submit(_write_range, lake, t, frames_of[t], periods) for t in tables]
-            before = _states_before(spec, inputs, outputs, periods)
-            files = period_input_digests(lake, periods, CODE_VERSION)
-            digests = {
-                period: digest_parts(
-                    [file_digest, digest_frames(*(before[period][t] for t in spec.state_tables))]
+        inputs = spec.load(lake, periods, paths.budget)
+        files = dict(period_input_digests(lake, periods, CODE_VERSION).iter_rows())
+        names = read_table(lake, "player_names").collect()
+        if not names.columns:
+            names = pl.DataFrame(schema=NAMES_SCHEMA)
+        writer = _RangeWriter(lake)
+        before: dict[str, pl.DataFrame | None] = dict(inputs["states"])
+        digests: dict[str, str] = {}
+        row_counts: dict[str, int] = {}
+        facts: dict[str, dict[str, object]] = {}
+        failing: dict[str, dict[str, int]] = {c.name: {} for c in spec.checks}
+        columns = pl.DataFrame()
+        try:
+            # one period at a time: its tables are staged (its large tables while it was rated),
+            # its list rows named and its checks evaluated, then only its states are kept
+            for period, output in spec.rate(inputs, periods, writer.sink):
+                for table, frame in {**output.states, **output.explanations}.items():
+                    writer.put(table, period, frame)
+                digests[period] = digest_parts(
+                    [files[period], digest_frames(*(before[t] for t in spec.state_tables))]
                 )
-                for period, file_digest in files.iter_rows()
-            }
-            rows = _list_rows(lake, outputs, digests)
-            writes.append(pool.submit(_write_range, lake, f"list_rows/{spec.name}", rows, periods))
-            checks = [_evaluate(c, outputs, before, inputs, spec.ratings_key) for c in spec.checks]
-            for write in writes:
-                write.result()
+                rows = output.list_rows
+                if rows.height:
+                    with_digest = rows.with_columns(pl.lit(digests[period]).alias(INPUT_DIGEST))
+                    rows = attach_names(with_digest, names)
+                    columns = columns if columns.width else rows.clear()
+                writer.put(f"list_rows/{spec.name}", period, rows)
+                row_counts[period], facts[period] = rows.height, output.facts
+                staged = functools.partial(_staged_of, writer, period)
+                check_input = CheckInput(period, output, before, inputs, staged)
+                for check in spec.checks:
+                    if bad := check.bad_rows(check_input):
+                        failing[check.name][period] = bad
+                before = {t: present(output.states.get(t)) for t in spec.state_tables}
+            writer.commit(periods)
+        except BaseException:
+            writer.discard()
+            raise
         spec.after_rating(lake)
-        handled = sum(inputs[key].height for key in ("games", "matches") if key in inputs)
+        handled = _handled(inputs, facts)
         report(Progress("rating", spec.name, len(periods), len(periods), "periods", handled, True))
-        # the columns of the rows written (one schema for the range), on its last partition
-        # only: the metadata of a range is stored once per partition, and this was half of it
-        empty_rows = [f.clear() for f in rows.values() if f.height]
-        columns = pl.concat(empty_rows, how="diagonal_relaxed") if empty_rows else pl.DataFrame()
+        checks = [_check_result(c, failing[c.name], spec.ratings_key) for c in spec.checks]
         for period in periods:  # each partition's own figures (the data version is the range's)
             own: dict[str, Any] = {
                 INPUT_DIGEST_METADATA: digests[period],
-                "dagster/row_count": rows[period].height,
+                "dagster/row_count": row_counts[period],
             }
+            # the columns of the rows written, on the range's last partition only: the metadata
+            # of a range is stored once per partition, and this was half of it
             if period == periods[-1]:
                 own["dagster/column_schema"] = frame_metadata(columns)["dagster/column_schema"]
             context.add_asset_metadata(own, partition_key=partition_of_period(period))
@@ -317,7 +328,7 @@ def _ratings_asset(spec: SystemSpec) -> dg.AssetsDefinition:
             data_version=dg.DataVersion(digest_parts(digests.values())),
             metadata={
                 "periods": dg.MetadataValue.text(f"{periods[0]} to {periods[-1]}"),
-                **spec.metadata(outputs),
+                **spec.metadata(facts),
             },
             check_results=checks,
         )

@@ -62,7 +62,6 @@ WARMED = (
     codes._order_scan,
     codes._find_views,
     site_classification._classify_kernel,
-    site_kernel.held_counts,
     site_kernel.replay_kernel,
     site_kernel.state_rows,
     fibs_classification._classify_matches,

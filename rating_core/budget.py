@@ -71,6 +71,12 @@ STRETCH_LIMIT = (1 << 30) - 1
 BASE_BYTES = 500 * 1024**2
 """What a run holds before any game or player: the interpreter, Polars, numba, Dagster."""
 
+BATCH_GAMES = 500_000
+"""Games a streamed replay rates at a time (a batch and its history rows, about 0.5 GB at most)."""
+
+SORT_MEMORY = 512 * 1024**2
+"""What the sort putting a period's games in replay order may hold before it spills to disk."""
+
 PLAYER_BYTES = 600
 """A player's share of a rating run, measured (issue 31: 586 bytes a player for the site lists'
 state, ids and names)."""
@@ -104,6 +110,22 @@ class MemoryBudget:
         if self.total is None:
             return STRETCH_LIMIT
         return min(STRETCH_LIMIT, self.total // 8)
+
+    @property
+    def batch_games(self) -> int:
+        """Games a streamed replay rates at a time: about 1 KB each with their history, a
+        sixth of the budget (at least 10,000)."""
+        if self.total is None:
+            return BATCH_GAMES
+        return max(10_000, min(BATCH_GAMES, self.total // 6 // 1024))
+
+    @property
+    def sort_memory(self) -> int:
+        """What the sort of a period's games may hold before spilling: a sixth of the budget
+        (at least 32 MiB)."""
+        if self.total is None:
+            return SORT_MEMORY
+        return max(32 << 20, min(SORT_MEMORY, self.total // 6))
 
     def players_fit(self, players: int) -> bool:
         """Whether `players` players' state fits in the budget beside the run's base."""

@@ -1,14 +1,18 @@
 """The one shape every period engine returns, per period (issue 10 item 5).
 
 A system's range function takes the inputs of a range of periods and the state before the first,
-computes the periods in order in memory and returns `{period: PeriodOutput}`; the asset factory
-(`assets/systems.py`) writes every table of the range once and publishes the list rows.
+computes the periods in order and yields `(period, PeriodOutput)` as each period completes, so
+only one period is held at a time; the rows of large per-game tables (a platform's history) go
+to a `RowSink` batch by batch while the period is rated. The asset factory (`assets/systems.py`)
+stages every table period by period, makes the range's files visible together and publishes the
+list rows.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import polars as pl
 
@@ -30,15 +34,85 @@ class PeriodOutput:
     """What one system computed for one period.
 
     `states` and `explanations` are keyed by lake table (`state/fide-standard`,
-    `history/site`, `excluded/site`): `states` are what the next period starts from, read back
+    `history/fide-standard`): `states` are what the next period starts from, read back
     when a later run starts its range after this period; `list_rows` holds the rows of every list
-    of the system, with a `list` column; `facts` are small figures for the run's metadata.
+    of the system, with a `list` column; `facts` are small figures for the run's metadata;
+    `streamed` names the tables whose rows for the period went to the range's `RowSink` instead
+    (`history/site`, `excluded/site`).
     """
 
     states: dict[str, pl.DataFrame]
     list_rows: pl.DataFrame
     explanations: dict[str, pl.DataFrame]
     facts: dict[str, object] = field(default_factory=dict)
+    streamed: tuple[str, ...] = ()
+
+
+RowSink = Callable[[str, str, pl.DataFrame], None]
+"""Where a range function sends a batch of rows of a large table: `sink(table, period, rows)`.
+A first call with an empty frame declares the table's columns (a period may have no rows)."""
+
+RangeOutputs = Iterator[tuple[str, PeriodOutput]]
+"""What a range function yields: each period's output, in order, as it completes."""
+
+
+def in_order(outputs: Mapping[str, PeriodOutput]) -> RangeOutputs:
+    """A range computed whole (`{period: PeriodOutput}`) yielded period by period."""
+    yield from outputs.items()
+
+
+class GameSource(Protocol):
+    """The games (or matches) of a range as a streamed replay reads them."""
+
+    def players(self) -> pl.Series:
+        """Every player id of the games (repeats allowed)."""
+        ...
+
+    def counts(self) -> Mapping[str, int]:
+        """The games of each period (for progress reports)."""
+        ...
+
+    def batches(self, period: str) -> Iterator[pl.DataFrame]:
+        """The games of `period` in replay order, a batch at a time."""
+        ...
+
+
+@dataclass(frozen=True)
+class FrameSource:
+    """A `GameSource` over a frame in memory (column `period`): each period's games are one
+    batch, in the frame's order (the replays order a batch themselves)."""
+
+    frame: pl.DataFrame
+    sides: tuple[str, str] = ("white_id", "black_id")
+
+    def players(self) -> pl.Series:
+        return pl.concat([self.frame.get_column(c).cast(pl.String) for c in self.sides])
+
+    def counts(self) -> Mapping[str, int]:
+        if not self.frame.height:
+            return {}
+        return {str(p): int(n) for p, n in self.frame.group_by("period").len().iter_rows()}
+
+    def batches(self, period: str) -> Iterator[pl.DataFrame]:
+        rows = self.frame.filter(pl.col("period") == period)
+        if rows.height:
+            yield rows
+
+
+@dataclass
+class CollectedRows:
+    """A `RowSink` that keeps every batch in memory, per table and period (tests, small runs):
+    `frame(table, period)` is what a staged file would hold."""
+
+    batches: dict[tuple[str, str], list[pl.DataFrame]] = field(default_factory=dict)
+
+    def __call__(self, table: str, period: str, rows: pl.DataFrame) -> None:
+        self.batches.setdefault((table, period), []).append(rows)
+
+    def frame(self, table: str, period: str) -> pl.DataFrame:
+        """Every row sent for `table` in `period`, in order (empty: no rows, or never sent)."""
+        parts = self.batches.get((table, period), [])
+        return pl.concat(parts, how="vertical_relaxed") if parts else pl.DataFrame()
 
 
 def tag_list(frame: pl.DataFrame, list_name: str) -> pl.DataFrame:

@@ -1,5 +1,6 @@
 """Platform periods (site ratings, FIBS backgammon) in the engine contract: each period of a range
-as a `PeriodOutput`, from the replays of `site/periods.py` and `fibs/periods.py`.
+as a `PeriodOutput` as it completes, from the streamed site replay (`site/replay.py`) and the
+FIBS range replay (`fibs/periods.py`).
 
 Pure functions over frames; the Dagster assets only read and write around them.
 """
@@ -10,49 +11,76 @@ from collections.abc import Iterable
 
 import polars as pl
 
-from rating_core.systems.contract import PeriodOutput, present
+from rating_core.schemas import empty
+from rating_core.systems.contract import (
+    FrameSource,
+    GameSource,
+    PeriodOutput,
+    RangeOutputs,
+    RowSink,
+    present,
+)
 from rating_core.systems.fibs.lists import fibs_list
 from rating_core.systems.fibs.periods import fibs_replay_periods
-from rating_core.systems.period_range import report_period, rows_per_period
+from rating_core.systems.period_range import check_periods, report_period, rows_per_period
 from rating_core.systems.site.lists import site_period_lists
-from rating_core.systems.site.periods import site_replay_periods
+from rating_core.systems.site.replay import SiteReplay, range_coding
+from rating_core.systems.site.rules import SITE_EXCLUDED_SCHEMA, SITE_HISTORY_SCHEMA
 
 SITE_STATE = "state/site"
+SITE_HISTORY = "history/site"
+SITE_EXCLUDED = "excluded/site"
 FIBS_STATE = "state/fibs"
 FIBS_PAIRS = "state/fibs_pairs"
 
 
 def site_lists_periods(
-    games: pl.DataFrame,
+    games: GameSource | pl.DataFrame,
     registry: pl.DataFrame | None,
     annulled_ids: Iterable[str] | pl.Series | None,
     previous: pl.DataFrame | None,
     periods: list[str],
-) -> dict[str, PeriodOutput]:
-    """Every site period of `periods` in order from `previous`: state, history, excluded games
-    and the rows of site-elo and every site-<category> list."""
-    replays = site_replay_periods(games, registry, annulled_ids, present(previous), periods)
-    lists = site_period_lists([r.state for r in replays.values()], list(replays), present(previous))
-    outputs: dict[str, PeriodOutput] = {}
-    # one pass rated every period: the reports follow the cheap cutting of its outputs
-    counts, handled = rows_per_period(games, periods), 0
-    for done, ((period, result), period_lists) in enumerate(
-        zip(replays.items(), lists, strict=True), 1
-    ):
-        rows = period_lists.drop("period")
-        outputs[period] = PeriodOutput(
-            {SITE_STATE: result.state},
-            rows,
-            {"history/site": result.history, "excluded/site": result.excluded},
-            {
-                "rated_games": result.rated_games,
-                "excluded_games": result.excluded.height,
-                "players": result.state.get_column("player_id").n_unique(),
-            },
+    sink: RowSink,
+) -> RangeOutputs:
+    """Every site period of `periods` in order from `previous`, yielded as it completes: state,
+    the rows of site-elo and every site-<category> list, and (to `sink`, batch by batch) the
+    history and excluded games. Memory holds the players' records and one batch of games."""
+    check_periods(periods)
+    source = FrameSource(games) if isinstance(games, pl.DataFrame) else games
+    before = present(previous)
+    replay = SiteReplay(
+        range_coding(source.players(), periods, registry, before), annulled_ids, before
+    )
+    handled = 0
+    for done, period in enumerate(periods, 1):
+        sink(SITE_HISTORY, period, empty(SITE_HISTORY_SCHEMA))
+        sink(SITE_EXCLUDED, period, empty(SITE_EXCLUDED_SCHEMA))
+        read = rated = excluded = 0
+        for batch in source.batches(period):
+            out = replay.feed(batch)
+            sink(SITE_HISTORY, period, out.history)
+            sink(SITE_EXCLUDED, period, out.excluded)
+            read += batch.height
+            rated, excluded = rated + out.rated_games, excluded + out.excluded.height
+        state = replay.state()
+        rows = site_period_lists([state], [period], before)[0].drop("period")
+        yield (
+            period,
+            PeriodOutput(
+                {SITE_STATE: state},
+                rows,
+                {},
+                {
+                    "rated_games": rated,
+                    "excluded_games": excluded,
+                    "players": state.get_column("player_id").n_unique(),
+                },
+                streamed=(SITE_HISTORY, SITE_EXCLUDED),
+            ),
         )
-        handled += counts[done - 1]
+        before = state
+        handled += read
         report_period("site", done, periods, handled)
-    return outputs
 
 
 def fibs_lists_periods(
@@ -61,23 +89,24 @@ def fibs_lists_periods(
     previous_state: pl.DataFrame | None,
     previous_pairs: pl.DataFrame | None,
     periods: list[str],
-) -> dict[str, PeriodOutput]:
+) -> RangeOutputs:
     """Every FIBS period of `periods` in order from the state and fair-play pairs before the
     first: state, pairs, history and the rows of the `fibs` list."""
     replays = fibs_replay_periods(
         matches, present(previous_state), present(previous_pairs), periods
     )
-    outputs: dict[str, PeriodOutput] = {}
     before = present(previous_state)
     counts, handled = rows_per_period(matches, periods), 0  # reported as each period's outputs
     for done, (period, result) in enumerate(replays.items(), 1):
         rows = fibs_list(result.state, period, registry, before).drop("period", strict=False)
-        outputs[period] = PeriodOutput(
-            {FIBS_STATE: result.state, FIBS_PAIRS: result.pairs},
-            rows,
-            {"history/fibs": result.history},
-        )
-        before = result.state
         handled += counts[done - 1]
         report_period("fibs", done, periods, handled)
-    return outputs
+        yield (
+            period,
+            PeriodOutput(
+                {FIBS_STATE: result.state, FIBS_PAIRS: result.pairs},
+                rows,
+                {"history/fibs": result.history},
+            ),
+        )
+        before = result.state

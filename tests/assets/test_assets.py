@@ -125,22 +125,22 @@ def test_blocking_check_stops_publication(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_a_table_write_that_fails_fails_its_ratings_step(tmp_path: Path, monkeypatch) -> None:
-    """The range's tables are written on threads while the step digests the states and
-    evaluates its checks: a write that fails (here the site history) still fails the step, so
-    nothing of that system is published, and the other systems go on."""
+    """The site history is written batch by batch while the period is rated: a write that
+    fails fails the step, nothing of that system is published or left staged, and the other
+    systems go on."""
     from assets import systems
 
     inbox, lake = make_inbox(tmp_path), tmp_path / "lake"
     res = resources(inbox, lake)
     assert dg.materialize([*INGEST_ASSETS], resources=res).success
-    original = systems._write_range
+    original = systems._RangeWriter.sink
 
-    def failing(lake_path: Path, table: str, frames: dict, periods: list[str]) -> None:
-        if table == "history/site":
+    def failing(self, table: str, period: str, rows: pl.DataFrame) -> None:  # noqa: ANN001
+        if table == "history/site" and rows.height:
             raise OSError("disk full")
-        original(lake_path, table, frames, periods)
+        original(self, table, period, rows)
 
-    monkeypatch.setattr(systems, "_write_range", failing)
+    monkeypatch.setattr(systems._RangeWriter, "sink", failing)
     result = dg.materialize(
         PERIOD_ASSETS, resources=res, partition_key="2026-01-01", raise_on_error=False
     )
@@ -149,6 +149,7 @@ def test_a_table_write_that_fails_fails_its_ratings_step(tmp_path: Path, monkeyp
     assert "disk full" in str(failures[0].event_specific_data.error)
     assert "site-elo" not in publish.list_names(lake)
     assert "fide-standard" in publish.list_names(lake)
+    assert not [p for p in lake.rglob(".*.tmp-*") if ".dagster" not in p.parts]
 
 
 def test_moderation_decision_for_a_missing_game_is_quarantined_and_counted(

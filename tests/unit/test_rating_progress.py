@@ -10,6 +10,7 @@ import polars as pl
 
 from rating_core.progress import Progress, listening
 from rating_core.schemas import GAMES_SCHEMA, conform
+from rating_core.systems.contract import CollectedRows
 from rating_core.systems.federation import club_lists_periods, fide_lists_periods
 from rating_core.systems.period_range import rows_per_period
 from rating_core.systems.platform import fibs_lists_periods, site_lists_periods
@@ -69,7 +70,11 @@ def test_site_reports_each_period_of_its_one_pass() -> None:
         site_game(2, "u-b", "u-a", 0.0, period="2026-05", played_at=t0 + timedelta(days=62)),
         site_game(3, "u-a", "u-b", 0.5, period="2026-05", played_at=t0 + timedelta(days=63)),
     ]
-    reports = heard(lambda: site_lists_periods(site_games(*rows), None, None, None, PERIODS))
+    reports = heard(
+        lambda: dict(
+            site_lists_periods(site_games(*rows), None, None, None, PERIODS, CollectedRows())
+        )
+    )
     assert [(r[1], r[2], r[3], r[5]) for r in reports] == [
         ("site", 1, 3, 1),
         ("site", 2, 3, 1),
@@ -82,7 +87,7 @@ def test_fibs_reports_its_matches() -> None:
         match(1, "u-a", "u-b", timedelta(days=50), period="2026-03"),
         match(2, "u-b", "u-a", timedelta(days=80), period="2026-04"),
     ]
-    reports = heard(lambda: fibs_lists_periods(matches(*rows), None, None, None, PERIODS))
+    reports = heard(lambda: dict(fibs_lists_periods(matches(*rows), None, None, None, PERIODS)))
     assert [(r[1], r[2], r[5]) for r in reports] == [("fibs", 1, 1), ("fibs", 2, 2), ("fibs", 3, 2)]
 
 

@@ -19,7 +19,12 @@ from numba import njit
 from polars.datatypes import DataTypeClass
 
 from rating_core.kernels.arrays import readonly
-from rating_core.kernels.codes import dense_codes, replay_order, rows_where_both_zero
+from rating_core.kernels.codes import (
+    dense_codes,
+    positions_in,
+    replay_order,
+    rows_where_both_zero,
+)
 from rating_core.schemas import (
     CATEGORIES,
     GAMES_SCHEMA,
@@ -369,6 +374,54 @@ class Classified:
         )
 
 
+def _registry_bots(players: pl.DataFrame | None) -> pl.DataFrame:
+    """The registry's bots and players with a bot rating: player_id, _bot, _bot_rating."""
+    players = players if players is not None else empty(PLAYERS_SCHEMA)
+    return (
+        players.select(
+            pl.col("player_id").cast(pl.String),
+            pl.col("is_bot").cast(pl.Boolean).fill_null(False).alias("_bot"),
+            pl.col("bot_rating").cast(pl.Float64).alias("_bot_rating"),
+        )
+        .unique("player_id", keep="first", maintain_order=True)
+        .filter(pl.col("_bot") | pl.col("_bot_rating").is_not_null())
+        .drop_nulls("player_id")
+    )
+
+
+def _bot_arrays(
+    n_ids: int, reg_codes: np.ndarray, reg: pl.DataFrame
+) -> tuple[np.ndarray, np.ndarray]:
+    """(bitset of the registry's bots over player codes, bot_rating per code, NaN none) from
+    `_registry_bots` rows and their codes (-1: not among the ids, left out)."""
+    known = reg_codes >= 0
+    reg_codes = reg_codes[known]
+    reg_bot = np.zeros(n_ids // 64 + 1, dtype=np.uint64)
+    bots = reg_codes[reg["_bot"].to_numpy()[known]].astype(np.uint64)
+    np.bitwise_or.at(reg_bot, bots >> np.uint64(6), np.uint64(1) << (bots & np.uint64(63)))
+    reg_rating = np.full(n_ids, np.nan)
+    reg_rating[reg_codes] = reg["_bot_rating"].fill_null(np.nan).to_numpy()[known]
+    return reg_bot, reg_rating
+
+
+@dataclass(frozen=True)
+class Coding:
+    """What a streamed replay codes every batch against: the range's player ids and periods
+    (sorted, distinct) and the registry's bots by player code."""
+
+    ids: pl.Series
+    periods: pl.Series
+    reg_bot: np.ndarray
+    reg_rating: np.ndarray
+
+    @staticmethod
+    def of(ids: pl.Series, periods: pl.Series, players: pl.DataFrame | None) -> Coding:
+        """The coding of sorted distinct `ids` and `periods`, with `players`' bots."""
+        reg = _registry_bots(players)
+        reg_bot, reg_rating = _bot_arrays(ids.len(), positions_in(ids, reg["player_id"]), reg)
+        return Coding(ids, periods, reg_bot, reg_rating)
+
+
 def classify(
     games: pl.DataFrame,
     players: pl.DataFrame | None,
@@ -377,6 +430,7 @@ def classify(
     extra_ids: pl.Series | None = None,
     extra_periods: pl.Series | None = None,
     ordered: bool = True,
+    coding: Coding | None = None,
 ) -> Classified:
     """Decide, per platform game, whether it is rated, excluded (why) or rejected (why).
     `ordered=False` leaves the rated games in file order (who is rejected does not depend on
@@ -385,6 +439,8 @@ def classify(
     Player ids are coded once (`dense_codes` over `extra_ids`, the registry's bots, white and
     black); the closed sets become their Enum codes and one numba pass applies the rules, so no
     string is compared per game. Periods are coded the same way (with `extra_periods`).
+    A streamed replay passes the range's `coding` instead (`players`, `extra_ids` and
+    `extra_periods` are then its business): a batch is coded against it.
     """
     g = games.select(
         *SITE_GAME_COLUMNS[:_REQUIRED],
@@ -398,44 +454,37 @@ def classify(
         g = g.rechunk()
     n = g.height
 
-    players = players if players is not None else empty(PLAYERS_SCHEMA)
-    reg = (
-        players.select(
-            pl.col("player_id").cast(pl.String),
-            pl.col("is_bot").cast(pl.Boolean).fill_null(False).alias("_bot"),
-            pl.col("bot_rating").cast(pl.Float64).alias("_bot_rating"),
+    if coding is None:
+        extra = extra_ids if extra_ids is not None else pl.Series(dtype=pl.String)
+        reg = _registry_bots(players)
+        n_extra, n_reg = extra.len(), reg.height
+        codes, ids = dense_codes(
+            pl.concat(
+                [
+                    extra.cast(pl.String),
+                    reg["player_id"],
+                    g["white_id"].cast(pl.String),
+                    g["black_id"].cast(pl.String),
+                ]
+            )
         )
-        .unique("player_id", keep="first", maintain_order=True)
-        .filter(pl.col("_bot") | pl.col("_bot_rating").is_not_null())
-        .drop_nulls("player_id")
-    )
-    extra = extra_ids if extra_ids is not None else pl.Series(dtype=pl.String)
-    n_extra, n_reg = extra.len(), reg.height
-    codes, ids = dense_codes(
-        pl.concat(
-            [
-                extra.cast(pl.String),
-                reg["player_id"],
-                g["white_id"].cast(pl.String),
-                g["black_id"].cast(pl.String),
-            ]
+        extra_codes = codes[:n_extra]
+        w_code = codes[n_extra + n_reg : n_extra + n_reg + n]
+        b_code = codes[n_extra + n_reg + n :]
+        reg_bot, reg_rating = _bot_arrays(ids.len(), codes[n_extra : n_extra + n_reg], reg)
+        extra_p = extra_periods if extra_periods is not None else pl.Series(dtype=pl.String)
+        p_codes, periods = dense_codes(
+            pl.concat([extra_p.cast(pl.String), g["period"].cast(pl.String)])
         )
-    )
-    extra_codes = codes[:n_extra]
-    reg_codes = codes[n_extra : n_extra + n_reg]
-    w_code = codes[n_extra + n_reg : n_extra + n_reg + n]
-    b_code = codes[n_extra + n_reg + n :]
-    reg_bot = np.zeros(ids.len() // 64 + 1, dtype=np.uint64)
-    bots = reg_codes[reg["_bot"].to_numpy()].astype(np.uint64)
-    np.bitwise_or.at(reg_bot, bots >> np.uint64(6), np.uint64(1) << (bots & np.uint64(63)))
-    reg_rating = np.full(ids.len(), np.nan)
-    reg_rating[reg_codes] = reg["_bot_rating"].fill_null(np.nan).to_numpy()
-
-    extra_p = extra_periods if extra_periods is not None else pl.Series(dtype=pl.String)
-    p_codes, periods = dense_codes(
-        pl.concat([extra_p.cast(pl.String), g["period"].cast(pl.String)])
-    )
-    period = p_codes[extra_p.len() :]
+        period = p_codes[extra_p.len() :]
+        extra_period_codes = p_codes[: extra_p.len()]
+    else:  # a batch of a streamed replay: its ids and periods are among the range's
+        ids, periods = coding.ids, coding.periods
+        sides = positions_in(ids, pl.concat([g["white_id"], g["black_id"]], rechunk=False))
+        w_code, b_code = sides[:n].astype(np.int32), sides[n:].astype(np.int32)
+        period = positions_in(periods, g["period"]).astype(np.int32)
+        reg_bot, reg_rating = coding.reg_bot, coding.reg_rating
+        extra_codes = extra_period_codes = np.zeros(0, dtype=np.int32)
 
     missing = _EMPTY_BOOL
     if g["played_at"].null_count() or g["period"].null_count():
@@ -502,7 +551,7 @@ def classify(
         reg_rating,
         period,
         periods,
-        p_codes[: extra_p.len()],
+        extra_period_codes,
         rated,
     )
 

@@ -1,6 +1,7 @@
 """The site replay's numba kernels (RULES §2): one cache-aligned record per player, the rated
-games replayed in order with the shared Elo step (`elo`), the history written in its final row
-order and the state snapshotted at each period's end.
+games replayed in order with the shared Elo step (`elo`), batch after batch on the same records,
+the history written in its final row order, and the state read out of the records
+(`state_rows`) at each period's end.
 
 Only arrays and numbers cross into here (no Polars): `replay` codes the games and builds the
 frames around these kernels.
@@ -162,172 +163,83 @@ class HistoryColumns(NamedTuple):
         )
 
 
-class Snapshots(NamedTuple):
-    """The states `replay_kernel` snapshots at the end of each period but the last, one row
-    per number a player holds."""
-
-    player: np.ndarray  # int32 player code
-    number: np.ndarray  # int32 index in SITE_NUMBERS
-    rating: np.ndarray  # float64
-    games: np.ndarray  # int64
-    last: np.ndarray  # int32 code of the period of the last game, -1 none
-
-    @staticmethod
-    def allocate(rows: int) -> Snapshots:
-        """Uninitialised arrays for `rows` snapshot rows (the kernel writes every one)."""
-        return Snapshots(
-            np.empty(rows, dtype=np.int32),
-            np.empty(rows, dtype=np.int32),
-            np.empty(rows, dtype=np.float64),
-            np.empty(rows, dtype=np.int64),
-            np.empty(rows, dtype=np.int32),
-        )
-
-
-@njit(cache=True)
-def held_counts(ends: np.ndarray, rated: RatedGames, present: np.ndarray) -> np.ndarray:
-    """How many numbers players hold after each of `ends` (held before the replay, `present`,
-    or played in by a human side of one of the first `end` games of `rated`): the sizes of the
-    kernel's snapshots."""
-    w_idx, b_idx, cat_num, w_bot, b_bot = (
-        rated.w_idx,
-        rated.b_idx,
-        rated.cat_num,
-        rated.w_bot,
-        rated.b_bot,
-    )
-    counts = np.empty(ends.shape[0], dtype=np.int64)
-    if ends.shape[0] == 0:
-        return counts
-    held = present.copy()
-    count = 0
-    for p in range(held.shape[0]):
-        for j in range(held.shape[1]):
-            if held[p, j]:
-                count += 1
-    i = 0
-    for seg in range(ends.shape[0]):
-        while i < ends[seg]:
-            for side in range(2):
-                if w_bot[i] if side == 0 else b_bot[i]:
-                    continue
-                p = w_idx[i] if side == 0 else b_idx[i]
-                for slot in range(2):
-                    col = 0 if slot == 0 else 1 + cat_num[i]
-                    if not held[p, col]:
-                        held[p, col] = True
-                        count += 1
-            i += 1
-        counts[seg] = count
-    return counts
-
-
 @njit(cache=True, nogil=True)
 def replay_kernel(
-    snap_ends: np.ndarray,
     rated: RatedGames,
     players: PlayerRecords,
     rules: ReplayRules,
     record: bool,
     history: HistoryColumns,
-    snapshots: Snapshots,
-) -> int:
-    """Replay the `rated` games (game i is the i-th to replay), updating the player records,
-    and take a snapshot of the state at each of `snap_ends` (the end of every period of a range
-    replay but the last, whose state is the records themselves).
+) -> None:
+    """Replay the `rated` games (game i is the i-th to replay), updating the player records
+    (a streamed replay calls it once per batch, on the same records).
 
     When `record`, it writes the `history` rows in their final order (game, then white before
     black, then site Elo before category; a bot side has none). Bot sides keep their fixed
     rating. Each game's category weighs `rules.weights[cat_num]` in the site Elo, and its
     period is stored, per number, as the period of the last game. The records of the game
     `_AHEAD` places later are prefetched, so the cache misses of several games overlap.
-
-    After the first snap_ends[k] games it appends the state (every number a player held before
-    the replay, `present`, or has games in), player-major then number order, to `snapshots`
-    (sized by `held_counts`); returns how many rows it wrote.
     """
     w_idx, b_idx, w_score, cat_num = rated.w_idx, rated.b_idx, rated.w_score, rated.cat_num
     w_bot, b_bot, bot_r, period = rated.w_bot, rated.b_bot, rated.bot_r, rated.period
-    ratings, games, last, present = players.ratings, players.games, players.last, players.present
+    ratings, games, last = players.ratings, players.games, players.last
     weights, k_new, k_est = rules.weights, rules.k_new, rules.k_established
     k_threshold, floor = rules.k_threshold, rules.floor
     h_values, h_games, h_player = history.values, history.games, history.player
     h_opponent, h_number, h_opponent_bot = history.opponent, history.number, history.opponent_bot
-    s_player, s_number, s_rating = snapshots.player, snapshots.number, snapshots.rating
-    s_games, s_last = snapshots.games, snapshots.last
     flat = ratings.reshape(-1)
     n = w_idx.shape[0]
-    n_players = ratings.shape[0]
-    at = 0
-    i = 0
     h = 0  # the game's first history row
-    for seg in range(snap_ends.shape[0] + 1):
-        stop = snap_ends[seg] if seg < snap_ends.shape[0] else n
-        while i < stop:
-            if i + _AHEAD < n:
-                a = i + _AHEAD
-                for line in range(0, RECORD_SLOTS, _CACHE_LINE // 8):  # every line of both records
-                    prefetch(flat, w_idx[a] * RECORD_SLOTS + line)
-                    prefetch(flat, b_idx[a] * RECORD_SLOTS + line)
-            wi = w_idx[i]
-            bi = b_idx[i]
-            wb = w_bot[i]
-            bb = b_bot[i]
-            c = cat_num[i]
-            per = period[i]
-            black_row = h if wb else h + 2  # black's first history row
-            for j in range(2):
-                col = 0 if j == 0 else 1 + c
-                wt = weights[c] if j == 0 else 1.0
-                rw = bot_r[i] if wb else ratings[wi, col]
-                rb = bot_r[i] if bb else ratings[bi, col]
-                for s in range(2):
-                    if s == 0:
-                        if wb:
-                            continue
-                        p, q, me, opp, sc, q_bot, row = wi, bi, rw, rb, w_score[i], bb, h + j
-                    else:
-                        if bb:
-                            continue
-                        p, q, me, opp, sc = bi, wi, rb, rw, 1.0 - w_score[i]
-                        q_bot, row = wb, black_row + j
-                    gb = games[p, GAMES_SLOT + col]
-                    k = k_new if gb < k_threshold else k_est
-                    e, raw, applied, after = elo_update(me, opp, sc, k, wt, floor)
-                    ratings[p, col] = after
-                    games[p, GAMES_SLOT + col] = gb + 1
-                    last[p, LAST_SLOT + col] = per
-                    if record:
-                        h_values[0, row] = me
-                        h_values[1, row] = opp
-                        h_values[2, row] = e
-                        h_values[3, row] = k
-                        h_values[4, row] = raw
-                        h_values[5, row] = applied
-                        h_values[6, row] = after
-                        h_values[7, row] = wt
-                        h_values[8, row] = sc
-                        h_games[row] = gb
-                        h_player[row] = p
-                        h_opponent[row] = q
-                        h_number[row] = col
-                        h_opponent_bot[row] = q_bot
-            h += (0 if wb else 2) + (0 if bb else 2)
-            i += 1
-        if seg == snap_ends.shape[0]:
-            break
-        for q in range(n_players):
-            for j in range(N_NUMBERS):
-                if present[q, j] or games[q, GAMES_SLOT + j] > 0:
-                    if at >= s_player.shape[0]:
-                        raise AssertionError("site snapshot larger than held_counts")
-                    s_player[at] = q
-                    s_number[at] = j
-                    s_rating[at] = ratings[q, j]
-                    s_games[at] = games[q, GAMES_SLOT + j]
-                    s_last[at] = last[q, LAST_SLOT + j]
-                    at += 1
-    return at
+    for i in range(n):
+        if i + _AHEAD < n:
+            a = i + _AHEAD
+            for line in range(0, RECORD_SLOTS, _CACHE_LINE // 8):  # every line of both records
+                prefetch(flat, w_idx[a] * RECORD_SLOTS + line)
+                prefetch(flat, b_idx[a] * RECORD_SLOTS + line)
+        wi = w_idx[i]
+        bi = b_idx[i]
+        wb = w_bot[i]
+        bb = b_bot[i]
+        c = cat_num[i]
+        per = period[i]
+        black_row = h if wb else h + 2  # black's first history row
+        for j in range(2):
+            col = 0 if j == 0 else 1 + c
+            wt = weights[c] if j == 0 else 1.0
+            rw = bot_r[i] if wb else ratings[wi, col]
+            rb = bot_r[i] if bb else ratings[bi, col]
+            for s in range(2):
+                if s == 0:
+                    if wb:
+                        continue
+                    p, q, me, opp, sc, q_bot, row = wi, bi, rw, rb, w_score[i], bb, h + j
+                else:
+                    if bb:
+                        continue
+                    p, q, me, opp, sc = bi, wi, rb, rw, 1.0 - w_score[i]
+                    q_bot, row = wb, black_row + j
+                gb = games[p, GAMES_SLOT + col]
+                k = k_new if gb < k_threshold else k_est
+                e, raw, applied, after = elo_update(me, opp, sc, k, wt, floor)
+                ratings[p, col] = after
+                games[p, GAMES_SLOT + col] = gb + 1
+                last[p, LAST_SLOT + col] = per
+                if record:
+                    h_values[0, row] = me
+                    h_values[1, row] = opp
+                    h_values[2, row] = e
+                    h_values[3, row] = k
+                    h_values[4, row] = raw
+                    h_values[5, row] = applied
+                    h_values[6, row] = after
+                    h_values[7, row] = wt
+                    h_values[8, row] = sc
+                    h_games[row] = gb
+                    h_player[row] = p
+                    h_opponent[row] = q
+                    h_number[row] = col
+                    h_opponent_bot[row] = q_bot
+        h += (0 if wb else 2) + (0 if bb else 2)
 
 
 @njit(cache=True)

@@ -1,12 +1,13 @@
 """Site ratings (RULES §2) replayed game by game: classified games (`classification`) through
 the numba kernel (`kernel`) to the per-game history, the end state and the excluded and rejected
-games of one period, or of a range of periods in one pass.
+games.
 
-The state (rating and game count per player per number) is all the replay needs, so a period
-can be replayed from the previous period's state, or a range of periods in one pass that
-snapshots the state at each period's end (`replay_range`, behind `site_replay_periods`). The
-history's columns come from the kernel's arrays in their final row order; its strings are
-gathered from the sets of distinct ids and numbers.
+The state (rating, game count and last period per player per number) is all the replay keeps,
+so the games can come in batches (`SiteReplay.feed`: in replay order, batch after batch, each
+classified and replayed on the same player records), the history and excluded games of each
+batch leave with it, and the state is read out at each period's end: memory holds the players
+and one batch, whatever the games (issue 31). `replay_range` feeds frames already in memory
+the same way, one batch per period.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import polars as pl
 
+from rating_core.kernels.codes import dense_codes, positions_in
 from rating_core.kernels.memory import populate_behind
 from rating_core.schemas import empty
-from rating_core.systems.period_range import check_within, segment_ends, split_by_period
+from rating_core.systems.period_range import check_within
 from rating_core.systems.site.classification import (
     Classified,
+    Coding,
     classify,
     excluded_frame,
     rejected_frame,
@@ -36,8 +39,6 @@ from rating_core.systems.site.kernel import (
     PlayerRecords,
     RatedGames,
     ReplayRules,
-    Snapshots,
-    held_counts,
     replay_kernel,
     state_rows,
 )
@@ -61,6 +62,115 @@ class SiteReplayResult:
     rejected: pl.DataFrame  # SITE_REJECTED_SCHEMA, contradictory records for the quarantine
     rated_games: int = 0
     notes: tuple[str, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class ReplayedBatch:
+    """What one batch of games gave: its history rows, excluded and rejected games."""
+
+    history: pl.DataFrame
+    excluded: pl.DataFrame
+    rejected: pl.DataFrame
+    rated_games: int
+
+
+def range_coding(
+    ids: pl.Series,
+    periods: Iterable[str],
+    players: pl.DataFrame | None,
+    state: pl.DataFrame | None,
+) -> Coding:
+    """The coding of a replay from `state` over `periods` whose games' players are among `ids`
+    (any order, repeats and nulls allowed): the state's players and periods are added."""
+    state = state if state is not None else empty_site_state()
+    _, distinct = dense_codes(pl.concat([state["player_id"].cast(pl.String), ids.cast(pl.String)]))
+    labels = pl.concat(
+        [state["last_period"].cast(pl.String), pl.Series(list(periods), dtype=pl.String)]
+    )
+    labels = labels.drop_nulls().unique().sort()
+    if labels.len() > MAX_PERIODS:
+        raise ValueError(f"a site replay spans at most {MAX_PERIODS} periods")
+    return Coding.of(distinct, labels, players)
+
+
+class SiteReplay:
+    """A site replay under way: the player records of every player of `coding`, started from
+    `state`, fed batches of games in replay order ((period, played_at, game_id), batch after
+    batch; within a batch any order)."""
+
+    def __init__(
+        self,
+        coding: Coding,
+        annulled: Iterable[str] | pl.Series | None,
+        state: pl.DataFrame | None = None,
+        rules: SiteRules = SITE_RULES,
+    ) -> None:
+        self.coding, self.rules = coding, rules
+        self.annulled = pl.Series(
+            "game_id", list(annulled) if annulled is not None else [], dtype=pl.String
+        )
+        self.records = PlayerRecords.allocate(coding.ids.len(), rules.start)
+        self._rules = ReplayRules.of(rules)
+        if state is not None and state.height:
+            p = positions_in(coding.ids, state["player_id"])
+            n = state["number"].replace_strict(SITE_NUMBERS, list(range(N_NUMBERS))).to_numpy()
+            if (p < 0).any():
+                raise AssertionError("a site state's player is missing from the replay's coding")
+            self.records.ratings[p, n] = state["rating"].to_numpy()
+            self.records.games[p, GAMES_SLOT + n] = state["games"].to_numpy()
+            self.records.last[p, LAST_SLOT + n] = positions_in(coding.periods, state["last_period"])
+            self.records.present[p, n] = True
+
+    def feed(self, games: pl.DataFrame, history: bool = True) -> ReplayedBatch:
+        """Classify and replay one batch of platform games (every game of it after every game
+        fed before): its history (unless `history` is False), excluded and rejected games."""
+        c = classify(games, None, self.annulled, self.rules, coding=self.coding)
+        rows = c.rated
+        rated = RatedGames(
+            w_idx=c.w_code[rows],
+            b_idx=c.b_code[rows],
+            w_score=c.score[rows],
+            cat_num=c.cat[rows],
+            w_bot=c.w_bot[rows],
+            b_bot=c.b_bot[rows],
+            bot_r=c.bot_rating[rows],
+            period=c.period[rows].astype(np.int16),
+        )
+        # history rows per game: two per human side (site Elo and category)
+        per_game = 4 - 2 * (rated.w_bot.astype(np.int64) + rated.b_bot.astype(np.int64))
+        n_hist = int(per_game.sum()) if history else 0
+        out = HistoryColumns.allocate(n_hist)
+        # each of the 9 value rows is a stream of its own, met from behind like the other columns
+        populating = populate_behind([*out.values, *out[1:]])
+        try:
+            replay_kernel(rated, self.records, self._rules, n_hist > 0, out)
+        finally:  # the history's pages, mapped in from the end while the kernel wrote from the start
+            populating.join()
+        del rated
+        hist = (
+            _history_frame(c, np.repeat(rows, per_game), out)
+            if n_hist
+            else empty(SITE_HISTORY_SCHEMA)
+        )
+        return ReplayedBatch(hist, excluded_frame(c, self.rules), rejected_frame(c), len(rows))
+
+    def state(self) -> pl.DataFrame:
+        """The state after the games fed so far: every number a player holds, ordered by
+        player_id, then number in SITE_NUMBERS order."""
+        p_idx, n_idx, rating, count, last_of = state_rows(self.records)
+        labels = self.coding.periods
+        return pl.DataFrame(
+            {
+                "player_id": self.coding.ids.gather(p_idx),
+                "number": pl.Series(SITE_NUMBERS).gather(n_idx),
+                "rating": rating,
+                "games": count,
+                "last_period": labels.append(pl.Series([None], dtype=pl.String))
+                .rechunk()
+                .gather(np.where(last_of < 0, labels.len(), last_of)),
+            },
+            schema=SITE_STATE_SCHEMA,
+        )
 
 
 def site_replay(
@@ -88,112 +198,25 @@ def replay_range(
     rules: SiteRules = SITE_RULES,
     history: bool = True,
 ) -> list[SiteReplayResult]:
-    """One replay of `games` from `state`, cut into one result per period of `periods` (each
+    """The replay of `games` (in memory) from `state`, one result per period of `periods` (each
     as if replayed alone from the period before's state), or one result when `periods` is None.
-
-    Ids, periods and rules are coded once and the games replayed in one kernel pass, which
-    takes a snapshot of the state at the end of each period (`replay_kernel`).
-    """
-    state = state if state is not None else empty_site_state()
-    c = classify(
-        games,
-        players,
-        annulled,
-        rules,
-        extra_ids=state["player_id"],
-        extra_periods=state["last_period"],
-    )
-    rows = c.rated
-    n = rows.shape[0]
-    n_players, labels = c.ids.len(), c.periods
-    if labels.len() > MAX_PERIODS:
-        raise ValueError(f"a site replay spans at most {MAX_PERIODS} periods")
+    Each period's games are one batch of a `SiteReplay`."""
+    ids = pl.concat([games["white_id"].cast(pl.String), games["black_id"].cast(pl.String)])
     if periods is None:
-        ends = np.array([n], dtype=np.int64)
+        labels = games["period"].cast(pl.String).drop_nulls().unique().to_list()
+        batches = [games]
     else:
-        check_within(c.frame["period"], periods, "a game")
-        ends = segment_ends(c.period[rows], labels, periods)
-
-    records = PlayerRecords.allocate(n_players, rules.start)
-    if state.height:
-        s_p = c.extra_codes
-        s_n = state["number"].replace_strict(SITE_NUMBERS, list(range(N_NUMBERS))).to_numpy()
-        records.ratings[s_p, s_n] = state["rating"].to_numpy()
-        records.games[s_p, GAMES_SLOT + s_n] = state["games"].to_numpy()
-        records.last[s_p, LAST_SLOT + s_n] = c.extra_period_codes
-        records.present[s_p, s_n] = True
-
-    # the per-game inputs in replay order: the kernels then read them sequentially
-    rated = RatedGames(
-        w_idx=c.w_code[rows],
-        b_idx=c.b_code[rows],
-        w_score=c.score[rows],
-        cat_num=c.cat[rows],
-        w_bot=c.w_bot[rows],
-        b_bot=c.b_bot[rows],
-        bot_r=c.bot_rating[rows],
-        period=c.period[rows].astype(np.int16),
-    )
-    # history rows per game: two per human side (site Elo and category)
-    per_game = 4 - 2 * (rated.w_bot.astype(np.int64) + rated.b_bot.astype(np.int64))
-    hist_ends = np.cumsum(per_game)
-    n_hist = int(hist_ends[-1]) if history and n else 0
-    out = HistoryColumns.allocate(n_hist)
-    snap_ends = ends[:-1]  # the last period's state is the records after the kernel
-    held = held_counts(snap_ends, rated, records.present)
-    n_snap = int(held.sum())
-    snaps = Snapshots.allocate(n_snap)
-    # each of the 9 value rows is a stream of its own, met from behind like the other columns
-    populating = populate_behind([*out.values, *out[1:], *snaps])
-    try:
-        written = replay_kernel(
-            snap_ends, rated, records, ReplayRules.of(rules), n_hist > 0, out, snaps
-        )
-    finally:  # the history's pages, mapped in from the end while the kernel wrote from the start
-        populating.join()
-    del rated  # the games' columns in replay order: the frames below need none of them
-    if written != n_snap:
-        raise AssertionError(f"site snapshots: {written} rows written, {n_snap} counted")
-    final = state_rows(records)
-    p_idx, n_idx, rating, count, last_of = (
-        np.concatenate([a, b]) for a, b in zip(snaps, final, strict=True)
-    )
-    offsets = np.concatenate([[0], np.cumsum(held), [n_snap + final[0].shape[0]]])
-    states = pl.DataFrame(
-        {
-            "player_id": c.ids.gather(p_idx),
-            "number": pl.Series(SITE_NUMBERS).gather(n_idx),
-            "rating": rating,
-            "games": count,
-            "last_period": labels.append(pl.Series([None], dtype=pl.String))
-            .rechunk()
-            .gather(np.where(last_of < 0, labels.len(), last_of)),
-        },
-        schema=SITE_STATE_SCHEMA,
-    )  # each snapshot ordered by player_id, then number in SITE_NUMBERS order (ids are sorted)
-
-    hist = _history_frame(c, np.repeat(rows, per_game) if n_hist else rows[:0], out)
-    bounds = np.concatenate([[0], ends])  # period k's games are rows[bounds[k]:bounds[k + 1]]
-    hist_bounds = np.concatenate([[0], hist_ends])[bounds] if n_hist else np.zeros_like(bounds)
-    excluded, rejected = excluded_frame(c, rules), rejected_frame(c)
-    if periods is None:
-        excluded_of, rejected_of = [excluded], [rejected]
-    else:
-        excluded_of = split_by_period(excluded, periods)
-        rejected_of = split_by_period(rejected, periods)
+        check_within(games["period"].cast(pl.String), periods, "a game")
+        labels = periods
+        parts = games.partition_by("period", as_dict=True, maintain_order=True)
+        batches = [parts.get((period,), games.clear()) for period in periods]
+    replay = SiteReplay(range_coding(ids, labels, players, state), annulled, state, rules)
     results = []
-    for seg in range(ends.shape[0]):
-        rated_games = int(bounds[seg + 1] - bounds[seg])
-        h_lo, h_hi = hist_bounds[seg], hist_bounds[seg + 1]
+    for batch in batches:
+        done = replay.feed(batch, history)
         results.append(
             SiteReplayResult(
-                history=hist.slice(h_lo, h_hi - h_lo)
-                if rated_games and history
-                else empty(SITE_HISTORY_SCHEMA),
-                state=states.slice(offsets[seg], offsets[seg + 1] - offsets[seg]),
-                excluded=excluded_of[seg],
-                rejected=rejected_of[seg],
-                rated_games=rated_games,
+                done.history, replay.state(), done.excluded, done.rejected, done.rated_games
             )
         )
     return results
