@@ -10,10 +10,11 @@ check reports the first failing period in its metadata; Dagster then skips the p
 and `ratings run` publishes the periods before it (`pipelines.runner`).
 """
 
+import contextlib
 import functools
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -204,6 +205,16 @@ class _RangeWriter:
         self.lake = lake
         self.stage = StagedParts(lake)
         self.columns: dict[str, pl.DataFrame] = {}  # an empty frame of each table's columns
+        # a batch is encoded on this thread while the engine rates the next (Arrow's Parquet
+        # writer releases the GIL); one in flight, so memory holds two batches at most
+        self._writer = ThreadPoolExecutor(1, thread_name_prefix="ratings-write")
+        self._writing: Future[None] | None = None
+
+    def _written(self) -> None:
+        """Wait for the batch in flight (its error is raised here)."""
+        if self._writing is not None:
+            writing, self._writing = self._writing, None
+            writing.result()
 
     @staticmethod
     def _renamed(frame: pl.DataFrame) -> pl.DataFrame:
@@ -216,7 +227,8 @@ class _RangeWriter:
         rows = self._renamed(rows)
         self.columns.setdefault(table, rows.clear())
         if rows.height:
-            self.stage.append(table, period, rows)
+            self._written()
+            self._writing = self._writer.submit(self.stage.append, table, period, rows)
 
     def put(self, table: str, period: str, frame: pl.DataFrame) -> None:
         """Stage a period's whole frame of `table`."""
@@ -225,10 +237,12 @@ class _RangeWriter:
         frame = self._renamed(frame)
         self.columns.setdefault(table, frame.clear())
         if frame.height:
+            self._written()
             self.stage.put(table, period, frame)
 
     def staged(self, table: str, period: str) -> pl.LazyFrame:
         """What was staged for `table` in `period`, as written (an empty frame: nothing)."""
+        self._written()
         self.stage.close()
         path = self.stage.staged(table, period)
         if path is None:
@@ -240,6 +254,8 @@ class _RangeWriter:
 
     def commit(self, periods: list[str]) -> None:
         """Stage the empty files that replace stale ones, then make every file visible."""
+        self._written()
+        self._writer.shutdown()
         for table, columns in self.columns.items():
             for period in sorted(set(table_partitions(self.lake, table)) & set(periods)):
                 if self.stage.staged(table, period) is None:
@@ -248,6 +264,9 @@ class _RangeWriter:
 
     def discard(self) -> None:
         """Remove everything staged (the range failed)."""
+        with contextlib.suppress(Exception):  # the batch in flight goes with the rest
+            self._written()
+        self._writer.shutdown()
         self.stage.discard()
 
 

@@ -426,71 +426,91 @@ def positions_in(keys: pl.Series, values: pl.Series) -> np.ndarray:
     row, and the chunks of `values` (big ones cut into ranges) are looked up read-only on all
     cores. Long strings are keyed by a hash; every long value found is compared with its key's
     string (a collision takes the exact Polars path), and a long value not found is absent
-    (equal strings have equal hashes). Other dtypes are compared as strings.
+    (equal strings have equal hashes). Other dtypes are compared as strings. `KeyTable` keeps
+    the keys' table for many lookups.
     """
-    return _positions_in(keys, values, _hash_key)
+    return KeyTable(keys).positions(values)
+
+
+class KeyTable:
+    """The keys of `positions_in` coded once, looked up by `positions` as often as needed (a
+    streamed replay codes every batch's players against the range's ids)."""
+
+    def __init__(
+        self, keys: pl.Series, key_of: Callable[[pl.Series], np.ndarray] = _hash_key
+    ) -> None:
+        self.name = keys.name
+        self.keys = keys.cast(pl.String).rename("value")
+        self.key_of = key_of
+        self.table: np.ndarray | None = None  # None: the exact Polars path
+        n_listed = self.keys.len() - self.keys.null_count()
+        if self.keys.len() > MAX_CODES:  # rows must fit the code field of a slot
+            return
+        slots = 1 << 10  # at most a quarter full (probes then rarely leave the first slot)
+        while slots < 4 * n_listed:
+            slots *= 2
+        coded = _code_chunks(self.keys, key_of, slots)
+        if coded is None:
+            return
+        _, table, first, _ = coded
+        if first.shape[0] < n_listed:  # equal keys (the exact path raises), or a hash collision
+            _exact_positions(self.keys, self.keys.clear(), self.name)
+            return
+        if first.shape[0] < self.keys.len():  # null keys: code c is not row c
+            _codes_to_rows(table, first)
+        self.table = table
+
+    def positions(self, values: pl.Series) -> np.ndarray:
+        """Position in the keys of each value (int64, -1 when null or absent)."""
+        keys, name, key_of, table = self.keys, self.name, self.key_of, self.table
+        values = values.cast(pl.String).rename("value")
+        if table is None:
+            return _exact_positions(keys, values, name)
+        out = np.empty(values.len(), dtype=np.int64)
+        tasks: list[tuple[pl.Series, np.ndarray, np.ndarray, int]] = []
+        row0 = 0
+        for chunk in values.get_chunks():
+            views = _chunk_views(chunk)
+            if views is None:
+                return _exact_positions(keys, values, name)
+            nulls = _nulls_of(chunk)
+            for lo in range(0, chunk.len(), _SPLIT):
+                hi = min(lo + _SPLIT, chunk.len())
+                part = chunk.slice(lo, hi - lo)
+                tasks.append((part, views[lo:hi], nulls[lo:hi], row0 + lo))
+            row0 += chunk.len()
+
+        def find(task: tuple[pl.Series, np.ndarray, np.ndarray, int]) -> _Hashed | None:
+            """Look up one range; returns it as a hashed chunk when it holds long strings."""
+            part, views, nulls, start = task
+            hashes = np.zeros(0, dtype=np.int64)
+            stop = _find_views(views, nulls, hashes, 0, table, out[start : start + views.shape[0]])
+            if stop < 0:
+                return None
+            hashes = np.ascontiguousarray(key_of(part)).view(np.int64)
+            _find_views(views, nulls, hashes, stop, table, out[start : start + views.shape[0]])
+            return views, nulls, start
+
+        workers = available_cpus()
+        if values.len() < _SERIAL or workers == 1 or len(tasks) == 1:
+            found = [find(task) for task in tasks]
+        else:
+            with ThreadPoolExecutor(min(workers, len(tasks))) as pool:
+                found = list(pool.map(find, tasks))
+        long_rows = _hashed_rows([h for h in found if h is not None])
+        long_rows = long_rows[out[long_rows] >= 0]
+        if long_rows.shape[0]:  # found by hash: compare each long value with its key's string
+            same = values.gather(long_rows).eq_missing(keys.gather(out[long_rows]))
+            if not same.all():
+                return _exact_positions(keys, values, name)
+        return out
 
 
 def _positions_in(
     keys: pl.Series, values: pl.Series, key_of: Callable[[pl.Series], np.ndarray]
 ) -> np.ndarray:
     """`positions_in` with the 64-bit hash `key_of` for long strings (tests pass a colliding one)."""
-    name = keys.name
-    keys = keys.cast(pl.String).rename("value")
-    values = values.cast(pl.String).rename("value")
-    n_listed = keys.len() - keys.null_count()
-    if keys.len() > MAX_CODES:  # rows must fit the code field of a slot
-        return _exact_positions(keys, values, name)
-    slots = 1 << 10  # at most a quarter full (probes then rarely leave the first slot)
-    while slots < 4 * n_listed:
-        slots *= 2
-    coded = _code_chunks(keys, key_of, slots)
-    if coded is None:
-        return _exact_positions(keys, values, name)
-    _, table, first, _ = coded
-    if first.shape[0] < n_listed:  # equal keys (the exact path raises), or a hash collision
-        return _exact_positions(keys, values, name)
-    if first.shape[0] < keys.len():  # null keys: code c is not row c
-        _codes_to_rows(table, first)
-
-    out = np.empty(values.len(), dtype=np.int64)
-    tasks: list[tuple[pl.Series, np.ndarray, np.ndarray, int]] = []
-    row0 = 0
-    for chunk in values.get_chunks():
-        views = _chunk_views(chunk)
-        if views is None:
-            return _exact_positions(keys, values, name)
-        nulls = _nulls_of(chunk)
-        for lo in range(0, chunk.len(), _SPLIT):
-            hi = min(lo + _SPLIT, chunk.len())
-            part = chunk.slice(lo, hi - lo)
-            tasks.append((part, views[lo:hi], nulls[lo:hi], row0 + lo))
-        row0 += chunk.len()
-
-    def find(task: tuple[pl.Series, np.ndarray, np.ndarray, int]) -> _Hashed | None:
-        """Look up one range; returns it as a hashed chunk when it holds long strings."""
-        part, views, nulls, start = task
-        hashes = np.zeros(0, dtype=np.int64)
-        stop = _find_views(views, nulls, hashes, 0, table, out[start : start + views.shape[0]])
-        if stop < 0:
-            return None
-        hashes = np.ascontiguousarray(key_of(part)).view(np.int64)
-        _find_views(views, nulls, hashes, stop, table, out[start : start + views.shape[0]])
-        return views, nulls, start
-
-    workers = available_cpus()
-    if values.len() < _SERIAL or workers == 1 or len(tasks) == 1:
-        found = [find(task) for task in tasks]
-    else:
-        with ThreadPoolExecutor(min(workers, len(tasks))) as pool:
-            found = list(pool.map(find, tasks))
-    long_rows = _hashed_rows([h for h in found if h is not None])
-    long_rows = long_rows[out[long_rows] >= 0]
-    if long_rows.shape[0]:  # found by hash: compare each long value with its key's string
-        same = values.gather(long_rows).eq_missing(keys.gather(out[long_rows]))
-        if not same.all():
-            return _exact_positions(keys, values, name)
-    return out
+    return KeyTable(keys, key_of).positions(values)
 
 
 def _exact_positions(keys: pl.Series, values: pl.Series, name: str) -> np.ndarray:

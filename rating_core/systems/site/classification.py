@@ -20,8 +20,8 @@ from polars.datatypes import DataTypeClass
 
 from rating_core.kernels.arrays import readonly
 from rating_core.kernels.codes import (
+    KeyTable,
     dense_codes,
-    positions_in,
     replay_order,
     rows_where_both_zero,
 )
@@ -413,13 +413,16 @@ class Coding:
     periods: pl.Series
     reg_bot: np.ndarray
     reg_rating: np.ndarray
+    id_table: KeyTable  # `ids` coded once, each batch looked up in it
+    period_table: KeyTable
 
     @staticmethod
     def of(ids: pl.Series, periods: pl.Series, players: pl.DataFrame | None) -> Coding:
         """The coding of sorted distinct `ids` and `periods`, with `players`' bots."""
         reg = _registry_bots(players)
-        reg_bot, reg_rating = _bot_arrays(ids.len(), positions_in(ids, reg["player_id"]), reg)
-        return Coding(ids, periods, reg_bot, reg_rating)
+        id_table = KeyTable(ids)
+        reg_bot, reg_rating = _bot_arrays(ids.len(), id_table.positions(reg["player_id"]), reg)
+        return Coding(ids, periods, reg_bot, reg_rating, id_table, KeyTable(periods))
 
 
 def classify(
@@ -480,9 +483,9 @@ def classify(
         extra_period_codes = p_codes[: extra_p.len()]
     else:  # a batch of a streamed replay: its ids and periods are among the range's
         ids, periods = coding.ids, coding.periods
-        sides = positions_in(ids, pl.concat([g["white_id"], g["black_id"]], rechunk=False))
+        sides = coding.id_table.positions(pl.concat([g["white_id"], g["black_id"]], rechunk=False))
         w_code, b_code = sides[:n].astype(np.int32), sides[n:].astype(np.int32)
-        period = positions_in(periods, g["period"]).astype(np.int32)
+        period = coding.period_table.positions(g["period"]).astype(np.int32)
         reg_bot, reg_rating = coding.reg_bot, coding.reg_rating
         extra_codes = extra_period_codes = np.zeros(0, dtype=np.int32)
 
