@@ -45,7 +45,13 @@ from rating_core.lake.storage import StagedParts, read_table, table_partitions
 from rating_core.names import NAMES_SCHEMA, attach_names
 from rating_core.periods import period_range
 from rating_core.progress import Progress, report
-from rating_core.systems.contract import PeriodOutput, RangeOutputs, RowSink, present
+from rating_core.systems.contract import (
+    LIST_COLUMN,
+    PeriodOutput,
+    RangeOutputs,
+    RowSink,
+    present,
+)
 
 INPUT_DIGEST_METADATA = "input_digest"
 """Metadata key of each partition's materialization: the digest of that period's inputs (its
@@ -355,6 +361,20 @@ def _ratings_asset(spec: SystemSpec) -> dg.AssetsDefinition:
     return ratings
 
 
+def _period_chunks(periods: list[str], rows: Mapping[str, int], most: int) -> list[list[str]]:
+    """`periods` in order, cut into runs of consecutive periods of at most `most` list rows
+    together (a period with more is a run of its own): what publishing holds at a time."""
+    chunks: list[list[str]] = []
+    held = 0
+    for period in periods:
+        if not chunks or held + rows[period] > most:
+            chunks.append([])
+            held = 0
+        chunks[-1].append(period)
+        held += rows[period]
+    return chunks
+
+
 def _published_asset(spec: SystemSpec) -> dg.AssetsDefinition:
     @dg.asset(
         name=spec.published_key,
@@ -368,24 +388,35 @@ def _published_asset(spec: SystemSpec) -> dg.AssetsDefinition:
     )
     def publish(context: dg.AssetExecutionContext, paths: PipelinePaths) -> dg.MaterializeResult:
         lake, periods = paths.lake_path, range_periods(context)
-        rows = read_table(lake, f"list_rows/{spec.name}", periods).collect()
+        table = f"list_rows/{spec.name}"
+        scan = read_table(lake, table, periods)
+        counts: dict[str, int] = {}
+        if "period" in scan.collect_schema():
+            counted = scan.group_by("period").len().collect(engine="streaming")
+            counts = {str(period): int(n) for period, n in counted.iter_rows()}
         how = spec.publishing(lake, periods)
-        with_rows = set(rows.get_column("period").unique()) if rows.height else set()
-        mine = [period for period in periods if period in with_rows]
-        releases = range_releases(
-            rows,
-            {period: how.reason(period) for period in mine},
-            {period: how.causes(period) for period in mine},
-        )
-        try:  # the whole range in one batch: staged side by side, renamed in period order (a
-            # killed run has published a prefix of the range)
+        mine = [period for period in periods if counts.get(period)]
+        outcomes: list[dict] = []
+        lists: set[str] = set()
+        try:  # a few periods at a time, in period order (a killed run has published a prefix
+            # of the range): each batch staged side by side, renamed in period order
             with ThreadPoolExecutor(max_workers=WRITERS) as pool:
-                outcomes = publish_releases(lake, releases, pool)
+                for chunk in _period_chunks(mine, counts, paths.budget.list_rows):
+                    rows = read_table(lake, table, chunk).collect()
+                    lists |= {str(name) for name in rows.get_column(LIST_COLUMN).unique()}
+                    releases = range_releases(
+                        rows,
+                        {period: how.reason(period) for period in chunk},
+                        {period: how.causes(period) for period in chunk},
+                    )
+                    del rows
+                    outcomes += publish_releases(lake, releases, pool)
         finally:  # only this system's lists: another system may be staging beside it
-            lists = {str(name) for name in rows.get_column("list").unique()} if rows.height else ()
             drop_empty_staging(lake, lists)
         how.after(periods)
-        digests = rows.select(pl.col(f"^{INPUT_DIGEST}$").unique().sort()) if rows.height else None
+        digests = None
+        if counts:  # the range's input digests, read alone
+            digests = scan.select(pl.col(f"^{INPUT_DIGEST}$").unique().sort()).collect()
         new_versions = [o for o in outcomes if o["status"] == "published"]
         return dg.MaterializeResult(
             data_version=dg.DataVersion(digest_frames(digests)),
@@ -398,7 +429,7 @@ def _published_asset(spec: SystemSpec) -> dg.AssetsDefinition:
                 ),
                 "new_versions": dg.MetadataValue.int(len(new_versions)),
                 "lists": dg.MetadataValue.int(len({o["list"] for o in outcomes})),
-                "dagster/row_count": dg.MetadataValue.int(rows.height),
+                "dagster/row_count": dg.MetadataValue.int(sum(counts.values())),
             },
         )
 

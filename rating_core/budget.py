@@ -77,6 +77,9 @@ BATCH_GAMES = 500_000
 SORT_MEMORY = 512 * 1024**2
 """What the sort putting a period's games in replay order may hold before it spills to disk."""
 
+LIST_ROWS = 1_000_000
+"""List rows a publication holds at a time (a few periods' lists, about 0.3 KB a row)."""
+
 PLAYER_BYTES = 600
 """A player's share of a rating run, measured (issue 31: 586 bytes a player for the site lists'
 state, ids and names)."""
@@ -126,6 +129,14 @@ class MemoryBudget:
         if self.total is None:
             return SORT_MEMORY
         return max(32 << 20, min(SORT_MEMORY, self.total // 6))
+
+    @property
+    def list_rows(self) -> int:
+        """List rows a publication holds at a time: about 1 KB each with their files being
+        written, a sixth of the budget (at least 50,000)."""
+        if self.total is None:
+            return LIST_ROWS
+        return max(50_000, min(LIST_ROWS, self.total // 6 // 1024))
 
     def players_fit(self, players: int) -> bool:
         """Whether `players` players' state fits in the budget beside the run's base."""

@@ -36,3 +36,22 @@ def test_a_month_rated_in_batches_equals_one_rated_whole(
     for name in ("history/site", "excluded/site", "state/site", "list_rows/site"):
         assert _table(small, name).equals(_table(whole, name)), name
     assert _table(small, "history/site").height > GAMES  # rated, not all excluded
+
+
+def _published(lake: Path) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(lake)): path.read_bytes()
+        for path in sorted((lake / "lists").rglob("list.*"))
+    }
+
+
+def test_lists_published_a_period_at_a_time_equal_a_range_published_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    samples = Path(__file__).parents[2] / "data_samples"
+    monkeypatch.setattr(budget, "LIST_ROWS", 1)  # every period a publication of its own
+    assert run_pipeline(samples, tmp_path / "apart").ok
+    monkeypatch.setattr(budget, "LIST_ROWS", 10**9)  # the whole range at once
+    assert run_pipeline(samples, tmp_path / "together").ok
+    apart, together = _published(tmp_path / "apart"), _published(tmp_path / "together")
+    assert len(apart) > 100 and apart == together

@@ -5,7 +5,10 @@ from __future__ import annotations
 import pytest
 
 from rating_core.budget import (
+    BATCH_GAMES,
     LEAST_MEMORY,
+    LIST_ROWS,
+    SORT_MEMORY,
     STRETCH_LIMIT,
     WINDOW_MAX,
     ZSTD_WINDOW_LIMIT,
@@ -57,6 +60,21 @@ def test_no_budget_keeps_the_defaults_and_a_budget_shrinks_them() -> None:
     assert MemoryBudget(64 * 1024**2).text_window == 4 * 1024**2  # never below 4 MiB
     assert MemoryBudget(3 * 1024**3).players_fit(1_000_000)
     assert not MemoryBudget(1024**3).players_fit(1_000_000)
+
+
+def test_the_rating_holds_less_at_a_time_in_a_smaller_budget() -> None:
+    none = MemoryBudget()
+    assert (none.batch_games, none.sort_memory, none.list_rows) == (
+        BATCH_GAMES,
+        SORT_MEMORY,
+        LIST_ROWS,
+    )
+    small = MemoryBudget(600 * 1024**2)
+    assert small.batch_games == 102_400 and small.list_rows == 102_400
+    assert small.sort_memory == 100 * 1024**2
+    least = MemoryBudget(LEAST_MEMORY)  # never below what a batch needs to be worth its cost
+    assert (least.batch_games, least.sort_memory, least.list_rows) == (10_922, 32 << 20, 50_000)
+    assert MemoryBudget(64 * 1024**3).batch_games == BATCH_GAMES  # never above the defaults
 
 
 def test_sizes_are_shown_in_the_unit_they_fill() -> None:
