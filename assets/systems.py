@@ -3,11 +3,13 @@
 `system_assets(spec)` builds, from a small `SystemSpec`, the `<system>_ratings` asset (its
 blocking checks declared with it), the `<system>_lists_published` asset and nothing else. Both
 take a range of monthly partitions in one step (`BackfillPolicy.single_run()`): the ratings asset
-reads the state before the range's first period once, calls the system's rating_core range
-function (every period in order, in memory, `PeriodOutput` per period), writes each lake table
-once for the whole range and evaluates the checks on every period's output frames. A failing
-check reports the first failing period in its metadata; Dagster then skips the publishing asset,
-and `ratings run` publishes the periods before it (`pipelines.runner`).
+reads the state before the range's first period once and calls the system's rating_core range
+function, which yields each period's `PeriodOutput` as it completes (and sends a platform's
+per-game tables batch by batch to a sink). Each period's tables are staged as they come and its
+checks evaluated, only its states kept for the next; the range's files become visible together
+at the end. A failing check reports the first failing period in its metadata; Dagster then skips
+the publishing asset, and `ratings run` publishes the periods before it (`pipelines.runner`).
+The publishing asset publishes a few periods at a time, in order, within the run's budget.
 """
 
 import contextlib
