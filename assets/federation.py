@@ -30,7 +30,6 @@ from rating_core.lake import tables
 from rating_core.lake.storage import read_table, table_partitions, write_partitioned
 from rating_core.lake.tables import applied_merges
 from rating_core.schemas import GAMES_SCHEMA, RATING_LISTS, empty
-from rating_core.systems.contract import in_order
 from rating_core.systems.corrections import (
     CORRECTION_LOG_SCHEMA,
     applied_birth_years,
@@ -314,16 +313,14 @@ FIDE = SystemSpec(
     deps=["games", "starting_lists", "players", "corrections", "merges"],
     state_tables=federation_state_tables("fide"),
     load=_load_federation("fide"),
-    rate=lambda i, periods, sink: in_order(
-        fide_lists_periods(
-            i["games"],
-            i["starting_lists"],
-            i["states"],
-            i["players"],
-            periods,
-            i["corrections"],
-            i["birth_years"],
-        )
+    rate=lambda i, periods, sink: fide_lists_periods(
+        i["games"],
+        i["starting_lists"],
+        i["states"],
+        i["players"],
+        periods,
+        i["corrections"],
+        i["birth_years"],
     ),
     publishing=_federation_publishing("fide", "rated from the period's federation games"),
     checks=[
@@ -356,8 +353,8 @@ UKD = SystemSpec(
     deps=["games", "starting_lists", "corrections", "merges"],
     state_tables=federation_state_tables("ukd"),
     load=_load_federation("ukd"),
-    rate=lambda i, periods, sink: in_order(
-        ukd_lists_periods(i["games"], i["starting_lists"], i["states"], periods, i["corrections"])
+    rate=lambda i, periods, sink: ukd_lists_periods(
+        i["games"], i["starting_lists"], i["states"], periods, i["corrections"]
     ),
     publishing=_federation_publishing("ukd", "rated from the period's federation games"),
     checks=[
@@ -373,8 +370,8 @@ CLUB = SystemSpec(
     deps=["games", "players", "merges"],
     state_tables=[CLUB_STATE],
     load=_load_club,
-    rate=lambda i, periods, sink: in_order(
-        club_lists_periods(i["games"], i["states"][CLUB_STATE], i["players"], periods)
+    rate=lambda i, periods, sink: club_lists_periods(
+        i["games"], i["states"][CLUB_STATE], i["players"], periods
     ),
     publishing=_with_input_causes(
         _publishing("club", "rated from the period's closed club tournaments"),

@@ -311,28 +311,37 @@ def _ratings_asset(spec: SystemSpec) -> dg.AssetsDefinition:
         facts: dict[str, dict[str, object]] = {}
         failing: dict[str, dict[str, int]] = {c.name: {} for c in spec.checks}
         columns = pl.DataFrame()
+
+        def stage(period: str, output: PeriodOutput) -> None:
+            """Stage a period's tables (its large tables were staged while it was rated), name
+            its list rows, evaluate its checks, and keep its states as `before`: a function of
+            its own, so that nothing else of the period outlives it."""
+            nonlocal before, columns
+            for table, frame in {**output.states, **output.explanations}.items():
+                writer.put(table, period, frame)
+            digests[period] = digest_parts(
+                [files[period], digest_frames(*(before[t] for t in spec.state_tables))]
+            )
+            rows = output.list_rows
+            if rows.height:
+                with_digest = rows.with_columns(pl.lit(digests[period]).alias(INPUT_DIGEST))
+                rows = attach_names(with_digest, names)
+                columns = columns if columns.width else rows.clear()
+            writer.put(f"list_rows/{spec.name}", period, rows)
+            row_counts[period], facts[period] = rows.height, output.facts
+            staged = functools.partial(_staged_of, writer, period)
+            check_input = CheckInput(period, output, before, inputs, staged)
+            for check in spec.checks:
+                if bad := check.bad_rows(check_input):
+                    failing[check.name][period] = bad
+            before = {t: present(output.states.get(t)) for t in spec.state_tables}
+
         try:
-            # one period at a time: its tables are staged (its large tables while it was rated),
-            # its list rows named and its checks evaluated, then only its states are kept
+            # one period at a time: its tables staged, its list rows named and its checks
+            # evaluated, then only its states are kept while the next period is rated
             for period, output in spec.rate(inputs, periods, writer.sink):
-                for table, frame in {**output.states, **output.explanations}.items():
-                    writer.put(table, period, frame)
-                digests[period] = digest_parts(
-                    [files[period], digest_frames(*(before[t] for t in spec.state_tables))]
-                )
-                rows = output.list_rows
-                if rows.height:
-                    with_digest = rows.with_columns(pl.lit(digests[period]).alias(INPUT_DIGEST))
-                    rows = attach_names(with_digest, names)
-                    columns = columns if columns.width else rows.clear()
-                writer.put(f"list_rows/{spec.name}", period, rows)
-                row_counts[period], facts[period] = rows.height, output.facts
-                staged = functools.partial(_staged_of, writer, period)
-                check_input = CheckInput(period, output, before, inputs, staged)
-                for check in spec.checks:
-                    if bad := check.bad_rows(check_input):
-                        failing[check.name][period] = bad
-                before = {t: present(output.states.get(t)) for t in spec.state_tables}
+                stage(period, output)
+                del output
             writer.commit(periods)
         except BaseException:
             writer.discard()

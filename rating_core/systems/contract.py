@@ -56,11 +56,6 @@ RangeOutputs = Iterator[tuple[str, PeriodOutput]]
 """What a range function yields: each period's output, in order, as it completes."""
 
 
-def in_order(outputs: Mapping[str, PeriodOutput]) -> RangeOutputs:
-    """A range computed whole (`{period: PeriodOutput}`) yielded period by period."""
-    yield from outputs.items()
-
-
 class GameSource(Protocol):
     """The games (or matches) of a range as a streamed replay reads them."""
 

@@ -1,13 +1,14 @@
 """Federation periods across the three lists: which state each list starts from, the order the
 lists are computed in (standard first: rapid and blitz read its period-start list), and the range
-functions that rate every period of a range in order, in memory (`*_lists_periods`).
+functions that rate every period of a range in order (`*_lists_periods`), yielding each period's
+output as it completes and keeping only what the next period starts from.
 
 Pure functions over frames; the Dagster assets only read and write around them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,7 @@ from rating_core.systems.contract import (
     CLUB_FOLDER,
     RULES_COLUMN,
     PeriodOutput,
+    RangeOutputs,
     concat_rows,
     present,
     tag_list,
@@ -257,12 +259,27 @@ def federation_state_tables(system: str) -> list[str]:
     ]
 
 
-def games_by_period(games: pl.DataFrame, periods: list[str]) -> dict[str, pl.DataFrame]:
-    """The rows of each period of `periods` (an empty frame of the same schema when none)."""
+def games_by_period(games: pl.DataFrame, periods: list[str]) -> Iterator[tuple[str, pl.DataFrame]]:
+    """Each period of `periods` with its rows, in their order in `games` (an empty frame of the
+    same schema when none), one period at a time, so the range's games are never copied whole:
+    zero-copy slices when each period's rows lie together (the lake reads a range partition by
+    partition), else the period's rows filtered out when it comes."""
     if not games.height:
-        return {period: games for period in periods}
-    parts = games.partition_by("period", as_dict=True, maintain_order=True)
-    return {period: parts.get((period,), games.clear()) for period in periods}
+        for period in periods:
+            yield period, games
+        return
+    runs = games.get_column("period").rle().struct.unnest()  # one row per run of a period
+    if runs.get_column("value").n_unique() == runs.height:
+        starts = runs.get_column("len").cum_sum() - runs.get_column("len")
+        where = {
+            value: (int(start), int(length))
+            for value, start, length in zip(runs["value"], starts, runs["len"], strict=True)
+        }
+        for period in periods:
+            yield period, games.slice(*where[period]) if period in where else games.clear()
+    else:
+        for period in periods:
+            yield period, games.filter(pl.col("period") == period)
 
 
 def corrections_table(system: str) -> str:
@@ -279,93 +296,130 @@ def _known_ids(start: pl.DataFrame | None, games: pl.DataFrame, rating_list: str
     return pl.concat(parts).unique() if parts else pl.Series("player_id", [], dtype=pl.String)
 
 
+@dataclass(frozen=True)
+class _FederationSystem:
+    """What `_federation_periods` rates a FIDE or UKD period by: the system, its period function
+    (`rate(games, starts, pools, period, players)`), its explanation tables and the name of the
+    rules of a period (None: one era)."""
+
+    system: str
+    rate: Callable[..., dict[str, Any]]
+    explanation_tables: tuple[str, ...]
+    rules_name: Callable[[str], str] | None = None
+
+
+def _federation_period(
+    spec: _FederationSystem,
+    period: str,
+    period_games: pl.DataFrame,
+    starting_lists: pl.DataFrame,
+    carried: dict[str, pl.DataFrame | None],
+    period_fixes: pl.DataFrame,
+    players: pl.DataFrame | None,
+    years: pl.DataFrame,
+) -> tuple[PeriodOutput, pl.DataFrame]:
+    """One period of `_federation_periods` from the states `carried` from the period before:
+    its output, and the birth years corrected up to it. A function of its own so that nothing
+    of the period but its output outlives it."""
+    system = spec.system
+    starts, pools, origins = {}, {}, {}
+    for kind in RATING_LISTS:
+        name = f"{system}-{kind}"
+        start = list_start(system, kind, period, starting_lists, carried.get(f"state/{name}"))
+        starts[kind], origins[kind] = start.state, start.origin
+        pools[kind] = carried.get(f"state/{name}-pool")
+    logs = []
+    if period_fixes.filter(pl.col("field") == "birth_date").height:
+        for kind in RATING_LISTS:
+            name = f"{system}-{kind}"
+            known = _known_ids(starts[kind], period_games, kind)
+            mine = period_fixes.filter(pl.col("list") == name)
+            logs.append(birth_date_log(mine, known, players, name, period))
+        applied = applied_birth_years(pl.concat(logs))
+        years = pl.concat([years.join(applied, on="player_id", how="anti"), applied])
+    results = spec.rate(period_games, starts, pools, period, with_birth_years(players, years))
+    out_states: dict[str, pl.DataFrame] = {}
+    explanations: dict[str, pl.DataFrame] = {}
+    rows = []
+    facts: dict[str, object] = {"started_from": origins}
+    era = spec.rules_name(period) if spec.rules_name is not None else None
+    for kind in RATING_LISTS:
+        name = f"{system}-{kind}"
+        mine = period_fixes.filter((pl.col("list") == name) & (pl.col("field") != "birth_date"))
+        if kind not in results:
+            logs.append(not_computed(mine, name, period))
+            continue
+        result: Any  # FidePeriodResult or UkdPeriodResult
+        if system == "fide":
+            result, log = correct_fide(results[kind], mine, starts[kind], name)
+        else:
+            result, log = correct_ukd(results[kind], mine, name)
+        logs.append(log)
+        out_states[f"state/{name}"] = result.state
+        out_states[f"state/{name}-pool"] = result.pool
+        for table in spec.explanation_tables:
+            explanations[f"history/{name}-{table}"] = getattr(result, table)
+        tagged = tag_list(result.list_rows, name)
+        if era is not None:
+            tagged = tagged.with_columns(pl.lit(era, dtype=pl.String).alias(RULES_COLUMN))
+        rows.append(tagged)
+    if era is not None:
+        facts["rules"] = era
+    logs = [log for log in logs if log.height]
+    if logs or results:  # an empty log replaces what an earlier run wrote for the period
+        explanations[corrections_table(system)] = (
+            pl.concat(logs) if logs else empty(CORRECTION_LOG_SCHEMA)
+        )
+    return PeriodOutput(out_states, concat_rows(rows), explanations, facts), years
+
+
 def _federation_periods(
-    system: str,
-    rate_period: Callable[..., dict[str, Any]],
-    explanation_tables: tuple[str, ...],
+    spec: _FederationSystem,
     games: pl.DataFrame,
     starting_lists: pl.DataFrame,
     states: dict[str, pl.DataFrame | None],
     periods: list[str],
-    rules_name: Callable[[str], str] | None = None,
     corrections: pl.DataFrame | None = None,
     players: pl.DataFrame | None = None,
     birth_years: pl.DataFrame | None = None,
-) -> dict[str, PeriodOutput]:
-    """Rate the periods in order: each starts from the previous one's states, except that an
-    official starting list after P-1 replaces the carried state of its list (`list_start`).
-    `rules_name(period)` names the rules a period is rated by, on its list rows (RULES_COLUMN)
-    and in its facts (a system with one era passes None).
+) -> RangeOutputs:
+    """Rate the periods in order, yielding each as it completes: each starts from the previous
+    one's states, except that an official starting list after P-1 replaces the carried state of
+    its list (`list_start`). `spec.rules_name(period)` names the rules a period is rated by, on
+    its list rows (RULES_COLUMN) and in its facts.
 
     The rating officer's `corrections` of a period are applied to its computed lists
     (`rating_core.systems.corrections`), so the next period starts from the corrected state;
     FIDE birth-date corrections change the registry's birth years (`players`) from their period
     on, `birth_years` being those applied before the range.
+
+    Between periods only the states (and pools) and the corrected birth years are kept: a
+    period's explanations and list rows are the consumer's once yielded.
     """
     carried = {table: present(frame) for table, frame in states.items()}
-    fixes = system_corrections(corrections, system)
+    fixes = system_corrections(corrections, spec.system)
     years = (
         birth_years
         if birth_years is not None
         else pl.DataFrame(schema={"player_id": pl.String, "birth_year": pl.Int32})
     )
-    outputs: dict[str, PeriodOutput] = {}
     handled = 0
-    for done, (period, period_games) in enumerate(games_by_period(games, periods).items(), 1):
-        starts, pools, origins = {}, {}, {}
-        for kind in RATING_LISTS:
-            name = f"{system}-{kind}"
-            start = list_start(system, kind, period, starting_lists, carried.get(f"state/{name}"))
-            starts[kind], origins[kind] = start.state, start.origin
-            pools[kind] = carried.get(f"state/{name}-pool")
-        period_fixes = fixes.filter(pl.col("period") == period)
-        logs = []
-        if period_fixes.filter(pl.col("field") == "birth_date").height:
-            for kind in RATING_LISTS:
-                name = f"{system}-{kind}"
-                known = _known_ids(starts[kind], period_games, kind)
-                mine = period_fixes.filter(pl.col("list") == name)
-                logs.append(birth_date_log(mine, known, players, name, period))
-            applied = applied_birth_years(pl.concat(logs))
-            years = pl.concat([years.join(applied, on="player_id", how="anti"), applied])
-        results = rate_period(period_games, starts, pools, period, with_birth_years(players, years))
-        out_states: dict[str, pl.DataFrame] = {}
-        explanations: dict[str, pl.DataFrame] = {}
-        rows = []
-        facts: dict[str, object] = {"started_from": origins}
-        era = rules_name(period) if rules_name is not None else None
-        for kind in RATING_LISTS:
-            name = f"{system}-{kind}"
-            mine = period_fixes.filter((pl.col("list") == name) & (pl.col("field") != "birth_date"))
-            if kind not in results:
-                logs.append(not_computed(mine, name, period))
-                continue
-            result: Any  # FidePeriodResult or UkdPeriodResult
-            if system == "fide":
-                result, log = correct_fide(results[kind], mine, starts[kind], name)
-            else:
-                result, log = correct_ukd(results[kind], mine, name)
-            logs.append(log)
-            out_states[f"state/{name}"] = result.state
-            out_states[f"state/{name}-pool"] = result.pool
-            for table in explanation_tables:
-                explanations[f"history/{name}-{table}"] = getattr(result, table)
-            tagged = tag_list(result.list_rows, name)
-            if era is not None:
-                tagged = tagged.with_columns(pl.lit(era, dtype=pl.String).alias(RULES_COLUMN))
-            rows.append(tagged)
-        if era is not None:
-            facts["rules"] = era
-        logs = [log for log in logs if log.height]
-        if logs or results:  # an empty log replaces what an earlier run wrote for the period
-            explanations[corrections_table(system)] = (
-                pl.concat(logs) if logs else empty(CORRECTION_LOG_SCHEMA)
-            )
-        carried = {table: present(out_states.get(table)) for table in carried | out_states}
-        outputs[period] = PeriodOutput(out_states, concat_rows(rows), explanations, facts)
+    for done, (period, period_games) in enumerate(games_by_period(games, periods), 1):
+        output, years = _federation_period(
+            spec,
+            period,
+            period_games,
+            starting_lists,
+            carried,
+            fixes.filter(pl.col("period") == period),
+            players,
+            years,
+        )
+        carried = {table: present(output.states.get(table)) for table in carried | output.states}
         handled += period_games.height
-        report_period(system, done, periods, handled)
-    return outputs
+        yield period, output
+        del output  # the next period starts from `carried` alone
+        report_period(spec.system, done, periods, handled)
 
 
 def fide_lists_periods(
@@ -376,23 +430,25 @@ def fide_lists_periods(
     periods: list[str],
     corrections: pl.DataFrame | None = None,
     birth_years: pl.DataFrame | None = None,
-) -> dict[str, PeriodOutput]:
-    """Every FIDE period of `periods` in order (`games`: their federation games; `states`: the
-    tables of `federation_state_tables("fide")` after the period before the first), each by the
-    rules of its own era (RULES §3.3), named on its list rows; `corrections`: the rating
-    officer's, CORRECTIONS_SCHEMA; `birth_years`: player_id, birth_year of the birth-date
-    corrections applied before the first period."""
+) -> RangeOutputs:
+    """Every FIDE period of `periods` in order, yielded as it completes (`games`: their
+    federation games; `states`: the tables of `federation_state_tables("fide")` after the period
+    before the first), each by the rules of its own era (RULES §3.3), named on its list rows;
+    `corrections`: the rating officer's, CORRECTIONS_SCHEMA; `birth_years`: player_id,
+    birth_year of the birth-date corrections applied before the first period."""
     return _federation_periods(
-        "fide",
-        lambda g, starts, pools, period, people: fide_lists_period(
-            g, starts, pools, people, period
+        _FederationSystem(
+            "fide",
+            lambda g, starts, pools, period, people: fide_lists_period(
+                g, starts, pools, people, period
+            ),
+            FIDE_EXPLANATIONS,
+            rules_name=lambda period: rules_for_period(period).name,
         ),
-        FIDE_EXPLANATIONS,
         games,
         starting_lists,
         states,
         periods,
-        rules_name=lambda period: rules_for_period(period).name,
         corrections=corrections,
         players=players,
         birth_years=birth_years,
@@ -405,13 +461,15 @@ def ukd_lists_periods(
     states: dict[str, pl.DataFrame | None],
     periods: list[str],
     corrections: pl.DataFrame | None = None,
-) -> dict[str, PeriodOutput]:
-    """Every UKD period of `periods` in order, as `fide_lists_periods` (UKD has one era: RULES
-    §4 gives no dates; UKD lists accept rating corrections only)."""
+) -> RangeOutputs:
+    """Every UKD period of `periods` in order, yielded as it completes, as `fide_lists_periods`
+    (UKD has one era: RULES §4 gives no dates; UKD lists accept rating corrections only)."""
     return _federation_periods(
-        "ukd",
-        lambda g, starts, pools, period, _people: ukd_lists_period(g, starts, pools, period),
-        UKD_EXPLANATIONS,
+        _FederationSystem(
+            "ukd",
+            lambda g, starts, pools, period, _people: ukd_lists_period(g, starts, pools, period),
+            UKD_EXPLANATIONS,
+        ),
         games,
         starting_lists,
         states,
@@ -420,37 +478,45 @@ def ukd_lists_periods(
     )
 
 
+def _club_period(
+    period_games: pl.DataFrame, carried: pl.DataFrame | None, players: pl.DataFrame | None
+) -> PeriodOutput:
+    """One club period from the pools `carried` from the period before: every pool's state,
+    list rows and explanations in one frame each, tagged with its club and list."""
+    results = club_lists_period(period_games, carried, players)
+    states, rows, players_expl, games_expl = [], [], [], []
+    for (club_id, kind), result in results.items():
+        keys = [pl.lit(club_id).alias("club_id"), pl.lit(kind).alias("rating_list")]
+        states.append(result.state.with_columns(keys))
+        players_expl.append(result.player_explanations.with_columns(keys))
+        games_expl.append(result.game_explanations.with_columns(keys))
+        tagged = tag_list(result.list_rows, club_list_name(club_id, kind))
+        rows.append(tagged.with_columns(pl.lit(club_id).alias(CLUB_FOLDER)))
+    return PeriodOutput(
+        {CLUB_STATE: pl.concat(states) if states else pl.DataFrame()},
+        concat_rows(rows),
+        {
+            "history/club-player_explanations": concat_rows(players_expl),
+            "history/club-game_explanations": concat_rows(games_expl),
+        },
+    )
+
+
 def club_lists_periods(
     games: pl.DataFrame,
     state: pl.DataFrame | None,
     players: pl.DataFrame | None,
     periods: list[str],
-) -> dict[str, PeriodOutput]:
-    """Every club period of `periods` in order, each from the previous one's pools (`state`:
-    every pool's players after the period before the first, with `club_id` and `rating_list`)."""
+) -> RangeOutputs:
+    """Every club period of `periods` in order, yielded as it completes, each from the previous
+    one's pools (`state`: every pool's players after the period before the first, with
+    `club_id` and `rating_list`); only those pools are kept between periods."""
     carried = present(state)
-    outputs: dict[str, PeriodOutput] = {}
     handled = 0
-    for done, (period, period_games) in enumerate(games_by_period(games, periods).items(), 1):
-        results = club_lists_period(period_games, carried, players)
-        states, rows, players_expl, games_expl = [], [], [], []
-        for (club_id, kind), result in results.items():
-            keys = [pl.lit(club_id).alias("club_id"), pl.lit(kind).alias("rating_list")]
-            states.append(result.state.with_columns(keys))
-            players_expl.append(result.player_explanations.with_columns(keys))
-            games_expl.append(result.game_explanations.with_columns(keys))
-            tagged = tag_list(result.list_rows, club_list_name(club_id, kind))
-            rows.append(tagged.with_columns(pl.lit(club_id).alias(CLUB_FOLDER)))
-        state_after = pl.concat(states) if states else pl.DataFrame()
-        carried = present(state_after)
-        outputs[period] = PeriodOutput(
-            {CLUB_STATE: state_after},
-            concat_rows(rows),
-            {
-                "history/club-player_explanations": concat_rows(players_expl),
-                "history/club-game_explanations": concat_rows(games_expl),
-            },
-        )
+    for done, (period, period_games) in enumerate(games_by_period(games, periods), 1):
+        output = _club_period(period_games, carried, players)
+        carried = present(output.states[CLUB_STATE])
         handled += period_games.height
+        yield period, output
+        del output  # the next period starts from `carried` alone
         report_period("club", done, periods, handled)
-    return outputs

@@ -72,7 +72,8 @@ def _next_period(lake: Path, start: pl.DataFrame, period: str) -> pl.DataFrame:
     players = read_table(lake, "players").collect()
     states = read_states(lake, federation_state_tables("fide"), period)
     corrections = read_table(lake, "corrections").collect()  # the sample corrects 2026-04
-    result = fide_lists_periods(games, start, states, players, [period], corrections)[period]
+    outputs = dict(fide_lists_periods(games, start, states, players, [period], corrections))
+    result = outputs[period]
     listed = result.list_rows.filter(pl.col("list") == "fide-standard")
     return listed.drop("list", RULES_COLUMN, strict=False).sort("player_id")  # era: manifest
 

@@ -68,7 +68,7 @@ PERIODS = ["2026-03", "2026-04"]
 
 
 def fide(fixes: pl.DataFrame | None, players: pl.DataFrame | None = None):
-    return fide_lists_periods(GAMES, FIDE_START, {}, players, PERIODS, fixes)
+    return dict(fide_lists_periods(GAMES, FIDE_START, {}, players, PERIODS, fixes))
 
 
 def row(out, period: str, player: str, list_name: str = "fide-standard") -> dict:
@@ -146,14 +146,16 @@ def test_a_birth_date_correction_makes_a_junior_from_that_period(tmp_path: Path)
     entry = log(out, "2026-03").row(0, named=True)
     assert entry["applied"] and (entry["old"], entry["new"]) == ("1990", "2010-05-01")
     # a later range starts from the birth years applied before it
-    later = fide_lists_periods(
-        GAMES,
-        FIDE_START,
-        {"state/fide-standard": out["2026-03"].states["state/fide-standard"]},
-        registry,
-        ["2026-04"],
-        fixes,
-        pl.DataFrame({"player_id": ["a"], "birth_year": [2010]}),
+    later = dict(
+        fide_lists_periods(
+            GAMES,
+            FIDE_START,
+            {"state/fide-standard": out["2026-03"].states["state/fide-standard"]},
+            registry,
+            ["2026-04"],
+            fixes,
+            pl.DataFrame({"player_id": ["a"], "birth_year": [2010]}),
+        )
     )
     assert row(later, "2026-04", "a")["rating"] == 1838
 
@@ -183,7 +185,7 @@ def test_corrections_that_cannot_apply_are_logged_with_a_reason(tmp_path: Path) 
 def test_a_k_for_a_player_without_games_is_not_applied(tmp_path: Path) -> None:
     games = GAMES.filter(pl.col("period") == "2026-03")
     fixes = corrections(tmp_path, "fide-standard,2026-04,b,k,40,no games")
-    out = fide_lists_periods(games, FIDE_START, {}, None, PERIODS, fixes)
+    out = dict(fide_lists_periods(games, FIDE_START, {}, None, PERIODS, fixes))
     entry = log(out, "2026-04").row(0, named=True)
     assert not entry["applied"]
     assert entry["not_applied"] == (
@@ -220,7 +222,7 @@ def test_a_ukd_rating_correction_carries_to_the_next_period(tmp_path: Path) -> N
     )
     only_march = GAMES.filter(pl.col("period") == "2026-03")
     fixes = corrections(tmp_path, "ukd-standard,2026-03,a,rating,1850,arbiter")
-    out = ukd_lists_periods(only_march, start, {}, PERIODS, fixes)
+    out = dict(ukd_lists_periods(only_march, start, {}, PERIODS, fixes))
     a = row(out, "2026-03", "a", "ukd-standard")
     assert (a["rating"], a["change"], a["rating_exact"]) == (1850, 50, 1850.0)
     # no game in 2026-04: the list keeps the corrected rating, change 0

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from rating_core.schemas import GAMES_SCHEMA, conform
 from rating_core.systems.club.period import club_tournament
 from rating_core.systems.club.rules import CLUB_STATE_SCHEMA
+from rating_core.systems.federation import games_by_period
 from rating_core.systems.fide.period import fide_game_explanations, fide_period
 from rating_core.systems.fide.rules import FIDE_RULES, FIDE_STATE_SCHEMA
 from rating_core.systems.fide.steps import k_capped_expr
@@ -199,3 +200,24 @@ def test_club_never_below_100(ratings: list[int], pairs) -> None:
     )
     res = club_tournament(games_frame(games), state)
     assert res.state["rating"].min() >= 100
+
+
+@given(
+    labels=st.lists(st.sampled_from(["2024-01", "2024-02", "2024-03", "2024-04"]), max_size=30),
+    grouped=st.booleans(),
+)
+@SETTINGS
+def test_games_by_period_are_the_rows_of_each_period_in_order(
+    labels: list[str], grouped: bool
+) -> None:
+    """One period at a time (slices when each period's rows lie together, else filtered), the
+    same rows in the same order as partitioning the whole range at once."""
+    if grouped:
+        labels = sorted(labels)
+    games = pl.DataFrame({"period": labels, "row": list(range(len(labels)))})
+    periods = ["2024-01", "2024-02", "2024-03"]  # 2024-04 is outside the range
+    parts = games.partition_by("period", as_dict=True, maintain_order=True)
+    got = list(games_by_period(games, periods))
+    assert [period for period, _ in got] == periods
+    for period, frame in got:
+        assert frame.equals(parts.get((period,), games.clear()))

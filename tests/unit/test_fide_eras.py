@@ -389,7 +389,7 @@ def federations(draw):
 def test_each_period_of_a_replay_follows_the_rules_of_its_era(federation) -> None:
     periods, start, games = federation
     states = dict.fromkeys(federation_state_tables("fide"))
-    outputs = fide_lists_periods(games, start, states, None, periods)
+    outputs = dict(fide_lists_periods(games, start, states, None, periods))
     previous_list: dict[str, int] | None = None
     for period in periods:
         rules, out = rules_for_period(period), outputs[period]

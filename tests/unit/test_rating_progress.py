@@ -43,7 +43,7 @@ def test_fide_reports_each_period_with_the_games_so_far() -> None:
         ),
         GAMES_SCHEMA,
     )
-    reports = heard(lambda: fide_lists_periods(games, FIDE_START, {}, None, PERIODS))
+    reports = heard(lambda: dict(fide_lists_periods(games, FIDE_START, {}, None, PERIODS)))
     assert reports == [
         ("rating", "fide", 1, 3, "periods", 2, False),
         ("rating", "fide", 2, 3, "periods", 2, False),  # no game in 2026-04
@@ -59,8 +59,37 @@ def test_club_reports_each_period() -> None:
             ("c3", "t2", dt.date(2026, 4, 3), "p", "q", 0.5),
         ]
     ).with_columns(pl.lit("ankara").alias("club_id"), pl.lit("club").alias("source"))
-    reports = heard(lambda: club_lists_periods(games, None, None, PERIODS))
+    reports = heard(lambda: dict(club_lists_periods(games, None, None, PERIODS)))
     assert [(r[1], r[2], r[5]) for r in reports] == [("club", 1, 1), ("club", 2, 3), ("club", 3, 3)]
+
+
+def test_federation_periods_are_yielded_one_at_a_time() -> None:
+    """A period is handed over before the next one is rated (the report of a period follows
+    its output), so the range is never held whole."""
+    games = conform(
+        pl.DataFrame(
+            [
+                federation_game("g1", "2026-03", "a", "b", 1.0),
+                federation_game("g3", "2026-05", "a", "b", 0.0),
+            ]
+        ),
+        GAMES_SCHEMA,
+    )
+    club = games_frame([("c1", "t1", dt.date(2026, 3, 2), "p", "q", 1.0)]).with_columns(
+        pl.lit("ankara").alias("club_id"), pl.lit("club").alias("source")
+    )
+    for outputs in (
+        fide_lists_periods(games, FIDE_START, {}, None, PERIODS),
+        club_lists_periods(club, None, None, PERIODS),
+    ):
+        reports: list[Progress] = []
+        with listening(reports.append):
+            assert next(outputs)[0] == "2026-03"
+            assert not reports  # nothing of 2026-04 rated yet
+            assert next(outputs)[0] == "2026-04"
+            assert [r.done for r in reports] == [1]
+            assert [period for period, _ in outputs] == ["2026-05"]
+            assert [r.done for r in reports] == [1, 2, 3]
 
 
 def test_site_reports_each_period_of_its_one_pass() -> None:
