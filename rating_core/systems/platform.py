@@ -74,6 +74,7 @@ def site_lists_periods(
                 rows,
                 {},
                 {
+                    "games": read,
                     "rated_games": rated,
                     "excluded_games": excluded,
                     "players": state.get_column("player_id").n_unique(),

@@ -11,9 +11,11 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from assets import systems
 from pipelines.runner import run_pipeline
 from rating_core import budget
 from rating_core.lake.storage import read_table
+from rating_core.progress import Progress
 
 MATCHES = 6_000
 
@@ -49,7 +51,12 @@ def test_matches_rated_in_batches_equal_months_rated_whole(
     _matches_csv(inbox / "backgammon" / "matches.csv")
     small, whole = tmp_path / "small", tmp_path / "whole"
     monkeypatch.setattr(budget, "BATCH_GAMES", 400)  # several batches a month
+    reports: list[Progress] = []
+    monkeypatch.setattr(systems, "report", reports.append)  # the ratings steps' own reports
     assert run_pipeline(inbox, small).ok
+    # the step's last report counts the matches the streamed replay read (its `games` facts)
+    done = [p for p in reports if p.stage == "rating" and p.label == "fibs" and p.finished]
+    assert [p.games for p in done] == [MATCHES]
     monkeypatch.setattr(budget, "BATCH_GAMES", MATCHES)  # one
     assert run_pipeline(inbox, whole).ok
     for name in ("history/fibs", "state/fibs", "state/fibs_pairs", "list_rows/fibs"):

@@ -85,6 +85,7 @@ def test_batches_of_any_size_rate_as_one_batch(
         assert a.states["state/site"].equals(b.states["state/site"])
         assert a.list_rows.equals(b.list_rows)
         assert a.facts == b.facts
+        assert a.facts["games"] == games.filter(pl.col("period") == period).height
         for table in (SITE_HISTORY, SITE_EXCLUDED):
             # the same rows; history rows come in replay order either way
             x, y = whole_rows.frame(table, period), cut_rows.frame(table, period)
