@@ -18,7 +18,6 @@ from hypothesis import strategies as st
 from rating_core.lake import tables
 from rating_core.lake.game_batches import PlatformGames, PlatformMatches
 from rating_core.lake.storage import StagedParts
-from rating_core.periods import period_range
 from rating_core.schemas import GAMES_SCHEMA, MATCHES_SCHEMA, PLAYERS_SCHEMA, conform
 from rating_core.systems.contract import CollectedRows, FrameSource, GameSource
 from rating_core.systems.fibs.classification import FIBS_MATCH_COLUMNS, MATCH_SIDES
@@ -192,22 +191,23 @@ def test_matches_in_batches_of_any_size_rate_as_one_batch(
             assert order.equals(order.sort("ended_at", "match_id"))
 
 
-def test_many_pairs_in_small_batches_rebuild_the_pair_table_like_one_batch() -> None:
-    # thousands of pairs over four months in batches of 97: the pair table is reserved,
-    # purged, recycled and grown between and inside batches
+@pytest.mark.parametrize("size", [97, 700])
+def test_many_pairs_in_batches_rebuild_the_pair_table_like_one_batch(size: int) -> None:
+    # thousands of pairs active at once across a month boundary: the pair table is reserved,
+    # purged, recycled and grown before batches (and, a period at a time, inside the kernel)
     rng = random.Random(7)
-    start = datetime(2024, 1, 1, tzinfo=UTC)
+    start = datetime(2024, 1, 20, tzinfo=UTC)
     rows = []
-    for i in range(5000):
-        at = start + timedelta(minutes=rng.randrange(121 * 24 * 60))
-        winner, loser = ("f1", "f2") if i % 4 == 0 else rng.sample(range(300), 2)
+    for i in range(8000):
+        at = start + timedelta(minutes=rng.randrange(20 * 24 * 60))
+        winner, loser = ("f1", "f2") if i % 4 == 0 else rng.sample(range(3000), 2)
         rows.append(_match_row(i, str(winner), str(loser), at))
     matches = conform(pl.DataFrame(rows), MATCHES_SCHEMA)
-    periods = period_range("2024-01", "2024-04")
+    periods = ["2024-01", "2024-02"]
     whole = _fibs_outputs(matches, None, None, periods)
-    cut = _fibs_outputs(_matches_in_batches(matches, 97), None, None, periods)
+    cut = _fibs_outputs(_matches_in_batches(matches, size), None, None, periods)
     _assert_same_fibs(whole, cut, periods)
-    assert whole[0]["2024-04"].states[FIBS_PAIRS].height
+    assert whole[0]["2024-01"].states[FIBS_PAIRS].height > 100
 
 
 def test_matches_fed_out_of_replay_order_are_refused() -> None:
