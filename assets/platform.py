@@ -25,11 +25,12 @@ from assets.systems import (
     system_assets,
 )
 from rating_core.budget import MemoryBudget
-from rating_core.lake.game_batches import PlatformGames
+from rating_core.lake.game_batches import PlatformGames, PlatformMatches
 from rating_core.lake.storage import read_table, table_partitions, write_partitioned
 from rating_core.rounding import FLOAT_TOLERANCE
-from rating_core.schemas import GAMES_SCHEMA, MATCHES_SCHEMA
+from rating_core.schemas import GAMES_SCHEMA
 from rating_core.systems.contract import RangeOutputs, RowSink
+from rating_core.systems.fibs.classification import FIBS_MATCH_COLUMNS
 from rating_core.systems.platform import (
     FIBS_PAIRS,
     FIBS_STATE,
@@ -213,8 +214,13 @@ SITE = SystemSpec(
 
 
 def _load_fibs(lake: Path, periods: list[str], budget: MemoryBudget) -> RangeInputs:
+    """The range's matches as a source streamed from the lake in replay order (only what the
+    FIBS rules read of them), the registry and the states before."""
+    matches = PlatformMatches(
+        lake, periods, FIBS_MATCH_COLUMNS, budget.batch_games, budget.sort_memory
+    )
     return {
-        "matches": read_table(lake, "matches", periods, schema=MATCHES_SCHEMA).collect(),
+        "source": matches,
         "players": _registry(lake),
         "states": read_states(lake, [FIBS_STATE, FIBS_PAIRS], periods[0]),
     }
@@ -236,7 +242,7 @@ FIBS = SystemSpec(
     state_tables=[FIBS_STATE, FIBS_PAIRS],
     load=_load_fibs,
     rate=lambda i, periods, sink: fibs_lists_periods(
-        i["matches"], i["players"], i["states"][FIBS_STATE], i["states"][FIBS_PAIRS], periods
+        i["source"], i["players"], i["states"][FIBS_STATE], i["states"][FIBS_PAIRS], periods, sink
     ),
     publishing=lambda lake, periods: Publishing(
         reason=lambda period: "computed from the inbox's matches"

@@ -527,7 +527,7 @@ def _exact_positions(keys: pl.Series, values: pl.Series, name: str) -> np.ndarra
 # --- replay order -------------------------------------------------------------------------------
 
 
-def _read_only(values: np.ndarray, dtype: type) -> np.ndarray:
+def read_only(values: np.ndarray, dtype: type) -> np.ndarray:
     """`values` as a C-contiguous read-only array of `dtype` (a view when it already is one; a
     bool array is read as uint8 without a copy). numba compiles a kernel once per argument type,
     and a writable and a read-only array (Polars' zero-copy exports) are two types: kernels that
@@ -544,7 +544,7 @@ def rows_where_both_zero(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
     Bool flags are read as bytes: one compilation for the site and FIBS callers, whichever
     of bool or uint8 each passes (each dtype would otherwise be a compile on a first run)."""
-    return _rows_where_both_zero(_read_only(a, np.uint8), _read_only(b, np.uint8))
+    return _rows_where_both_zero(read_only(a, np.uint8), read_only(b, np.uint8))
 
 
 @njit(cache=True)
@@ -610,21 +610,21 @@ def replay_order(rows: np.ndarray, period: np.ndarray, t: np.ndarray, ids: pl.Se
     if rows.shape[0] < 2:
         return rows
     # one type for every caller (int32 period codes, int64 times, read-only or not): one compile
-    period = _read_only(period, np.int64)
-    t = _read_only(t, np.int64)
+    period = read_only(period, np.int64)
+    t = read_only(t, np.int64)
     rows = np.ascontiguousarray(rows, dtype=np.int64)
-    ordered, ties = _order_scan(_read_only(rows, np.int64), period, t)
+    ordered, ties = _order_scan(read_only(rows, np.int64), period, t)
     if ordered:
         if ties:
-            pos, grp = _tie_groups(_read_only(rows, np.int64), period, t, ties)
+            pos, grp = _tie_groups(read_only(rows, np.int64), period, t, ties)
             _sort_runs_by_id(rows, pos, grp, ids)
         return rows
     perm, keys = _key_order(period[rows], t[rows])
     rows = rows[perm]
     if keys is None:  # unpacked: scan the sorted rows for ties
-        _, ties = _order_scan(_read_only(rows, np.int64), period, t)
+        _, ties = _order_scan(read_only(rows, np.int64), period, t)
         if ties:
-            pos, grp = _tie_groups(_read_only(rows, np.int64), period, t, ties)
+            pos, grp = _tie_groups(read_only(rows, np.int64), period, t, ties)
             _sort_runs_by_id(rows, pos, grp, ids)
         return rows
     tied = keys[1:] == keys[:-1]  # the sorted keys say where runs of equal (period, t) are

@@ -1,8 +1,11 @@
-"""A range's platform games read back from the lake in replay order, a batch at a time: what the
-streamed site replay is fed (issue 31 item 3), so a month of any size is rated in bounded memory.
+"""A range's platform games, or its backgammon matches, read back from the lake in replay order a
+batch at a time: what the streamed site and FIBS replays are fed (issue 31 item 3), so a month of
+any size is rated in bounded memory.
 
-Each period's part files are sorted by (played_at, game_id) by DuckDB, which spills to disk
-beyond its memory limit, and handed over as Polars frames of at most `batch_rows` rows.
+Each period's part files are sorted by DuckDB, which spills to disk beyond its memory limit, and
+handed over as Polars frames of at most `batch_rows` rows: the platform games by (played_at,
+game_id) (`PlatformGames`), the matches by (ended_at, match_id) (`PlatformMatches`), one class
+told by its table, filter, order and player columns.
 """
 
 from __future__ import annotations
@@ -12,14 +15,15 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import duckdb
 import polars as pl
 
 from rating_core.lake import tables
 from rating_core.lake.storage import partition_files, read_table
-from rating_core.schemas import GAMES_SCHEMA
+from rating_core.lake.tables import LakeTable
+from rating_core.schemas import TableSchema
 
 PLATFORM = "platform"
 
@@ -29,9 +33,10 @@ def _literal(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class PlatformGames:
-    """The platform games of `periods` in the lake: their players, and each period's games in
-    replay order in batches of `batch_rows`, with the `columns` asked for."""
+class LakeBatches:
+    """The rows of `periods` of a period table in the lake: their players, and each period's
+    rows in replay order in batches of `batch_rows`, with the `columns` asked for. A subclass
+    names the table, the rows it keeps (`source`), the replay order and the player columns."""
 
     lake: Path
     periods: Sequence[str]
@@ -39,39 +44,47 @@ class PlatformGames:
     batch_rows: int
     sort_memory: int
 
+    TABLE: ClassVar[LakeTable]
+    SOURCE: ClassVar[str | None] = None
+    """The `source` the rows must have (None: every row)."""
+    ORDER: ClassVar[tuple[str, ...]]
+    SIDES: ClassVar[tuple[str, str]]
+
+    @property
+    def schema(self) -> TableSchema:
+        """The table's schema (its rows are typed as it types them)."""
+        schema = self.TABLE.schema
+        assert schema is not None, f"{self.TABLE.name} has no fixed schema"
+        return schema
+
+    def _rows(self) -> pl.LazyFrame:
+        rows = read_table(self.lake, self.TABLE, self.periods, schema=self.schema)
+        return rows if self.SOURCE is None else rows.filter(pl.col("source") == self.SOURCE)
+
     def players(self) -> pl.Series:
-        """Every player id of the games (white, then black; repeats kept, nulls dropped)."""
-        games = read_table(self.lake, tables.GAMES, self.periods, schema=GAMES_SCHEMA).filter(
-            pl.col("source") == PLATFORM
-        )
+        """Every player id of the rows (both sides; repeats kept, nulls dropped)."""
+        rows = self._rows()
         ids = pl.concat(
-            [
-                games.select(pl.col(side).cast(pl.String).alias("player_id"))
-                for side in ("white_id", "black_id")
-            ]
+            [rows.select(pl.col(side).cast(pl.String).alias("player_id")) for side in self.SIDES]
         )
         return ids.unique().collect(engine="streaming").get_column("player_id").drop_nulls()
 
     def counts(self) -> dict[str, int]:
-        """The platform games of each period (for progress reports)."""
-        games = read_table(self.lake, tables.GAMES, self.periods, schema=GAMES_SCHEMA)
-        counted = (
-            games.filter(pl.col("source") == PLATFORM)
-            .group_by("period")
-            .len()
-            .collect(engine="streaming")
-        )
+        """The rows of each period (for progress reports)."""
+        counted = self._rows().group_by("period").len().collect(engine="streaming")
         return {str(p): int(n) for p, n in counted.iter_rows()}
 
     def batches(self, period: str) -> Iterator[pl.DataFrame]:
-        """The platform games of `period` in (played_at, game_id) order, `batch_rows` at a
-        time, typed as the games table types them."""
-        files = partition_files(self.lake, tables.GAMES, period)
+        """The rows of `period` in `ORDER`, `batch_rows` at a time, typed as the table types
+        them."""
+        files = partition_files(self.lake, self.TABLE, period)
         if not files:
             return
         columns = [c for c in self.columns if c != "period"]
         wanted = ", ".join(f'"{c}"' for c in columns)
         paths = ", ".join(_literal(str(path)) for path in files)
+        where = f"WHERE source = {_literal(self.SOURCE)} " if self.SOURCE is not None else ""
+        order = ", ".join(f'"{c}"' for c in self.ORDER)
         spill = Path(tempfile.mkdtemp(prefix="ratings-sort-"))
         try:
             con = duckdb.connect(
@@ -86,9 +99,9 @@ class PlatformGames:
                 con.execute("SET enable_progress_bar = false")  # stderr is for one sentence
                 reader = con.sql(
                     f"SELECT {wanted} FROM read_parquet([{paths}], union_by_name = true) "
-                    f"WHERE source = {_literal(PLATFORM)} ORDER BY played_at, game_id"
+                    f"{where}ORDER BY {order}"
                 ).to_arrow_reader(self.batch_rows)
-                schema: Any = {c: GAMES_SCHEMA[c] for c in columns}
+                schema: Any = {c: self.schema[c] for c in columns}
                 for batch in reader:
                     frame = pl.from_arrow(batch)
                     assert isinstance(frame, pl.DataFrame)
@@ -101,3 +114,23 @@ class PlatformGames:
                 con.close()
         finally:
             shutil.rmtree(spill, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class PlatformGames(LakeBatches):
+    """The platform games of `periods`, each period's in (played_at, game_id) order."""
+
+    TABLE: ClassVar[LakeTable] = tables.GAMES
+    SOURCE: ClassVar[str | None] = PLATFORM
+    ORDER: ClassVar[tuple[str, ...]] = ("played_at", "game_id")
+    SIDES: ClassVar[tuple[str, str]] = ("white_id", "black_id")
+
+
+@dataclass(frozen=True)
+class PlatformMatches(LakeBatches):
+    """The backgammon matches of `periods`, each period's in (ended_at, match_id) order: the
+    FIBS replay order within a period."""
+
+    TABLE: ClassVar[LakeTable] = tables.MATCHES
+    ORDER: ClassVar[tuple[str, ...]] = ("ended_at", "match_id")
+    SIDES: ClassVar[tuple[str, str]] = ("winner_id", "loser_id")

@@ -1,9 +1,8 @@
-"""The shared front of the range replays (issue 10): checking a range of periods and cutting
-one pass's outputs back into one piece per period."""
+"""The shared front of the range replays (issue 10): checking a range of periods and the rows
+in it, and reporting each period rated."""
 
 from __future__ import annotations
 
-import numpy as np
 import polars as pl
 
 from rating_core.progress import Progress, report
@@ -24,25 +23,6 @@ def check_within(period: pl.Series, periods: list[str], what: str) -> None:
             f"{what} of a period outside {periods[0]}..{periods[-1]} cannot be replayed "
             f"with that range: {shown}"
         )
-
-
-def segment_ends(row_codes: np.ndarray, labels: pl.Series, periods: list[str]) -> np.ndarray:
-    """int64 end (exclusive) in the replay order of each period's rows.
-
-    `row_codes` are the period codes of the replayed rows (non-decreasing, code c the period
-    `labels[c]`, labels sorted): period k's rows end after every row whose period is at most
-    periods[k].
-    """
-    codes_up_to = labels.search_sorted(pl.Series(periods, dtype=pl.String), side="right")
-    return np.searchsorted(row_codes, codes_up_to.to_numpy(), side="left").astype(np.int64)
-
-
-def split_by_period(frame: pl.DataFrame, periods: list[str]) -> list[pl.DataFrame]:
-    """The rows of each period (column `period`) in their order in `frame`, one frame per
-    period (an empty frame of the same schema for a period without rows)."""
-    parts = frame.partition_by("period", as_dict=True, maintain_order=True)
-    empty = frame.clear()
-    return [parts.get((period,), empty) for period in periods]
 
 
 def report_period(system: str, done: int, periods: list[str], games: int) -> None:

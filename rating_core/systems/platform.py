@@ -1,6 +1,6 @@
 """Platform periods (site ratings, FIBS backgammon) in the engine contract: each period of a range
 as a `PeriodOutput` as it completes, from the streamed site replay (`site/replay.py`) and the
-FIBS range replay (`fibs/periods.py`).
+streamed FIBS replay (`fibs/replay.py`), the large per-game tables sent to a `RowSink`.
 
 Pure functions over frames; the Dagster assets only read and write around them.
 """
@@ -20,9 +20,11 @@ from rating_core.systems.contract import (
     RowSink,
     present,
 )
+from rating_core.systems.fibs.classification import MATCH_SIDES
 from rating_core.systems.fibs.lists import fibs_list
-from rating_core.systems.fibs.periods import fibs_replay_periods
-from rating_core.systems.period_range import check_periods, report_period, rows_per_period
+from rating_core.systems.fibs.replay import FibsReplay, replay_ids
+from rating_core.systems.fibs.rules import FIBS_HISTORY_SCHEMA
+from rating_core.systems.period_range import check_periods, check_within, report_period
 from rating_core.systems.site.lists import site_period_lists
 from rating_core.systems.site.replay import SiteReplay, range_coding
 from rating_core.systems.site.rules import SITE_EXCLUDED_SCHEMA, SITE_HISTORY_SCHEMA
@@ -32,6 +34,7 @@ SITE_HISTORY = "history/site"
 SITE_EXCLUDED = "excluded/site"
 FIBS_STATE = "state/fibs"
 FIBS_PAIRS = "state/fibs_pairs"
+FIBS_HISTORY = "history/fibs"
 
 
 def site_lists_periods(
@@ -85,29 +88,45 @@ def site_lists_periods(
 
 
 def fibs_lists_periods(
-    matches: pl.DataFrame,
+    matches: GameSource | pl.DataFrame,
     registry: pl.DataFrame | None,
     previous_state: pl.DataFrame | None,
     previous_pairs: pl.DataFrame | None,
     periods: list[str],
+    sink: RowSink,
 ) -> RangeOutputs:
     """Every FIBS period of `periods` in order from the state and fair-play pairs before the
-    first: state, pairs, history and the rows of the `fibs` list."""
-    replays = fibs_replay_periods(
-        matches, present(previous_state), present(previous_pairs), periods
-    )
-    before = present(previous_state)
-    counts, handled = rows_per_period(matches, periods), 0  # reported as each period's outputs
-    for done, (period, result) in enumerate(replays.items(), 1):
-        rows = fibs_list(result.state, period, registry, before).drop("period", strict=False)
-        handled += counts[done - 1]
-        report_period("fibs", done, periods, handled)
+    first, yielded as it completes: state, pairs, the rows of the `fibs` list and (to `sink`,
+    batch by batch) the history. Memory holds the players' records, the recent pairs and one
+    batch of matches. Raises ValueError when a match of a frame is of no period of `periods`."""
+    check_periods(periods)
+    if isinstance(matches, pl.DataFrame):
+        check_within(matches.get_column("period").cast(pl.String), periods, "a match")
+        source: GameSource = FrameSource(matches, MATCH_SIDES)
+    else:
+        source = matches
+    before, pairs = present(previous_state), present(previous_pairs)
+    replay = FibsReplay(replay_ids(source.players(), before, pairs), before, pairs)
+    handled = 0
+    for done, period in enumerate(periods, 1):
+        sink(FIBS_HISTORY, period, empty(FIBS_HISTORY_SCHEMA))
+        read = ranked = 0
+        for batch in source.batches(period):
+            out = replay.feed(batch)
+            sink(FIBS_HISTORY, period, out.history)
+            read, ranked = read + batch.height, ranked + out.ranked
+        state, pairs = replay.end_period()
+        rows = fibs_list(state, period, registry, before).drop("period", strict=False)
         yield (
             period,
             PeriodOutput(
-                {FIBS_STATE: result.state, FIBS_PAIRS: result.pairs},
+                {FIBS_STATE: state, FIBS_PAIRS: pairs},
                 rows,
-                {"history/fibs": result.history},
+                {},
+                {"games": read, "ranked_matches": ranked, "players": state.height},
+                streamed=(FIBS_HISTORY,),
             ),
         )
-        before = result.state
+        before = state
+        handled += read
+        report_period("fibs", done, periods, handled)

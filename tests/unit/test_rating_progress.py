@@ -116,7 +116,9 @@ def test_fibs_reports_its_matches() -> None:
         match(1, "u-a", "u-b", timedelta(days=50), period="2026-03"),
         match(2, "u-b", "u-a", timedelta(days=80), period="2026-04"),
     ]
-    reports = heard(lambda: dict(fibs_lists_periods(matches(*rows), None, None, None, PERIODS)))
+    reports = heard(
+        lambda: dict(fibs_lists_periods(matches(*rows), None, None, None, PERIODS, CollectedRows()))
+    )
     assert [(r[1], r[2], r[5]) for r in reports] == [("fibs", 1, 1), ("fibs", 2, 2), ("fibs", 3, 2)]
 
 

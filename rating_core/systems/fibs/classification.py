@@ -2,8 +2,8 @@
 nothing, and why) or rejected (an invalid record for the quarantine) in one numba pass over
 integer-coded columns, and the ranked matches put in replay order.
 
-Ids are coded once for the whole replay (state, pair state, winners, losers) with
-`rating_core.kernels.codes`, so no string is compared per match.
+Ids are coded against the replay's sorted distinct player ids (`rating_core.kernels.codes`), so
+no string is compared per match: a streamed replay codes every batch against the same ids.
 """
 
 from __future__ import annotations
@@ -14,9 +14,14 @@ import numpy as np
 import polars as pl
 from numba import njit
 
-from rating_core.kernels.codes import dense_codes, replay_order, rows_where_both_zero
-from rating_core.schemas import empty
-from rating_core.systems.fibs.rules import FIBS_PAIR_STATE_SCHEMA, REJ_INVALID, Exclusion
+from rating_core.kernels.codes import (
+    dense_codes,
+    positions_in,
+    read_only,
+    replay_order,
+    rows_where_both_zero,
+)
+from rating_core.systems.fibs.rules import REJ_INVALID, Exclusion
 
 X_NOT_RANKED, X_AI = Exclusion.NOT_RANKED.code, Exclusion.AI.code  # constants for numba
 
@@ -50,6 +55,10 @@ def _classify_matches(
 
 
 RANKED_COLUMNS = ["match_id", "ended_at", "period", "winner_id", "loser_id", "length"]
+FIBS_MATCH_COLUMNS = [*RANKED_COLUMNS, "ranked", "vs_ai"]
+"""The columns of a match the FIBS replay reads (what a lake source needs to hand over)."""
+MATCH_SIDES = ("winner_id", "loser_id")
+"""The columns naming a match's players."""
 
 
 @dataclass(frozen=True)
@@ -57,8 +66,7 @@ class Classified:
     """Matches with their reason codes, player codes and the ranked ones in replay order."""
 
     frame: pl.DataFrame  # the input matches
-    ids: pl.Series  # sorted distinct player ids (state, pair state, matches)
-    codes: np.ndarray  # codes of [state ids, pair a, pair b, winners, losers]
+    ids: pl.Series  # sorted distinct player ids the players are coded against
     w_code: np.ndarray
     l_code: np.ndarray
     reason: np.ndarray  # uint8 Exclusion code, 0 neither
@@ -69,28 +77,25 @@ class Classified:
     periods: pl.Series  # sorted distinct periods of the matches
 
 
-def classify(
-    matches: pl.DataFrame,
-    state_ids: pl.Series | None = None,
-    pairs: pl.DataFrame | None = None,
-) -> Classified:
-    """Code every id once (state, pair state, winners, losers), classify and order matches."""
-    pairs = pairs if pairs is not None else empty(FIBS_PAIR_STATE_SCHEMA)
-    sid = state_ids if state_ids is not None else pl.Series(dtype=pl.String)
+def match_players(matches: pl.DataFrame) -> pl.Series:
+    """The player ids of `matches` (winners, then losers; repeats and nulls kept)."""
+    return pl.concat([matches.get_column(side).cast(pl.String) for side in MATCH_SIDES])
+
+
+def classify(matches: pl.DataFrame, ids: pl.Series | None = None) -> Classified:
+    """Classify `matches` and put the ranked ones in replay order, their players coded against
+    `ids` (sorted, distinct, holding every player of the matches: a streamed replay's, the same
+    for every batch), by default the matches' own."""
     n_m = matches.height
-    codes, ids = dense_codes(
-        pl.concat(
-            [
-                sid.cast(pl.String),
-                pairs["player_a"].cast(pl.String),
-                pairs["player_b"].cast(pl.String),
-                matches["winner_id"].cast(pl.String),
-                matches["loser_id"].cast(pl.String),
-            ]
-        )
-    )
-    w_code = codes[codes.shape[0] - 2 * n_m : codes.shape[0] - n_m]
-    l_code = codes[codes.shape[0] - n_m :]
+    players = match_players(matches)
+    if ids is None:
+        codes, ids = dense_codes(players)
+    else:
+        found = positions_in(ids, players)
+        if int((found < 0).sum()) != players.null_count():
+            raise AssertionError("a match's player is missing from the replay's ids")
+        codes = found.astype(np.int32)
+    w_code, l_code = codes[:n_m], codes[n_m:]
     period, periods = dense_codes(matches["period"].cast(pl.String))
     ended = matches["ended_at"]
     vs_ai = (
@@ -98,7 +103,8 @@ def classify(
         if "vs_ai" in matches.columns
         else np.zeros(n_m, dtype=np.bool_)
     )
-    length = matches["length"].cast(pl.Int64).fill_null(0).to_numpy()
+    # read-only whether Polars hands over its buffer or a copy: one compiled type for the kernels
+    length = read_only(matches["length"].cast(pl.Int64).fill_null(0).to_numpy(), np.int64)
     reason = np.empty(n_m, dtype=np.uint8)
     invalid = np.empty(n_m, dtype=np.bool_)
     _classify_matches(
@@ -115,9 +121,7 @@ def classify(
     rows = rows_where_both_zero(reason, invalid)
     t = ended.to_physical().fill_null(0).to_numpy()
     rows = replay_order(rows, period, t, matches["match_id"])
-    return Classified(
-        matches, ids, codes, w_code, l_code, reason, invalid, length, rows, period, periods
-    )
+    return Classified(matches, ids, w_code, l_code, reason, invalid, length, rows, period, periods)
 
 
 def excluded_rejected(c: Classified) -> tuple[pl.DataFrame, pl.DataFrame]:

@@ -99,7 +99,6 @@ class HistoryColumns(NamedTuple):
 @njit(cache=True)
 def replay_kernel(
     start: int,
-    stop: int,
     matches: RankedMatches,
     players: PlayerRecords,
     table: np.ndarray,
@@ -121,7 +120,7 @@ def replay_kernel(
     When `record`, it writes the `history` of the r-th match at r (winner, then loser). The
     records of the match `_AHEAD` places later are prefetched.
 
-    Replays rows[start:stop] and returns (at, used): at is -1 at the end, else the position
+    Replays rows[start:] and returns (at, used): at is -1 at the end, else the position
     of a match whose new pair would fill the table past half; the caller rebuilds it
     (`rebuilt`, which drops stale pairs and grows it if needed) and resumes there. `used`
     counts the occupied slots.
@@ -139,7 +138,7 @@ def replay_kernel(
     bits = table_bits(table)
     n = rows.shape[0]
     mask = (1 << bits) - 1
-    for r in range(start, stop):
+    for r in range(start, n):
         if r + _AHEAD < n:
             a = rows[r + _AHEAD]
             wa, la = w_idx[a], l_idx[a]

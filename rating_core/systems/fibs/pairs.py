@@ -101,17 +101,22 @@ def _reinsert(table: np.ndarray, new: np.ndarray) -> None:
 
 
 def rebuilt(
-    table: np.ndarray, used: int, now: int, window: int, gc: bool
+    table: np.ndarray, used: int, now: int, window: int, gc: bool, room: int = 0
 ) -> tuple[np.ndarray, int]:
     """(pair table, pairs in it) with room for new pairs: stale pairs purged in place (with
-    `gc`), then, if still over a quarter full, copied into a table twice as large or more
+    `gc`: no later match ends before `now`), then, if still over a quarter full or unable to
+    take `room` more pairs below half full, copied into a table twice as large or more
     (numpy-allocated, so backed by huge pages: fewer TLB misses on random probes)."""
     if gc:
         used = _purge(table, now, window)
     size = table.shape[0]
-    if 4 * (used + 1) <= size:
+
+    def short(size: int) -> bool:
+        return 4 * (used + 1) > size or 2 * (used + room + 1) > size
+
+    if not short(size):
         return table, used
-    while 4 * (used + 1) > size:
+    while short(size):
         size *= 2
     new = np.full((size, table.shape[1]), EMPTY, dtype=np.int64)
     _reinsert(table, new)

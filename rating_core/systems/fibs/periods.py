@@ -1,4 +1,4 @@
-"""FIBS ratings over a range of periods in one pass (issue 10): every period's result, each
+"""FIBS ratings over a range of periods in one replay (issue 10): every period's result, each
 exactly what `fibs_replay` gives for that period's matches from the period before's states."""
 
 from __future__ import annotations
@@ -21,11 +21,11 @@ def fibs_replay_periods(
     """Replay the matches of `periods` (ascending months; the `period` column says which) from
     the player and pair states before the first, one result per period.
 
-    The matches are classified, coded and ordered once and replayed on one set of records and
-    one pair table (the 24-hour window runs across period boundaries as it does when each
-    period starts from the saved pair state), so the cost is per match, not per period. A
-    period without matches carries both states on with an empty history. Raises ValueError
-    when a match's period is not one of `periods`.
+    Each period's matches are one batch of one `FibsReplay`, on one set of records and one
+    pair table (the 24-hour window runs across period boundaries as it does when each period
+    starts from the saved pair state), so the cost is per match, not per period. A period
+    without matches carries both states on with an empty history. Raises ValueError when a
+    match's period is not one of `periods`.
     """
     check_periods(periods)
     if not periods:
