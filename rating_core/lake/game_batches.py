@@ -10,6 +10,7 @@ told by its table, filter, order and player columns.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -62,12 +63,22 @@ class LakeBatches:
         return rows if self.SOURCE is None else rows.filter(pl.col("source") == self.SOURCE)
 
     def players(self) -> pl.Series:
-        """Every player id of the rows (both sides; repeats kept, nulls dropped)."""
-        rows = self._rows()
-        ids = pl.concat(
-            [rows.select(pl.col(side).cast(pl.String).alias("player_id")) for side in self.SIDES]
+        """Every player id of the rows (both sides, each once, nulls dropped): DuckDB's
+        distinct, within the sort's memory (a Polars unique held every id of every game)."""
+        files = [f for p in self.periods for f in partition_files(self.lake, self.TABLE, p)]
+        if not files:
+            return pl.Series("player_id", [], dtype=pl.String)
+        sides = " UNION ALL ".join(
+            f'SELECT CAST("{side}" AS VARCHAR) AS player_id FROM {self._scan(files)}'
+            for side in self.SIDES
         )
-        return ids.unique().collect(engine="streaming").get_column("player_id").drop_nulls()
+        with self._connection() as con:
+            table = con.sql(
+                f"SELECT DISTINCT player_id FROM ({sides}) WHERE player_id IS NOT NULL"
+            ).to_arrow_table()
+        ids = pl.from_arrow(table)
+        assert isinstance(ids, pl.DataFrame)
+        return ids.get_column("player_id")
 
     def counts(self) -> dict[str, int]:
         """The rows of each period (for progress reports)."""
@@ -82,9 +93,30 @@ class LakeBatches:
             return
         columns = [c for c in self.columns if c != "period"]
         wanted = ", ".join(f'"{c}"' for c in columns)
-        paths = ", ".join(_literal(str(path)) for path in files)
-        where = f"WHERE source = {_literal(self.SOURCE)} " if self.SOURCE is not None else ""
         order = ", ".join(f'"{c}"' for c in self.ORDER)
+        with self._connection() as con:
+            reader = con.sql(
+                f"SELECT {wanted} FROM {self._scan(files)} ORDER BY {order}"
+            ).to_arrow_reader(self.batch_rows)
+            schema: Any = {c: self.schema[c] for c in columns}
+            for batch in reader:
+                frame = pl.from_arrow(batch)
+                assert isinstance(frame, pl.DataFrame)
+                yield (
+                    frame.cast(schema)
+                    .with_columns(pl.lit(period, dtype=pl.String).alias("period"))
+                    .select(self.columns)
+                )
+
+    def _scan(self, files: Sequence[Path]) -> str:
+        """The SQL of the rows of `files` this source keeps (a subquery)."""
+        paths = ", ".join(_literal(str(path)) for path in files)
+        where = f" WHERE source = {_literal(self.SOURCE)}" if self.SOURCE is not None else ""
+        return f"(SELECT * FROM read_parquet([{paths}], union_by_name = true){where})"
+
+    @contextlib.contextmanager
+    def _connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        """A DuckDB connection within `sort_memory`, spilling to a temporary folder."""
         spill = Path(tempfile.mkdtemp(prefix="ratings-sort-"))
         try:
             con = duckdb.connect(
@@ -97,19 +129,7 @@ class LakeBatches:
             )
             try:
                 con.execute("SET enable_progress_bar = false")  # stderr is for one sentence
-                reader = con.sql(
-                    f"SELECT {wanted} FROM read_parquet([{paths}], union_by_name = true) "
-                    f"{where}ORDER BY {order}"
-                ).to_arrow_reader(self.batch_rows)
-                schema: Any = {c: self.schema[c] for c in columns}
-                for batch in reader:
-                    frame = pl.from_arrow(batch)
-                    assert isinstance(frame, pl.DataFrame)
-                    yield (
-                        frame.cast(schema)
-                        .with_columns(pl.lit(period, dtype=pl.String).alias("period"))
-                        .select(self.columns)
-                    )
+                yield con
             finally:
                 con.close()
         finally:
