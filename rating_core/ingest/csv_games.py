@@ -212,6 +212,7 @@ class CsvChunks:
             truncate_ragged_lines=True,
             empty_string_is_null=False,
             encoding="utf8-lossy",
+            glob=False,  # a file name is a name: `[red]games.csv` is no pattern
         )
         first: pl.DataFrame = pl.DataFrame(
             schema={"key": pl.String, "line": pl.Int64}
@@ -245,6 +246,7 @@ class CsvChunks:
                     infer_schema=False,
                     truncate_ragged_lines=True,
                     encoding="utf8-lossy",
+                    glob=False,
                 )
                 .head(1)
                 .collect()
