@@ -80,8 +80,8 @@ NUL = "_nul"  # name of the first column whose cell holds a NUL byte, null when 
 EARLIER = "_earlier"  # line of the row's key in an earlier chunk (`CsvChunks`), else null
 _INTERNAL = (LINE, BAD_UTF8, OVERFLOW, NUL)
 SCAN_BYTES = 4 << 20
-"""Text Polars' CSV scan parses at a time (a few pieces are read ahead): measured as fast as
-its default and a tenth of its read-ahead."""
+"""Text Polars' CSV scan parses at a time (a few pieces are read ahead): as fast as its
+default, and the scan of a 0.8 GB file alone peaks at 0.27 GB with it, 0.47 GB without."""
 _INT32_MAX = 2_147_483_647
 
 # --- generic CSV helpers ------------------------------------------------------------------------
@@ -119,8 +119,8 @@ _WHITESPACE = b" \t\n\r\x0b\x0c"
 
 def _check_start(path: Path, source_file: str) -> None:
     """Refuse a file that cannot be opened, holds only whitespace (after a BOM), or has a NUL
-    byte in its first line (a binary file): the checks of the whole file's bytes, a block at a
-    time (they stop at the first text and the first newline)."""
+    byte in its first line (a binary file), reading a block at a time until the first text and
+    the first newline."""
     try:
         with path.open("rb") as stream:
             block = stream.read(_BLOCK)
@@ -179,8 +179,9 @@ _SCAN_VARIABLE = "POLARS_CSV_CHUNK_SIZE"
 @dataclass
 class CsvChunks:
     """A CSV file read `rows` rows at a time (default `budget.CSV_ROWS`, looked up when read;
-    Polars' streamed scan cuts the chunks, never inside a quoted field): `tables()` yields each chunk as a `CsvTable` whose rows are exactly the rows
-    reading the whole file gives, line numbers counted from the file's start.
+    Polars' streamed scan cuts the chunks, never inside a quoted field): `tables()` yields each
+    chunk as a `CsvTable` whose rows are exactly those the whole file's reading gives, line
+    numbers counted from the file's start.
 
     With a `key` column, `hashes` gathers each chunk's distinct non-empty keys (hashed), to find
     the keys repeated across chunks; a reading given those (`repeated`) fills `_earlier` with the
@@ -193,8 +194,8 @@ class CsvChunks:
     key: str | None = None
     repeated: frozenset[int] = frozenset()
     scan_bytes: int = SCAN_BYTES
-    hashes: list[np.ndarray] = field(default_factory=list)
-    _utf8: bool | None = None
+    hashes: list[np.ndarray] = field(default_factory=list, init=False)
+    _utf8: bool | None = field(default=None, init=False, repr=False)
 
     def tables(self) -> Iterator[CsvTable]:
         """Each chunk of the file's rows (at least one, empty for a file of a header alone)."""
@@ -214,10 +215,8 @@ class CsvChunks:
             encoding="utf8-lossy",
             glob=False,  # a file name is a name: `[red]games.csv` is no pattern
         )
-        first: pl.DataFrame = pl.DataFrame(
-            schema={"key": pl.String, "line": pl.Int64}
-        )  # each repeated key's first line, as the chunks go
-        lines, index = 0, 0
+        first = pl.DataFrame(schema={"key": pl.String, "line": pl.Int64})  # repeated keys' lines
+        lines, header, yielded = 0, True, False
         with _scan_bytes(self.scan_bytes):
             batches = iter(scan.collect_batches(chunk_size=self.rows or budget.CSV_ROWS))
             while True:
@@ -226,13 +225,13 @@ class CsvChunks:
                 except Exception as exc:  # noqa: BLE001 - any parser failure means "not a CSV"
                     raise UnreadableFileError(f"{source}: not a readable CSV file ({exc})") from exc
                 if body is None:
-                    if index == 0:  # nothing parsed at all: the header's row, alone
-                        body = pl.DataFrame(schema=dict.fromkeys(positional, pl.String))
-                    else:
+                    if yielded:
                         return
-                frame, lines = self._rows(body, names, positional, lines, header=index == 0)
+                    body = pl.DataFrame(schema=dict.fromkeys(positional, pl.String))
+                frame, lines = self._rows(body, names, positional, lines, header=header)
+                header = header and not body.height  # the first row read is the header
                 frame, first = self._with_earlier(frame, first)
-                index += 1
+                yielded = True
                 yield CsvTable(frame=frame, columns=tuple(names), source_file=source)
 
     def _header(self) -> list[str]:
