@@ -792,7 +792,7 @@ def whole_file(read: Callable[[frozenset[int]], Chunks]) -> IngestResult:
     parts = list(read(frozenset()))
     again = repeated_hashes(hashes for _, hashes in parts)
     if again:
-        parts = []
+        parts = []  # the first reading's rows go before the second one's are made
         parts = list(read(frozenset(again)))
     results = [result for result, _ in parts]
     if len(results) == 1:
