@@ -48,6 +48,7 @@ from rating_core.ingest.registry import (
 )
 from rating_core.ingest.trf import read_trf
 from rating_core.lake.tables import FILE_SUMMARY_SCHEMA
+from rating_core.progress import Progress, report
 from rating_core.schemas import (
     GAMES_SCHEMA,
     MATCHES_SCHEMA,
@@ -292,12 +293,18 @@ class GroupReading:
         """A platform CSV a chunk of rows at a time (`csv_games.platform_game_chunks`): each
         chunk's distinct ids go to `split_ids`, and the ids `repeated` across chunks are
         quarantined by the reader itself, with the reason and line the whole file's reading
-        gives them."""
+        gives them. Each chunk reports the lines read so far (the file's size in lines is not
+        known before it is read)."""
         rows = (self.budget or MemoryBudget()).csv_rows
+        games, lines = 0, 0
         for result, hashes in platform_game_chunks(path, name, rows, self.repeated):
             self.split_ids.append(hashes)
             done = self._canonical(result.rows)
+            games += done.rows.height
+            lines = max(lines, _last_line(result))
+            report(Progress("ingest", name, lines, None, "lines", games))
             yield IngestResult(done.rows, pl.concat([result.quarantine, done.quarantine]))
+        report(Progress("ingest", name, lines, None, "lines", games, finished=True))
         self.notes[name] = ()
 
     def _canonical(self, raw: pl.DataFrame) -> IngestResult:
@@ -313,6 +320,15 @@ class GroupReading:
             quarantine.append(again)
         self.group_notes.extend(done.notes)
         return IngestResult(rows, pl.concat(quarantine))
+
+
+def _last_line(result: IngestResult) -> int:
+    """The last line a reader's rows or quarantine name (0: none): how far a file was read."""
+    last = [
+        result.rows.select(pl.col("source_line").max()).item(),
+        result.quarantine.select(pl.col("line").max()).item(),
+    ]
+    return max((int(line) for line in last if line is not None), default=0)
 
 
 RESTART = IngestResult(empty(GAMES_SCHEMA), empty(QUARANTINE_SCHEMA), ("restart",))

@@ -26,6 +26,7 @@ from rating_core.ingest.inbox import ingest_games as read_whole_inbox
 from rating_core.ingest.registry import read_players
 from rating_core.lake import ingest_store, tables
 from rating_core.lake.storage import read_table
+from rating_core.progress import Progress, listening
 
 WHOLE = 10**9
 """A chunk size no test file reaches: the whole file in one chunk."""
@@ -279,7 +280,17 @@ def test_the_store_streams_a_platform_csv_and_keeps_what_a_whole_reading_keeps(
 
     monkeypatch.setattr(ingest_store._GroupSink, "_keep", counted)
     monkeypatch.setattr(MemoryBudget, "csv_rows", property(lambda self: 4))
-    outcome = ingest_store.ingest_games(inbox, lake, budget=MemoryBudget())
+    reports: list[Progress] = []
+    with listening(reports.append):
+        outcome = ingest_store.ingest_games(inbox, lake, budget=MemoryBudget())
+    last = reports[-1]
+    assert (last.label, last.done, last.unit, last.games, last.finished) == (
+        "platform/games.csv",
+        17,
+        "lines",
+        12,
+        True,
+    )
     # 17 rows with the header, 4 at a time; read twice: the repeats across chunks found first
     assert chunks == [3, 4, 4, 4, 1] * 2
     assert outcome.games == 12 and outcome.quarantined == 4
