@@ -89,7 +89,7 @@ def _store_summary(
     group_name="ingest", code_version=CODE_VERSION, description="The player registry players.csv."
 )
 def players(paths: PipelinePaths) -> dg.MaterializeResult:
-    batch = inbox_readers.ingest_players(paths.inbox_path)
+    batch = inbox_readers.ingest_players(paths.inbox_path, paths.budget)
     _store(paths, "players", batch, partitioned=False)
     return _result(paths, batch)
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+import numpy as np
 import polars as pl
 
 from rating_core.schemas import QUARANTINE_SCHEMA, conform, empty
@@ -37,3 +39,22 @@ def repeats(values: pl.Series) -> pl.Series | None:
         return None
     first = values.is_first_distinct()
     return None if first.all() else first
+
+
+ID_HASH_SEED = 0x5EED
+"""Seed of the 64-bit hashes of record ids (game ids kept per group, ids repeated across the
+chunks of a streamed file)."""
+
+
+def id_hashes(ids: pl.Series) -> np.ndarray:
+    """64-bit hashes of ids (Polars', stable within one Polars version), as a numpy array."""
+    return ids.hash(ID_HASH_SEED).to_numpy()
+
+
+def repeated_hashes(parts: Iterable[np.ndarray]) -> set[int]:
+    """The hashes that occur more than once over `parts` (each part's own repeats included)."""
+    arrays = list(parts)
+    if not arrays:
+        return set()
+    ordered = np.sort(np.concatenate(arrays))
+    return set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())

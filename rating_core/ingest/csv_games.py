@@ -8,14 +8,24 @@ their documented defaults.
 
 from __future__ import annotations
 
-import io
-from collections.abc import Sequence
-from dataclasses import dataclass
+import codecs
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
-from rating_core.ingest.common import IngestResult, UnreadableFileError
+from rating_core import budget
+from rating_core.ingest.common import (
+    ID_HASH_SEED,
+    IngestResult,
+    UnreadableFileError,
+    id_hashes,
+    repeated_hashes,
+)
 from rating_core.schemas import (
     KINDS,
     PLAYED_RESULTS,
@@ -50,8 +60,13 @@ __all__ = [
     "parse_bool",
     "parse_int",
     "parse_utc",
+    "CsvChunks",
+    "federation_game_chunks",
+    "keyed_chunks",
+    "platform_game_chunks",
     "read_csv_strings",
     "read_federation_games",
+    "whole_file",
     "read_game_csv",
     "read_platform_games",
     "require_columns",
@@ -62,7 +77,11 @@ LINE = "_line"  # 1-based physical line where the row starts (header is line 1)
 BAD_UTF8 = "_bad_utf8"  # the row held bytes that are not UTF-8 (decoded with replacement)
 OVERFLOW = "_overflow"  # text found beyond the header's last column
 NUL = "_nul"  # name of the first column whose cell holds a NUL byte, null when none does
+EARLIER = "_earlier"  # line of the row's key in an earlier chunk (`CsvChunks`), else null
 _INTERNAL = (LINE, BAD_UTF8, OVERFLOW, NUL)
+SCAN_BYTES = 4 << 20
+"""Text Polars' CSV scan parses at a time (a few pieces are read ahead): as fast as its
+default, and the scan of a 0.8 GB file alone peaks at 0.27 GB with it, 0.47 GB without."""
 _INT32_MAX = 2_147_483_647
 
 # --- generic CSV helpers ------------------------------------------------------------------------
@@ -77,90 +96,253 @@ class CsvTable:
     source_file: str
 
 
-def read_csv_strings(path: Path, source_file: str) -> CsvTable:
+def read_csv_strings(path: Path, source_file: str, rows: int | None = None) -> CsvTable:
     """Read a CSV with every value as stripped text, keeping each row's physical line number.
 
-    Raises `UnreadableFileError` for a missing, empty or non-CSV file (a NUL byte in the header
-    row: a binary file), or a duplicated header name. Rows with fewer fields than the header read
-    the missing fields as empty (Polars cannot tell them apart); rows with more fields are flagged
-    in `_overflow`, and a NUL byte in a cell names that cell's column in `_nul`, so one damaged
-    line is quarantined instead of the whole file.
+    The file is parsed `rows` rows at a time (`CsvChunks`) and the chunks put together: the
+    result never depends on `rows`. Raises `UnreadableFileError` for a missing, empty or non-CSV
+    file (a NUL byte in the header row: a binary file), or a duplicated header name. Rows with
+    fewer fields than the header read the missing fields as empty (Polars cannot tell them
+    apart); rows with more fields are flagged in `_overflow`, and a NUL byte in a cell names that
+    cell's column in `_nul`, so one damaged line is quarantined instead of the whole file.
     """
+    chunks = CsvChunks(Path(path), source_file, rows)
+    tables = list(chunks.tables())
+    frame = pl.concat([t.frame for t in tables]) if len(tables) > 1 else tables[0].frame
+    return CsvTable(frame=frame, columns=tables[0].columns, source_file=source_file)
+
+
+_BOM = b"\xef\xbb\xbf"
+_BLOCK = 1 << 20
+_WHITESPACE = b" \t\n\r\x0b\x0c"
+
+
+def _check_start(path: Path, source_file: str) -> None:
+    """Refuse a file that cannot be opened, holds only whitespace (after a BOM), or has a NUL
+    byte in its first line (a binary file), reading a block at a time until the first text and
+    the first newline."""
     try:
-        raw = Path(path).read_bytes()
+        with path.open("rb") as stream:
+            block = stream.read(_BLOCK)
+            if block.startswith(_BOM):
+                block = block[3:]
+            first_line, text = True, False
+            while block:
+                if first_line:
+                    head = block.split(b"\n", 1)[0]
+                    if b"\x00" in head:
+                        raise UnreadableFileError(
+                            f"{source_file}: not a CSV text file (it contains NUL bytes)"
+                        )
+                    first_line = len(head) == len(block)
+                text = text or bool(block.strip(_WHITESPACE))
+                if text and not first_line:
+                    return
+                block = stream.read(_BLOCK)
     except OSError as exc:
         raise UnreadableFileError(f"{source_file}: cannot be read ({exc.strerror or exc})") from exc
-    if raw.startswith(b"\xef\xbb\xbf"):
-        raw = raw[3:]
-    if not raw.strip():
+    if not text:
         raise UnreadableFileError(f"{source_file}: the file is empty")
-    if b"\x00" in raw.split(b"\n", 1)[0]:
-        raise UnreadableFileError(f"{source_file}: not a CSV text file (it contains NUL bytes)")
+
+
+def is_utf8(path: Path) -> bool:
+    """Whether the whole file is UTF-8, decoded a block at a time (memory does not grow with it)."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
     try:
-        raw.decode("utf-8")
-        bad_utf8 = False
+        with path.open("rb") as stream:
+            while block := stream.read(_BLOCK):
+                decoder.decode(block)
+        decoder.decode(b"", final=True)
     except UnicodeDecodeError:
-        raw = raw.decode("utf-8", errors="replace").encode("utf-8")
-        bad_utf8 = True
+        return False
+    return True
 
-    try:
-        header = pl.read_csv(
-            io.BytesIO(raw),
-            has_header=False,
-            infer_schema=False,
-            n_rows=1,
-            truncate_ragged_lines=True,
-        )
-    except Exception as exc:  # noqa: BLE001 - any parser failure means "not a CSV"
-        raise UnreadableFileError(f"{source_file}: not a readable CSV file ({exc})") from exc
-    names = [("" if v is None else str(v)).strip() for v in header.row(0)]
-    seen: set[str] = set()
-    for name in names:
-        if name in seen:
-            raise UnreadableFileError(f"{source_file}: column '{name}' appears twice in the header")
-        seen.add(name)
-    if not any(names):
-        raise UnreadableFileError(f"{source_file}: the header row is empty")
 
-    width = len(names)
-    positional = [f"c{i}" for i in range(width + 1)]
+@contextmanager
+def _scan_bytes(size: int) -> Iterator[None]:
+    """Polars' CSV scan parsing `size` bytes of text at a time (`POLARS_CSV_CHUNK_SIZE`, read
+    when a scan starts) unless the environment sets it: its read-ahead is a few such pieces,
+    which by default add up to hundreds of megabytes whatever the chunks asked for."""
+    if _SCAN_VARIABLE in os.environ:
+        yield
+        return
+    os.environ[_SCAN_VARIABLE] = str(size)
     try:
-        body = pl.read_csv(
-            io.BytesIO(raw),
+        yield
+    finally:
+        os.environ.pop(_SCAN_VARIABLE, None)
+
+
+_SCAN_VARIABLE = "POLARS_CSV_CHUNK_SIZE"
+
+
+@dataclass
+class CsvChunks:
+    """A CSV file read `rows` rows at a time (default `budget.CSV_ROWS`, looked up when read;
+    Polars' streamed scan cuts the chunks, never inside a quoted field): `tables()` yields each
+    chunk as a `CsvTable` whose rows are exactly those the whole file's reading gives, line
+    numbers counted from the file's start.
+
+    With a `key` column, `hashes` gathers each chunk's distinct non-empty keys (hashed), to find
+    the keys repeated across chunks; a reading given those (`repeated`) fills `_earlier` with the
+    line of a key's first record in an earlier chunk, so `duplicate_check` names the line the
+    whole file's reading names. Every other row's `_earlier` is null."""
+
+    path: Path
+    source_file: str
+    rows: int | None = None
+    key: str | None = None
+    repeated: frozenset[int] = frozenset()
+    scan_bytes: int = SCAN_BYTES
+    hashes: list[np.ndarray] = field(default_factory=list, init=False)
+    _utf8: bool | None = field(default=None, init=False, repr=False)
+
+    def tables(self) -> Iterator[CsvTable]:
+        """Each chunk of the file's rows (at least one, empty for a file of a header alone)."""
+        source = self.source_file
+        _check_start(self.path, source)
+        names = self._header()
+        width = len(names)
+        positional = [f"c{i}" for i in range(width + 1)]
+        scan = pl.scan_csv(
+            self.path,
             has_header=False,
             infer_schema=False,
             schema=dict.fromkeys(positional, pl.String),
             missing_columns="insert",
             truncate_ragged_lines=True,
             empty_string_is_null=False,
+            encoding="utf8-lossy",
+            glob=False,  # a file name is a name: `[red]games.csv` is no pattern
         )
-    except Exception as exc:  # noqa: BLE001 - any parser failure means "not a CSV"
-        raise UnreadableFileError(f"{source_file}: not a readable CSV file ({exc})") from exc
+        first = pl.DataFrame(schema={"key": pl.String, "line": pl.Int64})  # repeated keys' lines
+        lines, header, yielded = 0, True, False
+        with _scan_bytes(self.scan_bytes):
+            batches = iter(scan.collect_batches(chunk_size=self.rows or budget.CSV_ROWS))
+            while True:
+                try:
+                    body = next(batches, None)
+                except Exception as exc:  # noqa: BLE001 - any parser failure means "not a CSV"
+                    raise UnreadableFileError(f"{source}: not a readable CSV file ({exc})") from exc
+                if body is None:
+                    if yielded:
+                        return
+                    body = pl.DataFrame(schema=dict.fromkeys(positional, pl.String))
+                frame, lines = self._rows(body, names, positional, lines, header=header)
+                header = header and not body.height  # the first row read is the header
+                frame, first = self._with_earlier(frame, first)
+                yielded = True
+                yield CsvTable(frame=frame, columns=tuple(names), source_file=source)
 
-    newlines = pl.sum_horizontal(
-        [pl.col(c).fill_null("").str.count_matches("\n", literal=True) for c in positional]
-    )
-    line = 1 + pl.int_range(pl.len(), dtype=pl.Int64) + newlines.cum_sum().shift(1, fill_value=0)
-    all_text = pl.concat_str([pl.col(c).fill_null("") for c in positional])
-    nul_column = pl.coalesce(
-        [
-            pl.when(pl.col(f"c{i}").str.contains("\x00", literal=True)).then(pl.lit(name))
-            for i, name in enumerate(names)
-        ]
-    )
-    frame = (
-        body.with_columns(
-            line.cast(pl.Int64).alias(LINE),
-            (all_text.str.contains("\ufffd", literal=True) & pl.lit(bad_utf8)).alias(BAD_UTF8),
-            (pl.col(f"c{width}").fill_null("").str.strip_chars() != "").alias(OVERFLOW),
-            nul_column.cast(pl.String).alias(NUL),
-            *[pl.col(c).fill_null("").str.strip_chars() for c in positional[:width]],
+    def _header(self) -> list[str]:
+        """The header's names, stripped; refused when empty or when a name appears twice."""
+        source = self.source_file
+        try:
+            header = (
+                pl.scan_csv(
+                    self.path,
+                    has_header=False,
+                    infer_schema=False,
+                    truncate_ragged_lines=True,
+                    encoding="utf8-lossy",
+                    glob=False,
+                )
+                .head(1)
+                .collect()
+            )
+        except Exception as exc:  # noqa: BLE001 - any parser failure means "not a CSV"
+            raise UnreadableFileError(f"{source}: not a readable CSV file ({exc})") from exc
+        names = [("" if v is None else str(v)).strip() for v in header.row(0)]
+        seen: set[str] = set()
+        for name in names:
+            if name in seen:
+                raise UnreadableFileError(f"{source}: column '{name}' appears twice in the header")
+            seen.add(name)
+        if not any(names):
+            raise UnreadableFileError(f"{source}: the header row is empty")
+        return names
+
+    def _rows(
+        self,
+        body: pl.DataFrame,
+        names: list[str],
+        positional: list[str],
+        lines: int,
+        *,
+        header: bool,
+    ) -> tuple[pl.DataFrame, int]:
+        """One chunk's rows with the internal columns, and the physical lines read so far
+        (`lines`: before the chunk)."""
+        width = len(names)
+        newlines = pl.sum_horizontal(
+            [pl.col(c).fill_null("").str.count_matches("\n", literal=True) for c in positional]
         )
-        .slice(1)  # the header row
-        .filter(pl.concat_str([pl.col(c) for c in positional]).str.strip_chars() != "")
-        .select([pl.col(f"c{i}").alias(n) for i, n in enumerate(names)] + list(_INTERNAL))
-    )
-    return CsvTable(frame=frame, columns=tuple(names), source_file=source_file)
+        line = (
+            lines
+            + 1
+            + pl.int_range(pl.len(), dtype=pl.Int64)
+            + newlines.cum_sum().shift(1, fill_value=0)
+        )
+        all_text = pl.concat_str([pl.col(c).fill_null("") for c in positional])
+        nul_column = pl.coalesce(
+            [
+                pl.when(pl.col(f"c{i}").str.contains("\x00", literal=True)).then(pl.lit(name))
+                for i, name in enumerate(names)
+            ]
+        )
+        counted = body.select(pl.len().cast(pl.Int64) + newlines.sum()).item()
+        frame = (
+            body.with_columns(
+                line.cast(pl.Int64).alias(LINE),
+                all_text.str.contains("\ufffd", literal=True).alias(BAD_UTF8),
+                (pl.col(f"c{width}").fill_null("").str.strip_chars() != "").alias(OVERFLOW),
+                nul_column.cast(pl.String).alias(NUL),
+                *[pl.col(c).fill_null("").str.strip_chars() for c in positional[:width]],
+            )
+            .slice(1 if header else 0)
+            .filter(pl.concat_str([pl.col(c) for c in positional]).str.strip_chars() != "")
+            .select([pl.col(f"c{i}").alias(n) for i, n in enumerate(names)] + list(_INTERNAL))
+        )
+        if frame.get_column(BAD_UTF8).any() and self._is_utf8():
+            frame = frame.with_columns(pl.lit(False).alias(BAD_UTF8))  # a U+FFFD written as such
+        return frame, lines + int(counted or 0)
+
+    def _is_utf8(self) -> bool:
+        """Whether the file is UTF-8 (asked only when a row holds U+FFFD: a replaced byte, or
+        the character itself in a UTF-8 file), found once."""
+        if self._utf8 is None:
+            self._utf8 = is_utf8(self.path)
+        return self._utf8
+
+    def _with_earlier(
+        self, frame: pl.DataFrame, first: pl.DataFrame
+    ) -> tuple[pl.DataFrame, pl.DataFrame]:
+        """The chunk with `_earlier` (see the class), its keys' hashes gathered, and `first`
+        grown by the chunk's repeated keys not seen before."""
+        none = pl.lit(None, dtype=pl.Int64).alias(EARLIER)
+        key = self.key
+        if key is None or key not in frame.columns:
+            return frame.with_columns(none), first
+        present = frame.get_column(key).filter(frame.get_column(key) != "")
+        self.hashes.append(np.unique(id_hashes(present)))
+        if not self.repeated:
+            return frame.with_columns(none), first
+        wanted = pl.Series(sorted(self.repeated), dtype=pl.UInt64).implode()
+        earlier = pl.col(key).replace_strict(
+            first.get_column("key"), first.get_column("line"), default=None, return_dtype=pl.Int64
+        )
+        frame = frame.with_columns(earlier.alias(EARLIER))
+        firsts = (
+            frame.filter(
+                (pl.col(key) != "")
+                & pl.col(key).hash(ID_HASH_SEED).is_in(wanted)
+                & pl.col(EARLIER).is_null()
+            )
+            .group_by(key, maintain_order=True)
+            .agg(pl.col(LINE).min())
+            .select(pl.col(key).alias("key"), pl.col(LINE).alias("line"))
+        )
+        return frame, pl.concat([first, firsts]) if firsts.height else first
 
 
 def require_columns(table: CsvTable, required: Sequence[str]) -> None:
@@ -279,9 +461,10 @@ def bool_check(col: str) -> Check:
 
 
 def duplicate_check(col: str, noun: str) -> Check:
-    """Reject the second and later rows carrying the same non-empty `col` value."""
+    """Reject the second and later rows carrying the same non-empty `col` value (the first one
+    may be in an earlier chunk of the file: `_earlier`)."""
     key = pl.col(col)
-    first_line = pl.col(LINE).min().over(col)
+    first_line = pl.coalesce(pl.col(EARLIER), pl.col(LINE).min().over(col))
     repeated = (key != "") & (pl.col(LINE) != first_line)
     reason = format_text(f"{noun} '{{}}' appears again (first on line {{}})", key, first_line)
     return Check(repeated, key, reason)
@@ -392,15 +575,30 @@ def _date_check(col: str) -> Check:
     return Check(parse_utc(col).is_null(), pl.col(col), reason)
 
 
-def read_platform_games(path: Path, source_file: str | None = None) -> IngestResult:
+def read_platform_games(
+    path: Path, source_file: str | None = None, rows: int | None = None
+) -> IngestResult:
     """Read a platform game CSV (DESIGN appendix) into RAW_GAMES_SCHEMA rows, format `csv`.
 
     Required columns: game_id, played_at, white_id, black_id, result, time_control, rated. Absent
     optional columns default to kind `live`, termination `normal`, plies/days_per_move/elos null,
-    otb_confirmed null. Time controls are not checked here (the classifier does that).
+    otb_confirmed null. Time controls are not checked here (the classifier does that). The file
+    is read `rows` rows at a time (`platform_game_chunks`); the result never depends on `rows`.
     """
     src = str(path) if source_file is None else source_file
-    table = read_csv_strings(path, src)
+    return whole_file(lambda repeated: platform_game_chunks(path, src, rows, repeated))
+
+
+def platform_game_chunks(
+    path: Path, source_file: str, rows: int | None = None, repeated: Iterable[int] = ()
+) -> Iterator[tuple[IngestResult, np.ndarray]]:
+    """A platform game CSV a chunk of `rows` rows at a time (`keyed_chunks` by game id)."""
+    return keyed_chunks(path, source_file, "game_id", _platform_rows, rows, repeated)
+
+
+def _platform_rows(table: CsvTable) -> IngestResult:
+    """Raw rows and quarantine of a platform CSV's chunk."""
+    src = table.source_file
     require_columns(table, PLATFORM_REQUIRED)
     frame = with_defaults(table, PLATFORM_OPTIONAL)
     kind = pl.when(pl.col("kind") == "").then(pl.lit("live")).otherwise(pl.col("kind"))
@@ -477,15 +675,30 @@ FEDERATION_OPTIONAL = (
 )
 
 
-def read_federation_games(path: Path, source_file: str | None = None) -> IngestResult:
+def read_federation_games(
+    path: Path, source_file: str | None = None, rows: int | None = None
+) -> IngestResult:
     """Read a federation game CSV into RAW_GAMES_SCHEMA rows (rated, kind `otb`, format `csv`).
 
     Results also take forfeits (`+-`, `-+`, `--`) and `bye` (with an empty black_id). An empty or
     absent rating_list is null, for the classifier to derive from an optional time_control column.
-    played_on is a date read as 00:00 UTC (a full ISO timestamp is also accepted).
+    played_on is a date read as 00:00 UTC (a full ISO timestamp is also accepted). The file is
+    read `rows` rows at a time, as `platform_game_chunks` reads a platform file.
     """
     src = str(path) if source_file is None else source_file
-    table = read_csv_strings(path, src)
+    return whole_file(lambda repeated: federation_game_chunks(path, src, rows, repeated))
+
+
+def federation_game_chunks(
+    path: Path, source_file: str, rows: int | None = None, repeated: Iterable[int] = ()
+) -> Iterator[tuple[IngestResult, np.ndarray]]:
+    """A federation game CSV a chunk of `rows` rows at a time (`keyed_chunks` by game id)."""
+    return keyed_chunks(path, source_file, "game_id", _federation_rows, rows, repeated)
+
+
+def _federation_rows(table: CsvTable) -> IngestResult:
+    """Raw rows and quarantine of a federation CSV's chunk."""
+    src = table.source_file
     require_columns(table, FEDERATION_REQUIRED)
     frame = with_defaults(table, FEDERATION_OPTIONAL)
     is_bye = pl.col("result") == "bye"
@@ -546,6 +759,49 @@ def read_federation_games(path: Path, source_file: str | None = None) -> IngestR
         extra_json(table, FEDERATION_REQUIRED + FEDERATION_OPTIONAL).alias("extra"),
     )
     return IngestResult(rows=conform(rows, RAW_GAMES_SCHEMA), quarantine=quarantine)
+
+
+Chunks = Iterable[tuple[IngestResult, np.ndarray]]
+"""A file's chunks: each one's result and the hashes of its distinct record ids."""
+
+
+def keyed_chunks(
+    path: Path,
+    source_file: str,
+    key: str,
+    convert: Callable[[CsvTable], IngestResult],
+    rows: int | None = None,
+    repeated: Iterable[int] = (),
+) -> Iterator[tuple[IngestResult, np.ndarray]]:
+    """A CSV whose `key` column is unique in the file, a chunk of `rows` rows at a time: each
+    chunk's rows and quarantine (`convert`, whose `duplicate_check` on `key` sees `_earlier`),
+    with the hashes of its distinct keys (`CsvChunks`). The keys `repeated` across chunks must
+    be given for the later records of a key to be quarantined as the whole file's reading
+    quarantines them (`whole_file` finds them and reads again)."""
+    chunks = CsvChunks(Path(path), source_file, rows, key, frozenset(repeated))
+    for table in chunks.tables():
+        result = convert(table)
+        yield result, chunks.hashes[-1] if chunks.hashes else np.empty(0, np.uint64)
+
+
+def whole_file(read: Callable[[frozenset[int]], Chunks]) -> IngestResult:
+    """A file read chunk by chunk (`read(repeated)`), its chunks' results put together. When
+    ids repeat across chunks the file is read again with them (`repeated`), so their later
+    records are quarantined as a reading of the whole file at once quarantines them (the
+    ingest store does the same for a file it streams)."""
+    parts = list(read(frozenset()))
+    again = repeated_hashes(hashes for _, hashes in parts)
+    if again:
+        parts = []  # the first reading's rows go before the second one's are made
+        parts = list(read(frozenset(again)))
+    results = [result for result, _ in parts]
+    if len(results) == 1:
+        return results[0]
+    return IngestResult(
+        rows=pl.concat([r.rows for r in results]),
+        quarantine=pl.concat([r.quarantine for r in results]),
+        notes=tuple(n for r in results for n in r.notes),
+    )
 
 
 def read_game_csv(path: Path, source_file: str, source: str) -> IngestResult:

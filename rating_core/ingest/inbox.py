@@ -23,9 +23,14 @@ from rating_core.ingest.canonical import (
     drop_duplicate_game_ids,
     drop_taken_game_ids,
 )
-from rating_core.ingest.common import IngestResult, UnreadableFileError, quarantine_rows
+from rating_core.ingest.common import (
+    IngestResult,
+    UnreadableFileError,
+    id_hashes,
+    quarantine_rows,
+)
 from rating_core.ingest.corrections import CORRECTIONS_FILE, CORRECTIONS_SCHEMA, read_corrections
-from rating_core.ingest.csv_games import read_game_csv
+from rating_core.ingest.csv_games import platform_game_chunks, read_game_csv
 from rating_core.ingest.merges import (
     MERGES_FILE,
     MERGES_SCHEMA,
@@ -43,6 +48,7 @@ from rating_core.ingest.registry import (
 )
 from rating_core.ingest.trf import read_trf
 from rating_core.lake.tables import FILE_SUMMARY_SCHEMA
+from rating_core.progress import Progress, report
 from rating_core.schemas import (
     GAMES_SCHEMA,
     MATCHES_SCHEMA,
@@ -218,26 +224,19 @@ def game_groups(inbox: Path, notes: list[str] | None = None) -> list[GameGroup]:
     return groups
 
 
-ID_HASH_SEED = 0x5EED
-"""Seed of the 64-bit hashes of game ids kept per group (`id_hashes`)."""
-
-
-def id_hashes(ids: pl.Series) -> np.ndarray:
-    """64-bit hashes of game ids (Polars', stable within one Polars version), as a numpy array."""
-    return ids.hash(ID_HASH_SEED).to_numpy()
-
-
 @dataclass
 class GroupReading:
     """One group's games read piece by piece: `pieces()` yields canonical rows and quarantine
-    rows, a window of a platform PGN file at a time when `streamed` (else each file whole); once
-    exhausted, `notes` holds each file's reader notes and `group_notes` the canonical step's.
+    rows, a window of a platform PGN file (a chunk of rows of a platform CSV) at a time when
+    `streamed` (else each file whole); once exhausted, `notes` holds each file's reader notes
+    and `group_notes` the canonical step's.
 
     Game ids a group must not keep: `taken` (id -> first file and line, held by a group read
     before), quarantined as seen again; `repeated` (id hashes a streamed file holds more than
     once), whose later records are quarantined as the whole file's reading would. `split_ids`
-    gathers the hashes of every record a streamed reading kept past its reader's own checks, to
-    find the ids repeated across windows."""
+    gathers the hashes of every record a streamed PGN reading kept past its reader's own checks
+    (of a CSV: each chunk's distinct ids, every record's), to find the ids repeated across
+    windows."""
 
     group: GameGroup
     players: pl.DataFrame | None = None
@@ -256,6 +255,9 @@ class GroupReading:
             [(path, name)] = group.files
             if name.lower().endswith(PGN_SUFFIXES):
                 yield from self._windows(path, name)
+                return
+            if name.lower().endswith(".csv"):
+                yield from self._csv_chunks(path, name)
                 return
         raws: list[pl.DataFrame] = []
         quarantine: list[pl.DataFrame] = []
@@ -287,6 +289,24 @@ class GroupReading:
         assert reading is not None
         self.notes[name] = tuple(reading.notes)
 
+    def _csv_chunks(self, path: Path, name: str) -> Iterator[IngestResult]:
+        """A platform CSV a chunk of rows at a time (`csv_games.platform_game_chunks`): each
+        chunk's distinct ids go to `split_ids`, and the ids `repeated` across chunks are
+        quarantined by the reader itself, with the reason and line the whole file's reading
+        gives them. Each chunk reports the lines read so far (the file's size in lines is not
+        known before it is read)."""
+        rows = (self.budget or MemoryBudget()).csv_rows
+        games, lines = 0, 0
+        for result, hashes in platform_game_chunks(path, name, rows, self.repeated):
+            self.split_ids.append(hashes)
+            done = self._canonical(result.rows)
+            games += done.rows.height
+            lines = max(lines, _last_line(result))
+            report(Progress("ingest", name, lines, None, "lines", games))
+            yield IngestResult(done.rows, pl.concat([result.quarantine, done.quarantine]))
+        report(Progress("ingest", name, lines, None, "lines", games, finished=True))
+        self.notes[name] = ()
+
     def _canonical(self, raw: pl.DataFrame) -> IngestResult:
         """Raw rows -> canonical rows of the group's source, without the ids `taken`."""
         group = self.group
@@ -300,6 +320,15 @@ class GroupReading:
             quarantine.append(again)
         self.group_notes.extend(done.notes)
         return IngestResult(rows, pl.concat(quarantine))
+
+
+def _last_line(result: IngestResult) -> int:
+    """The last line a reader's rows or quarantine name (0: none): how far a file was read."""
+    last = [
+        result.rows.select(pl.col("source_line").max()).item(),
+        result.quarantine.select(pl.col("line").max()).item(),
+    ]
+    return max((int(line) for line in last if line is not None), default=0)
 
 
 RESTART = IngestResult(empty(GAMES_SCHEMA), empty(QUARANTINE_SCHEMA), ("restart",))
@@ -436,12 +465,18 @@ def _ingest_simple(
     )
 
 
-def ingest_players(inbox: Path) -> InboxBatch:
-    """The registry `players.csv` (an inbox without one has no registry: every player is new)."""
+def ingest_players(inbox: Path, budget: MemoryBudget | None = None) -> InboxBatch:
+    """The registry `players.csv` (an inbox without one has no registry: every player is new),
+    read as many rows at a time as `budget` allows (the typed rows are kept, not the text)."""
     inbox = Path(inbox)
     path = inbox / "players.csv"
     paths = [path] if path.is_file() else []
-    return _ingest_simple("players", inbox, paths, read_players, PLAYERS_SCHEMA)
+    rows = (budget or MemoryBudget()).csv_rows
+
+    def reader(path: Path, name: str) -> IngestResult:
+        return read_players(path, name, rows)
+
+    return _ingest_simple("players", inbox, paths, reader, PLAYERS_SCHEMA)
 
 
 def ingest_starting_lists(inbox: Path) -> InboxBatch:

@@ -28,6 +28,7 @@ from rating_core.ingest.csv_games import (
     duplicate_check,
     empty_check,
     int_check,
+    keyed_chunks,
     null_if_empty,
     parse_bool,
     parse_int,
@@ -35,6 +36,7 @@ from rating_core.ingest.csv_games import (
     read_csv_strings,
     require_columns,
     shown_nul,
+    whole_file,
     with_defaults,
 )
 from rating_core.ingest.fide_lists import read_fide_list
@@ -196,16 +198,27 @@ def _quarantine_cells(
     return cleaned, conform(quarantine, QUARANTINE_SCHEMA)
 
 
-def read_players(path: Path, source_file: str | None = None) -> IngestResult:
+def read_players(
+    path: Path, source_file: str | None = None, rows: int | None = None
+) -> IngestResult:
     """Read `players.csv` into PLAYERS_SCHEMA rows; only `player_id` is a required column.
 
     is_bot and email_verified default to false; bot_rating is kept as given (a bot without one is
     rated from its PGN Elo tag, a bot_rating without is_bot is not an error). A bad cell is
     quarantined with its column and read as empty; only a row whose player id is missing,
     repeated or unreadable, or whose fields do not line up with the header, is quarantined whole.
+    The file is read `rows` rows at a time and only the typed rows kept, so memory follows the
+    players, not the file's text (`csv_games.keyed_chunks`; the result never depends on `rows`).
     """
     src = _source(path, source_file)
-    table = read_csv_strings(path, src)
+    return whole_file(
+        lambda repeated: keyed_chunks(path, src, "player_id", _player_rows, rows, repeated)
+    )
+
+
+def _player_rows(table: CsvTable) -> IngestResult:
+    """Rows and quarantine of a chunk of `players.csv`."""
+    src = table.source_file
     require_columns(table, ("player_id",))
     frame = with_defaults(table, PLAYERS_OPTIONAL)
     player_id = pl.col("player_id")

@@ -38,15 +38,8 @@ import polars as pl
 
 from rating_core.budget import MemoryBudget
 from rating_core.ingest.canonical import TAKEN_SCHEMA
-from rating_core.ingest.common import IngestResult
-from rating_core.ingest.inbox import (
-    ID_HASH_SEED,
-    RESTART,
-    GameGroup,
-    GroupReading,
-    game_groups,
-    id_hashes,
-)
+from rating_core.ingest.common import ID_HASH_SEED, IngestResult, id_hashes, repeated_hashes
+from rating_core.ingest.inbox import RESTART, GameGroup, GroupReading, game_groups
 from rating_core.lake import tables
 from rating_core.lake.digests import content_hash
 from rating_core.lake.storage import (
@@ -265,8 +258,7 @@ def _dated_after_today(quarantine: pl.DataFrame) -> bool:
 
 def _repeats(hashes: np.ndarray) -> set[int]:
     """The hashes that occur more than once."""
-    ordered = np.sort(hashes)
-    return set(ordered[1:][ordered[1:] == ordered[:-1]].tolist())
+    return repeated_hashes([hashes])
 
 
 def _common(a: np.ndarray, b: np.ndarray) -> set[int]:

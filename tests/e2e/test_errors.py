@@ -83,6 +83,15 @@ if KIND:
         return _read_bytes(self)
 
     pathlib.Path.read_bytes = read_bytes
+    _open = pathlib.Path.open
+
+    def open_for_reading(self, mode="r", *args, **kwargs):
+        # files are read through open() as well (a digest, a CSV a block at a time)
+        if KIND == "eacces-read" and WHERE in str(self) and "r" in mode:
+            _fail(self)
+        return _open(self, mode, *args, **kwargs)
+
+    pathlib.Path.open = open_for_reading
 '''
 
 

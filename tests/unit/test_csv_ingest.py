@@ -9,10 +9,20 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from rating_core import budget
 from rating_core.ingest.common import UnreadableFileError
 from rating_core.ingest.csv_games import read_federation_games, read_game_csv, read_platform_games
 from rating_core.ingest.inbox import ingest_games
 from rating_core.schemas import QUARANTINE_SCHEMA, RAW_GAMES_SCHEMA
+
+
+@pytest.fixture(autouse=True, params=["whole", "rows one at a time"])
+def csv_chunk_rows(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test runs twice: the CSV read whole, and read a row at a time (`budget.CSV_ROWS`),
+    which must give the same rows, lines and quarantine (issue 31 item 2)."""
+    if request.param != "whole":
+        monkeypatch.setattr(budget, "CSV_ROWS", 1)
+
 
 PLATFORM_HEADER = (
     "game_id,played_at,white_id,black_id,result,time_control,rated,kind,plies,termination"

@@ -8,6 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from rating_core import budget
 from rating_core.ingest.common import UnreadableFileError
 from rating_core.ingest.registry import (
     parse_starting_list_name,
@@ -22,6 +23,14 @@ from rating_core.schemas import (
     PLAYERS_SCHEMA,
     STARTING_LIST_SCHEMA,
 )
+
+
+@pytest.fixture(autouse=True, params=["whole", "rows one at a time"])
+def csv_chunk_rows(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test runs twice: the CSV read whole, and read a row at a time (`budget.CSV_ROWS`),
+    which must give the same rows, lines and quarantine (issue 31 item 2)."""
+    if request.param != "whole":
+        monkeypatch.setattr(budget, "CSV_ROWS", 1)
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:
