@@ -11,7 +11,6 @@ from __future__ import annotations
 import codecs
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -158,22 +157,12 @@ def is_utf8(path: Path) -> bool:
     return True
 
 
-@contextmanager
-def _scan_bytes(size: int) -> Iterator[None]:
-    """Polars' CSV scan parsing `size` bytes of text at a time (`POLARS_CSV_CHUNK_SIZE`, read
-    when a scan starts) unless the environment sets it: its read-ahead is a few such pieces,
-    which by default add up to hundreds of megabytes whatever the chunks asked for."""
-    if _SCAN_VARIABLE in os.environ:
-        yield
-        return
-    os.environ[_SCAN_VARIABLE] = str(size)
-    try:
-        yield
-    finally:
-        os.environ.pop(_SCAN_VARIABLE, None)
-
-
 _SCAN_VARIABLE = "POLARS_CSV_CHUNK_SIZE"
+# Polars' CSV scan parses `SCAN_BYTES` of text at a time (read when a scan starts) unless the
+# environment says otherwise: its read-ahead is a few such pieces, which by default add up to
+# hundreds of megabytes whatever the chunks asked for. Set once, when this module is imported
+# (before the ingest's threads start), never changed while a scan runs on another thread.
+os.environ.setdefault(_SCAN_VARIABLE, str(SCAN_BYTES))
 
 
 @dataclass
@@ -193,7 +182,6 @@ class CsvChunks:
     rows: int | None = None
     key: str | None = None
     repeated: frozenset[int] = frozenset()
-    scan_bytes: int = SCAN_BYTES
     hashes: list[np.ndarray] = field(default_factory=list, init=False)
     _utf8: bool | None = field(default=None, init=False, repr=False)
 
@@ -217,22 +205,21 @@ class CsvChunks:
         )
         first = pl.DataFrame(schema={"key": pl.String, "line": pl.Int64})  # repeated keys' lines
         lines, header, yielded = 0, True, False
-        with _scan_bytes(self.scan_bytes):
-            batches = iter(scan.collect_batches(chunk_size=self.rows or budget.CSV_ROWS))
-            while True:
-                try:
-                    body = next(batches, None)
-                except Exception as exc:  # noqa: BLE001 - any parser failure means "not a CSV"
-                    raise UnreadableFileError(f"{source}: not a readable CSV file ({exc})") from exc
-                if body is None:
-                    if yielded:
-                        return
-                    body = pl.DataFrame(schema=dict.fromkeys(positional, pl.String))
-                frame, lines = self._rows(body, names, positional, lines, header=header)
-                header = header and not body.height  # the first row read is the header
-                frame, first = self._with_earlier(frame, first)
-                yielded = True
-                yield CsvTable(frame=frame, columns=tuple(names), source_file=source)
+        batches = iter(scan.collect_batches(chunk_size=self.rows or budget.CSV_ROWS))
+        while True:
+            try:
+                body = next(batches, None)
+            except Exception as exc:  # noqa: BLE001 - any parser failure means "not a CSV"
+                raise UnreadableFileError(f"{source}: not a readable CSV file ({exc})") from exc
+            if body is None:
+                if yielded:
+                    return
+                body = pl.DataFrame(schema=dict.fromkeys(positional, pl.String))
+            frame, lines = self._rows(body, names, positional, lines, header=header)
+            header = header and not body.height  # the first row read is the header
+            frame, first = self._with_earlier(frame, first)
+            yielded = True
+            yield CsvTable(frame=frame, columns=tuple(names), source_file=source)
 
     def _header(self) -> list[str]:
         """The header's names, stripped; refused when empty or when a name appears twice."""
