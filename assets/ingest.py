@@ -150,10 +150,10 @@ def corrections(paths: PipelinePaths) -> dg.MaterializeResult:
     description="Moderation decisions platform/moderation/*.csv (a decision needs its game).",
 )
 def moderation_decisions(paths: PipelinePaths) -> dg.MaterializeResult:
-    game_ids = None  # without a decision file the game ids are not read back (1M of them)
-    if inbox_readers.moderation_files(paths.inbox_path):
-        known = read_table(paths.lake_path, "games", schema={"game_id": pl.String})
-        game_ids = known.select("game_id").collect().get_column("game_id")
+    game_ids = None  # without a decision file no game id is read back
+    if inbox_readers.moderation_files(paths.inbox_path):  # only the ids the decisions name
+        named = inbox_readers.moderation_game_ids(paths.inbox_path)
+        game_ids = ingest_store.known_game_ids(paths.lake_path, named)
     batch = inbox_readers.ingest_moderation(paths.inbox_path, game_ids)
     _store(paths, "moderation", batch, partitioned=False)
     return _result(paths, batch)
@@ -211,7 +211,7 @@ def games_are_classified(paths: PipelinePaths) -> dg.AssetCheckResult:
             | ((pl.col("source") != "platform") & pl.col("rating_list").is_null())
         )
         .select(pl.len())
-        .collect()
+        .collect(engine="streaming")
         .item()
     )
     return dg.AssetCheckResult(passed=unclassified == 0, metadata={"unclassified": unclassified})

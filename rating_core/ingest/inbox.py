@@ -30,7 +30,7 @@ from rating_core.ingest.common import (
     quarantine_rows,
 )
 from rating_core.ingest.corrections import CORRECTIONS_FILE, CORRECTIONS_SCHEMA, read_corrections
-from rating_core.ingest.csv_games import platform_game_chunks, read_game_csv
+from rating_core.ingest.csv_games import CsvChunks, platform_game_chunks, read_game_csv
 from rating_core.ingest.merges import (
     MERGES_FILE,
     MERGES_SCHEMA,
@@ -502,6 +502,21 @@ def ingest_corrections(inbox: Path) -> InboxBatch:
 def moderation_files(inbox: Path) -> list[Path]:
     """The `platform/moderation/*.csv` decision files, sorted."""
     return _files(Path(inbox) / "platform" / "moderation", (".csv",))
+
+
+def moderation_game_ids(inbox: Path) -> pl.Series:
+    """The game ids the decision files name (stripped, each once; a file that cannot be read
+    names none: its reading says why), so that only those are looked up in the games table."""
+    named = [pl.Series("game_id", [], dtype=pl.String)]
+    for path in moderation_files(inbox):
+        try:
+            for table in CsvChunks(path, path.name).tables():
+                if "game_id" in table.frame.columns:
+                    named.append(table.frame.get_column("game_id"))
+        except UnreadableFileError:
+            continue
+    ids = pl.concat(named)
+    return ids.filter(ids != "").unique().sort()
 
 
 def ingest_moderation(inbox: Path, known_game_ids: pl.Series | None = None) -> InboxBatch:

@@ -490,6 +490,20 @@ def refresh_player_names(lake: Path, registry: pl.DataFrame, outcome: StoreOutco
     return True
 
 
+def known_game_ids(lake: Path, ids: pl.Series) -> pl.Series:
+    """Those of `ids` the games table holds (read through a filter on them, streamed: never
+    the table's every id)."""
+    if not ids.len():
+        return ids.clear()
+    return (
+        read_table(lake, tables.GAMES, schema={"game_id": pl.String})
+        .select("game_id")
+        .filter(pl.col("game_id").is_in(ids.implode()))
+        .collect(engine="streaming")
+        .get_column("game_id")
+    )
+
+
 def duplicate_game_ids(lake: Path) -> int:
     """How many records of the games table repeat a game id another record holds (from every
     group's id hashes; a repeated hash is checked against the ids themselves)."""
