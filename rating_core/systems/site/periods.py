@@ -1,5 +1,6 @@
-"""Site ratings over a range of periods in one pass (issue 10): every period's result, each
-exactly what `site_replay` gives for that period's games from the period before's state."""
+"""Site ratings over a range of periods in memory: every period's result, each exactly what
+`site_replay` gives for that period's games from the period before's state (the frame-based
+entry the tests and the calculators use; a run streams the lake through `SiteReplay`)."""
 
 from __future__ import annotations
 
@@ -24,9 +25,10 @@ def site_replay_periods(
     """Replay the platform games of `periods` (ascending months; the `period` column says
     which) from `previous` (the state before the first), one result per period.
 
-    The games are classified, coded and replayed once, the state snapshotted at each period's
-    end, so the cost is per game, not per period. A period without games carries the state on
-    with an empty history. Raises ValueError when a game's period is not one of `periods`.
+    The ids are coded once and each period's games fed to one `SiteReplay` as a batch, the
+    state read out at each period's end, so the cost is per game, not per period. A period
+    without games carries the state on with an empty history. Raises ValueError when a game's
+    period is not one of `periods`.
     """
     check_periods(periods)
     if not periods:
