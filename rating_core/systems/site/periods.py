@@ -1,6 +1,6 @@
 """Site ratings over a range of periods in memory: every period's result, each exactly what
 `site_replay` gives for that period's games from the period before's state (the frame-based
-entry the tests and the calculators use; a run streams the lake through `SiteReplay`)."""
+entry, for frames already in memory; a run streams the lake through `SiteReplay`)."""
 
 from __future__ import annotations
 
