@@ -22,7 +22,7 @@ import duckdb
 import polars as pl
 
 from rating_core.lake import tables
-from rating_core.lake.storage import partition_files, read_table
+from rating_core.lake.storage import partition_files
 from rating_core.lake.tables import LakeTable
 from rating_core.schemas import TableSchema
 
@@ -58,10 +58,6 @@ class LakeBatches:
         assert schema is not None, f"{self.TABLE.name} has no fixed schema"
         return schema
 
-    def _rows(self) -> pl.LazyFrame:
-        rows = read_table(self.lake, self.TABLE, self.periods, schema=self.schema)
-        return rows if self.SOURCE is None else rows.filter(pl.col("source") == self.SOURCE)
-
     def players(self) -> pl.Series:
         """Every player id of the rows (both sides, each once, nulls dropped): DuckDB's
         distinct, within the sort's memory (a Polars unique held every id of every game)."""
@@ -79,11 +75,6 @@ class LakeBatches:
         ids = pl.from_arrow(table)
         assert isinstance(ids, pl.DataFrame)
         return ids.get_column("player_id")
-
-    def counts(self) -> dict[str, int]:
-        """The rows of each period (for progress reports)."""
-        counted = self._rows().group_by("period").len().collect(engine="streaming")
-        return {str(p): int(n) for p, n in counted.iter_rows()}
 
     def batches(self, period: str) -> Iterator[pl.DataFrame]:
         """The rows of `period` in `ORDER`, `batch_rows` at a time, typed as the table types

@@ -10,7 +10,7 @@ list rows.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -63,10 +63,6 @@ class GameSource(Protocol):
         """Every player id of the games (repeats allowed)."""
         ...
 
-    def counts(self) -> Mapping[str, int]:
-        """The games of each period (for progress reports)."""
-        ...
-
     def batches(self, period: str) -> Iterator[pl.DataFrame]:
         """The games of `period` in replay order, a batch at a time."""
         ...
@@ -82,11 +78,6 @@ class FrameSource:
 
     def players(self) -> pl.Series:
         return pl.concat([self.frame.get_column(c).cast(pl.String) for c in self.sides])
-
-    def counts(self) -> Mapping[str, int]:
-        if not self.frame.height:
-            return {}
-        return {str(p): int(n) for p, n in self.frame.group_by("period").len().iter_rows()}
 
     def batches(self, period: str) -> Iterator[pl.DataFrame]:
         rows = self.frame.filter(pl.col("period") == period)

@@ -29,12 +29,3 @@ def report_period(system: str, done: int, periods: list[str], games: int) -> Non
     """Report (`rating_core.progress`) that `done` of the range's `periods` are rated, `games`
     games or matches in them: once per period, never per game, so a listener costs nothing."""
     report(Progress("rating", system, done, len(periods), "periods", games))
-
-
-def rows_per_period(frame: pl.DataFrame, periods: list[str]) -> list[int]:
-    """Rows of `frame` (column `period`) in each of `periods`, counted in one Polars pass: the
-    games of each period of a one-pass replay, for its progress reports."""
-    if not frame.height:
-        return [0] * len(periods)
-    counts = dict(frame.group_by("period").len().iter_rows())
-    return [int(counts.get(period, 0)) for period in periods]

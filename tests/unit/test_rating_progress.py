@@ -12,7 +12,6 @@ from rating_core.progress import Progress, listening
 from rating_core.schemas import GAMES_SCHEMA, conform
 from rating_core.systems.contract import CollectedRows
 from rating_core.systems.federation import club_lists_periods, fide_lists_periods
-from rating_core.systems.period_range import rows_per_period
 from rating_core.systems.platform import fibs_lists_periods, site_lists_periods
 from tests.unit.test_club import games_frame
 from tests.unit.test_corrections import FIDE_START
@@ -120,9 +119,3 @@ def test_fibs_reports_its_matches() -> None:
         lambda: dict(fibs_lists_periods(matches(*rows), None, None, None, PERIODS, CollectedRows()))
     )
     assert [(r[1], r[2], r[5]) for r in reports] == [("fibs", 1, 1), ("fibs", 2, 2), ("fibs", 3, 2)]
-
-
-def test_rows_per_period_counts_in_the_ranges_order() -> None:
-    frame = pl.DataFrame({"period": ["2026-05", "2026-03", "2026-05"]})
-    assert rows_per_period(frame, PERIODS) == [1, 0, 2]
-    assert rows_per_period(frame.clear(), PERIODS) == [0, 0, 0]
