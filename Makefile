@@ -11,7 +11,7 @@ export UV_PYTHON := $(shell command -v $(PYTHON))
 # uv compiles the dependencies; the project itself is installed editable, so compileall does it.
 export UV_COMPILE_BYTECODE := 1
 
-.PHONY: setup run test lint bench bench-e2e bench-scale clean
+.PHONY: setup run test test-fast lint bench bench-e2e bench-scale clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -33,6 +33,10 @@ test: setup
 	.venv/bin/ruff format --check .
 	.venv/bin/mypy
 	.venv/bin/pytest
+
+# The quick tier while you work (under two minutes): no end-to-end, slow or browser tests.
+test-fast: setup
+	.venv/bin/pytest -m "not e2e and not slow and not browser"
 
 lint: setup
 	.venv/bin/ruff check --fix .

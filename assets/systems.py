@@ -8,7 +8,7 @@ function, which yields each period's `PeriodOutput` as it completes (and sends a
 per-game tables batch by batch to a sink). Each period's tables are staged as they come and its
 checks evaluated, only its states kept for the next; the range's files become visible together
 at the end. A failing check reports the first failing period in its metadata; Dagster then skips
-the publishing asset, and `ratings run` publishes the periods before it (`pipelines.runner`).
+the publishing asset, and `ratings run` publishes the periods before it (`pipelines.cli.run`).
 The publishing asset publishes a few periods at a time, in order, within the run's budget.
 """
 

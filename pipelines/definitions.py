@@ -11,7 +11,7 @@ from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
 from assets.resources import PipelinePaths
 from pipelines.automation import inbox_sensor, ingest_job, lists_job, monthly_lists_schedule
 from pipelines.registry import period_assets
-from pipelines.runner import data_periods
+from rating_core.lake.data_periods import data_periods
 
 INBOX = os.environ.get("RATINGS_INBOX", "data_samples")
 LAKE = os.environ.get("RATINGS_LAKE", "lake")

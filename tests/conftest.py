@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from rating_core import budget
+from tests.support.inbox import write_inbox
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "data_samples"
 EXTERNAL = ROOT.parent / "shared" / "external"
@@ -49,7 +52,7 @@ def external() -> Path:
 def todays_fide_rules() -> Iterator[None]:
     """Rate every FIDE period by today's rules (RULES §3), without the era of its date nor the
     one-time compression (RULES §3.3): for tests of today's rules whose periods (2024) predate
-    them. The eras themselves are tested in `tests/unit/test_fide_eras.py`."""
+    them. The eras themselves are tested in `tests/rating_core/systems/fide/test_eras.py`."""
     from rating_core.systems import federation
     from rating_core.systems.fide import period
     from rating_core.systems.fide.rules import FIDE_RULES
@@ -100,3 +103,21 @@ def lake_held_elsewhere() -> Callable[[Path], AbstractContextManager[subprocess.
     """`with lake_held_elsewhere(lake) as holder:` another process holds the lake's lock; closing
     `holder.stdin` releases it."""
     return _held_elsewhere
+
+
+@pytest.fixture
+def csv_in_chunks_of_two_rows(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A bad-input case reads its CSV files two rows at a time (`budget.CSV_ROWS`, in this process):
+    what a case asserts of a whole file's reading holds across chunks too (issue 31 item 2).
+    The `ratings` command's cases, in a process of their own, read them whole."""
+    monkeypatch.setattr(budget, "CSV_ROWS", 2)
+
+
+@pytest.fixture
+def inbox_factory(tmp_path: Path):
+    """`inbox_factory({...})` writes an inbox in this test's temporary folder."""
+
+    def make(files: dict[str, str | bytes]) -> Path:
+        return write_inbox(tmp_path, files)
+
+    return make

@@ -4,7 +4,7 @@ Each function answers one chart's question from what was published (`lists/`) or
 (`games`, `matches`, `quarantine`): the rating distribution and the top movers of each list's
 latest period, players and games per period, quarantine reasons by count, and one player's
 rating on every list over time with the versions that revised it. The rendering lives in
-`pipelines.report_page`; this module only reads, so a notebook can use the same frames.
+`pipelines.cli.report_page`; this module only reads, so a notebook can use the same frames.
 """
 
 from __future__ import annotations

@@ -18,6 +18,8 @@ from rating_core.lake import tables
 from rating_core.lake.storage import read_table, table_partitions
 from rating_core.systems.fide.rules import FIDE_RULES
 
+pytestmark = pytest.mark.e2e
+
 PLAYERS = """player_id,name,is_bot,bot_rating,email_verified,display_name,birth_date
 u-a,Ann,false,,true,ann,1990
 u-b,Bob,false,,true,bob,1991
@@ -231,7 +233,7 @@ def test_a_check_failing_in_a_later_period_publishes_the_periods_before_it(
     """One run rates 2026-01 and 2026-02 in one step; the FIDE floor check fails in 2026-02
     only: FIDE publishes 2026-01 and not 2026-02, the other systems publish both, and the
     summary names the check and the period."""
-    from pipelines.runner import run_pipeline
+    from pipelines.cli.run import run_pipeline
 
     inbox, lake = make_inbox(tmp_path), tmp_path / "lake"
     fide_floor_rule(lambda check: int(check.period == "2026-02"))
@@ -248,7 +250,7 @@ def test_a_check_failing_in_a_later_period_publishes_the_periods_before_it(
 def test_a_check_failing_in_the_first_period_of_the_range_publishes_none_of_it(
     tmp_path: Path, fide_floor_rule
 ) -> None:
-    from pipelines.runner import run_pipeline
+    from pipelines.cli.run import run_pipeline
 
     inbox, lake = make_inbox(tmp_path), tmp_path / "lake"
     fide_floor_rule(lambda check: 1)

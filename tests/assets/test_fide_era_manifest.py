@@ -8,6 +8,7 @@ from pathlib import Path
 
 import dagster as dg
 import polars as pl
+import pytest
 
 from assets.ingest import INGEST_ASSETS
 from assets.period_io import publish_rows
@@ -15,6 +16,8 @@ from assets.resources import PipelinePaths
 from pipelines.registry import PERIOD_ASSETS
 from rating_core.lake import publishing as publish
 from rating_core.systems.contract import LIST_COLUMN, RULES_COLUMN
+
+pytestmark = pytest.mark.e2e
 
 FEDERATION = """game_id,tournament_id,round,played_on,white_id,black_id,result,rating_list
 t1,T,1,2024-02-10,f1,f2,1-0,standard

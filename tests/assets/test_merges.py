@@ -8,11 +8,13 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipelines.cli import main
-from pipelines.runner import run_pipeline
+from pipelines.cli.app import main
+from pipelines.cli.run import run_pipeline
 from rating_core.lake import publishing as publish
 from rating_core.lake import tables
 from rating_core.lake.storage import read_table
+
+pytestmark = pytest.mark.e2e
 
 PLAYERS = """player_id,name,federation,birth_date
 a-3,Ayla Demir,TUR,1990
@@ -257,7 +259,7 @@ def test_bad_and_unknown_merge_rows_are_quarantined_and_the_good_row_still_appli
 def test_a_cycle_met_by_the_merges_asset_stops_the_run_in_one_sentence(tmp_path: Path) -> None:
     """Without the command line's check first (a sensor's run): the merges asset refuses the
     file, the run stops after ingest with the same sentence, and nothing is published."""
-    from pipelines.errors import UserError
+    from pipelines.cli.errors import UserError
 
     inbox = make_inbox(tmp_path, unify=False, merges=False)
     (inbox / "federation" / "merges.csv").write_text(

@@ -12,10 +12,12 @@ import polars as pl
 import pytest
 
 from assets import systems
-from pipelines.runner import run_pipeline
+from pipelines.cli.run import run_pipeline
 from rating_core import budget
 from rating_core.lake.storage import read_table
 from rating_core.progress import Progress
+
+pytestmark = pytest.mark.e2e
 
 MATCHES = 6_000
 

@@ -9,10 +9,12 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from pipelines.runner import run_pipeline
+from pipelines.cli.run import run_pipeline
 from rating_core import budget
 from rating_core.ingest.pgn_synth import generate_pgn
 from rating_core.lake.storage import read_table
+
+pytestmark = pytest.mark.e2e
 
 GAMES = 24_000
 

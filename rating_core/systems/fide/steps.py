@@ -12,7 +12,7 @@ the table; ΔR = S - PD, all in integer hundredths) exist in three versions, sid
 The rules are those of one era (`FideRules`, RULES §3.3): where it limits the 400-point cap to
 one game per tournament (2022-01 to 2024-02), `one_game_uncapped` marks the sides using the real
 difference for the numpy and numba versions, and `rate_rows` finds them over `event_keys`.
-`tests/unit/test_fide_steps.py` checks that the three agree side by side, under every era. Step 4 (K and its cap)
+`tests/rating_core/systems/fide/test_steps.py` checks that the three agree side by side, under every era. Step 4 (K and its cap)
 is `k_base_exprs` and `k_capped_expr`; `select_rated_games` and `two_sided` pick the games a
 period rates and lay them out one row per player per game.
 """

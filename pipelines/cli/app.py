@@ -1,0 +1,437 @@
+"""The `ratings` command line (DESIGN §7): run the pipeline, read lists, the seeds' calculators.
+
+A user mistake (a missing folder, an unknown list, a malformed `--game`, an unknown option) ends
+with one sentence on stderr and exit status 2; a fault of the machine (a full disk) or a bug ends
+with one sentence and exit status 1 (`RATINGS_DEBUG=1` shows the traceback). Never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import importlib
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from pipelines.cli import as_of, query, report
+from pipelines.cli.errors import UserError, debug_enabled, describe_exception
+from pipelines.cli.output import console, err_console
+
+LAZY_MODULES = ("calculators", "export", "reading")
+"""Command modules imported only by their own command (they import Polars); still reachable as
+attributes of this module (`cli.calculators`), imported on first use."""
+
+
+def __getattr__(name: str) -> object:
+    """`cli.calculators` and the other LAZY_MODULES, imported when first asked for."""
+    if name in LAZY_MODULES:
+        return importlib.import_module(f"pipelines.cli.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+_VALUE_LOOKING_LIKE_AN_OPTION = re.compile(r"^-[^-A-Za-z]")
+"""`-:1` (an unrated opponent), `-5`, `-.5`: no option of ours starts like that, so it is a value."""
+
+_ARGPARSE_WORDING = [
+    (re.compile(r"^argument (?P<opt>[^:]+): expected one argument$"), "{opt} needs a value"),
+    (
+        re.compile(r"^argument (?P<opt>[^:]+): invalid int value: (?P<value>.+)$"),
+        "{opt} takes a whole number, not {value}",
+    ),
+    (
+        re.compile(r"^argument (?P<opt>[^:]+): invalid float value: (?P<value>.+)$"),
+        "{opt} takes a number, not {value}",
+    ),
+    (
+        re.compile(
+            r"^argument command: invalid choice: (?P<value>\S+) \(choose from (?P<choices>.+)\)$"
+        ),
+        "unknown command {value}; the commands are {choices}",
+    ),
+    (
+        re.compile(
+            r"^argument system: invalid choice: (?P<value>\S+) \(choose from (?P<choices>.+)\)$"
+        ),
+        "unknown calculator {value}; the calculators are {choices}",
+    ),
+    (
+        re.compile(
+            r"^argument (?P<opt>[^:]+): invalid choice: (?P<value>\S+) \(choose from (?P<choices>.+)\)$"
+        ),
+        "{opt} must be one of {choices}, not {value}",
+    ),
+    (re.compile(r"^the following arguments are required: (?P<names>.+)$"), "missing {names}"),
+    (re.compile(r"^unrecognized arguments: (?P<args>.+)$"), "unknown option or argument '{args}'"),
+    (
+        re.compile(r"^argument (?P<opt>[^:]+): ignored explicit argument (?P<value>.+)$"),
+        "{opt} takes no value (got {value})",
+    ),
+    (re.compile(r"^argument (?P<opt>[^:]+): (?P<problem>.+)$"), "{opt}: {problem}"),
+]
+"""argparse's error messages, in the plain wording of the rest of the command line."""
+
+
+_ARGUMENT_NAMES = {"command": "a command", "system": "a calculator"}
+"""How a missing subcommand is named (argparse says its `dest`)."""
+
+
+def _argument_sentence(prog: str, message: str, choices: dict[str, list[str]]) -> str:
+    """One sentence for an argparse error, naming the command and pointing at its --help."""
+    text = message.strip()
+    for dest, names in choices.items():
+        if text == f"the following arguments are required: {dest}":
+            text = f"the following arguments are required: {_ARGUMENT_NAMES.get(dest, dest)}"
+            text += f" ({', '.join(names)})"
+    for pattern, wording in _ARGPARSE_WORDING:
+        match = pattern.match(text)
+        if match:
+            text = wording.format(**match.groupdict())
+            break
+    command = prog.removeprefix("ratings").strip()
+    where = f"{command}: " if command else ""
+    return f"{where}{text} (see '{prog} --help')"
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with the project's error contract: one `ratings:` sentence, exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        """Raise the mistake as a UserError instead of printing the usage block."""
+        subcommands = {
+            str(action.dest): list(action.choices)
+            for action in self._actions
+            if isinstance(action, argparse._SubParsersAction) and action.choices
+        }
+        raise UserError(_argument_sentence(self.prog, message, subcommands))
+
+    def _parse_optional(self, arg_string: str):  # type: ignore[no-untyped-def]
+        """Read `-:1` (and other dash-led values no option starts with) as a value."""
+        if _VALUE_LOOKING_LIKE_AN_OPTION.match(arg_string):
+            return None
+        return super()._parse_optional(arg_string)
+
+
+def _lake_folder(text: str) -> str:
+    """`--lake` is a local folder: a URL (`s3://...`) is refused while parsing the arguments."""
+    from rating_core.lake.location import as_local_path
+
+    try:
+        as_local_path(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
+
+
+def _add_lake(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--lake", default="lake", type=_lake_folder, help="lake folder (default ./lake)"
+    )
+
+
+EXECUTORS = ("in_process", "multiprocess")
+"""Where `ratings run --executor` runs the range's steps (see `pipelines.jobs`)."""
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The argument parser of every subcommand, or of `command` alone: a command imports only its
+    own modules (`ratings query "SELECT 1"` starts without Polars, issue 31)."""
+    parser = _Parser(prog="ratings", description="Rating-list pipeline.")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def wanted(name: str) -> bool:
+        return command is None or command == name
+
+    if wanted("run"):
+        _add_run_parser(sub)
+    if wanted("show"):
+        _add_show_parser(sub)
+    if wanted("diff"):
+        _add_diff_parser(sub)
+    if wanted("history"):
+        _add_history_parser(sub)
+    if wanted("query"):
+        query.add_query_parser(sub, _add_lake)
+    if wanted("preview"):
+        from pipelines.cli.preview import add_preview_parser
+
+        add_preview_parser(sub)
+    if wanted("ui"):
+        ui = sub.add_parser("ui", help="open the Dagster web UI on this workspace")
+        ui.add_argument("--inbox", default="data_samples")
+        _add_lake(ui)
+        ui.add_argument("--port", type=int, default=3000)
+    if wanted("report"):
+        report.add_report_parser(sub, _add_lake)
+    if wanted("export"):
+        from pipelines.cli import export
+
+        _add_lake(export.add_export_parser(sub))
+    if wanted("calc"):
+        from pipelines.cli import calculators
+
+        calc = sub.add_parser("calc", help="the calculators of the seed pages, every step shown")
+        calculators.add_calc_parsers(calc.add_subparsers(dest="system", required=True))
+    return parser
+
+
+def _add_run_parser(sub: argparse._SubParsersAction) -> None:
+    """`ratings run`."""
+    run = sub.add_parser("run", help="ingest the inbox and publish every list, period by period")
+    run.add_argument("--inbox", default="data_samples", help="inbox folder (default data_samples)")
+    _add_lake(run)
+    run.add_argument(
+        "--full", action="store_true", help="recompute every period, not only from the first change"
+    )
+    run.add_argument(
+        "--executor",
+        choices=EXECUTORS,
+        default="in_process",
+        help="run the systems' steps in this process (default) or side by side, one process each",
+    )
+    run.add_argument(
+        "--timings",
+        action="store_true",
+        help="after the summary, print each step's wall and CPU time and page faults",
+    )
+    run.add_argument(
+        "--memory",
+        metavar="SIZE",
+        help="a memory budget such as 3G or 1500MiB: the ingest's buffers and the largest "
+        "archive window follow it, and a lake whose players alone would not fit is refused",
+    )
+
+
+def _add_show_parser(sub: argparse._SubParsersAction) -> None:
+    """`ratings show`."""
+    show = sub.add_parser("show", help="show a published list (or, without LIST, what exists)")
+    show.add_argument("list", nargs="?", help="list name, e.g. fide-standard or site-elo")
+    show.add_argument("--period", help="YYYY-MM (default: the latest)")
+    show.add_argument("--version", type=int, help="version number, 1 or more (default: the latest)")
+    show.add_argument(
+        "--top", type=int, help="rows to print, 1 or more (default 20; every row with --all/--json)"
+    )
+    show.add_argument("--json", action="store_true", help="print JSON (every row and column)")
+    show.add_argument("--all", action="store_true", help="print every row and column")
+    as_of.add_as_of_options(show)
+    _add_lake(show)
+
+
+def _add_diff_parser(sub: argparse._SubParsersAction) -> None:
+    """`ratings diff`."""
+    diff = sub.add_parser("diff", help="show what a version changed against its parent")
+    diff.add_argument("list")
+    diff.add_argument("period")
+    diff.add_argument("--version", type=int, help="version, 2 or more (default: the latest)")
+    diff.add_argument(
+        "--from-original",
+        action="store_true",
+        help="against the period's original list instead of the version's parent",
+    )
+    diff.add_argument("--json", action="store_true", help="print JSON")
+    diff.add_argument("--all", action="store_true", help="print every column")
+    _add_lake(diff)
+
+
+def _add_history_parser(sub: argparse._SubParsersAction) -> None:
+    """`ratings history`."""
+    history = sub.add_parser("history", help="a player's values, game by game, with the causes")
+    history.add_argument("player")
+    history.add_argument("--json", action="store_true", help="print JSON")
+    history.add_argument("--all", action="store_true", help="print every column")
+    as_of.add_as_of_options(history)
+    _add_lake(history)
+
+
+def _check_lake_folder(lake: Path) -> None:
+    """Refuse, before any work, a lake path that is a file or lies under one."""
+    for path in (lake, *lake.parents):
+        if path.exists():
+            if not path.is_dir():
+                if path == lake:
+                    raise UserError(f"the lake '{lake}' is a file, not a folder")
+                raise UserError(f"the lake '{lake}' is not a folder: '{path}' is a file")
+            return
+
+
+def _memory(text: str | None) -> int | None:
+    """`--memory` in bytes (None: not given), or one `ratings:` sentence."""
+    from rating_core.budget import BudgetError, memory_bytes
+
+    if text is None:
+        return None
+    try:
+        return memory_bytes(text)
+    except BudgetError as error:
+        raise UserError(str(error)) from error
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """Materialize everything through Dagster in period order and print the summary."""
+    from pipelines.cli.prepare import start_warm_up
+    from pipelines.cli.timings import StepClock, print_timings
+    from rating_core.ingest.inbox import check_merge_chains, inbox_files
+    from rating_core.ingest.merges import MergeChainError
+    from rating_core.systems.club.folders import ClubFolderError
+
+    clock = StepClock()
+    inbox = Path(args.inbox)
+    if not inbox.is_dir():
+        raise UserError(f"inbox folder '{inbox}' does not exist")
+    lake = Path(args.lake)
+    _check_lake_folder(lake)
+    memory = _memory(args.memory)
+    try:  # the inbox's layout, before any work: club folders that cannot each have a list
+        inbox_files(inbox)
+        check_merge_chains(inbox)
+    except (ClubFolderError, MergeChainError) as error:
+        raise UserError(str(error)) from error
+    # a first run's warm-up processes compile the cold kernels from now on, while Dagster is
+    # imported and the lake's instance opened
+    warm_up = start_warm_up(inbox)
+    try:
+        from pipelines.cli.run import run_pipeline
+        from pipelines.cli.summary import print_summary
+
+        resume_collection()
+        clock.lap("imports")
+        outcome = run_pipeline(
+            inbox,
+            lake,
+            console=console,
+            full=args.full,
+            executor=args.executor,
+            warm_up=warm_up,
+            clock=clock,
+            memory=memory,
+        )
+    finally:
+        if warm_up is not None:  # ended by the run; here if the run never started
+            warm_up.stop()
+    clock.lap("closing the lake")
+    print_summary(outcome, console)
+    clock.lap("summary")
+    if args.timings:
+        print_timings(clock, console)
+    return 0 if outcome.ok else 1
+
+
+def ui_environment(inbox: Path, lake: Path) -> dict[str, str]:
+    """The environment of the UI's processes: the workspace reads RATINGS_INBOX / RATINGS_LAKE,
+    and DAGSTER_HOME names the lake's instance (`<lake>/.dagster`, unless the user set one), the
+    one `ratings run --lake` records its runs in."""
+    from assets.resources import instance_home
+
+    return {
+        **os.environ,
+        "RATINGS_INBOX": str(inbox.resolve()),
+        "RATINGS_LAKE": str(lake.resolve()),
+        "DAGSTER_HOME": str(instance_home(lake)),
+    }
+
+
+def cmd_ui(args: argparse.Namespace) -> int:
+    """Start `dagster dev` on the workspace with the chosen inbox and lake, serving the lake's
+    Dagster instance, so the UI shows the materializations and checks of `ratings run`.
+
+    The UI does not take the lake's lock (only `ratings run` does)."""
+    root = Path(__file__).resolve().parents[2]
+    lake = Path(args.lake)
+    _check_lake_folder(lake)
+    env = ui_environment(Path(args.inbox), lake)
+    dagster = Path(sys.executable).with_name("dagster")
+    command = [str(dagster), "dev", "-w", str(root / "workspace.yaml"), "-p", str(args.port)]
+    return subprocess.call(command, cwd=root, env=env)
+
+
+def resume_collection() -> None:
+    """Freeze what the imports made and collect garbage again, if `main` paused collection for
+    its own process: Dagster's import allocates some 200,000 objects that live as long as the
+    process, and collecting while importing them, then scanning them again in every full
+    collection of the run, cost about a second of CPU (issue 10). A no-op otherwise."""
+    if not gc.isenabled():
+        gc.freeze()
+        gc.enable()
+
+
+def skip_final_collection() -> None:
+    """Freeze every live object so that the interpreter's last garbage collection at exit has
+    nothing to look at: after a large run that collection took seconds (freeing the run's
+    frames one cycle at a time), while the operating system reclaims the memory at once.
+    Only for the process's own command: a caller of `main(argv)` lives on."""
+    gc.freeze()
+
+
+IMPORTS_DAGSTER = ("run", "preview")
+"""The commands that import Dagster (and the pipeline) when they start: each calls
+`resume_collection` once it has."""
+
+
+def _cmd_preview(args: argparse.Namespace) -> int:
+    """`ratings preview`, its module (and Dagster with it) imported only for that command: `ratings
+    run` starts reading its PGN files before it imports Dagster."""
+    import pipelines.cli.run  # noqa: F401  (Dagster and the pipeline, imported before collection resumes)
+    from pipelines.cli import preview
+
+    resume_collection()
+    return preview.cmd_preview(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `ratings` console script: every failure ends as one sentence."""
+    handlers: dict[str, Callable[[argparse.Namespace], int] | str] = {
+        "run": cmd_run,
+        "show": "pipelines.cli.reading:cmd_show",
+        "diff": "pipelines.cli.reading:cmd_diff",
+        "history": "pipelines.cli.reading:cmd_history",
+        "query": query.cmd_query,
+        "preview": _cmd_preview,
+        "ui": cmd_ui,
+        "calc": "pipelines.cli.calculators:cmd_calc",
+        "report": report.cmd_report,
+        "export": "pipelines.cli.export:cmd_export",
+    }  # "module:function": imported only when that command runs
+    command = "the command line"
+    if argv is None:  # the `ratings` process itself: no collection until its imports are done
+        gc.disable()
+    try:
+        words = list(sys.argv[1:] if argv is None else argv)
+        first = words[0] if words else None
+        args = build_parser(first if first in handlers else None).parse_args(argv)
+        command = f"'ratings {args.command}'"
+        if args.command not in IMPORTS_DAGSTER:
+            resume_collection()
+        handler = handlers[args.command]
+        if isinstance(handler, str):
+            module, name = handler.split(":")
+            handler = getattr(importlib.import_module(module), name)
+        status = handler(args)
+        if argv is None:  # the `ratings` process itself, about to exit
+            skip_final_collection()
+        return status
+    except UserError as error:
+        _say(str(error))
+        return 2
+    except KeyboardInterrupt:
+        err_console.print("ratings: interrupted", highlight=False)
+        return 130
+    except Exception as error:  # a full disk, a denied permission, or a bug: still one sentence
+        if debug_enabled():
+            raise
+        _say(describe_exception(error, command))
+        return 1
+
+
+def _say(sentence: str) -> None:
+    """Print `ratings: <sentence>` on stderr as one line (no markup, no wrapping)."""
+    err_console.print(
+        f"ratings: {sentence}", style="red", highlight=False, markup=False, soft_wrap=True
+    )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
