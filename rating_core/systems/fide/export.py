@@ -20,6 +20,7 @@ unknown is written (an empty field, `0` for a number). `rank` is not in FIDE's f
 
 from __future__ import annotations
 
+import io
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -232,9 +233,8 @@ def ascii_fields(frame: pl.DataFrame) -> pl.DataFrame:
             continue
         column = frame[name]
         foreign = column.filter(column.str.contains(r"[^\x00-\x7F]")).unique()
-        mapping = {value: anyascii(value) for value in foreign.to_list()}
-        if mapping:
-            column = column.replace(mapping)
+        if foreign.len():
+            column = column.replace(foreign, [anyascii(value) for value in foreign.to_list()])
         folded.append(column.str.replace_all(r"[\x00-\x1F\x7F]", " ").alias(name))
     return frame.with_columns(folded)
 
@@ -262,17 +262,26 @@ def _cell(field: str, width: int) -> pl.Expr:
     OTit list is cut after the last whole title that fits."""
     value = pl.col(field).cast(pl.String)
     value = value.fill_null("0") if field in NUMBER_FIELDS else value.fill_null("")
-    if field == "o_title":
+    if field == "o_title":  # FIDE's own file lets a long list overflow into FOA
         fits = value.str.extract(rf"^(.{{0,{width - 1}}})(?:,|$)", 1)
         value = pl.when(value.str.len_chars() < width).then(value).otherwise(fits.fill_null(""))
     return value.str.slice(0, width - 1).str.pad_end(width)
 
 
-def render_txt(frame: pl.DataFrame, columns: tuple[Column, ...], period: str) -> str:
+def _lines(frame: pl.DataFrame, line: pl.Expr) -> bytes:
+    """`line` of every row, CRLF after each, as bytes (Polars' CSV writer of one unquoted
+    column: no Python loop over the rows)."""
+    out = io.BytesIO()
+    frame.select(line.alias("line")).write_csv(
+        out, include_header=False, quote_style="never", line_terminator=LINE_END
+    )
+    return out.getvalue()
+
+
+def render_txt(frame: pl.DataFrame, columns: tuple[Column, ...], period: str) -> bytes:
     """FIDE's TXT: the header line, then one fixed-width line per row, CRLF after each."""
-    lines = frame.select(pl.concat_str([_cell(c.field, c.width) for c in columns]).alias("l"))
-    body = "".join(f"{line}{LINE_END}" for line in lines["l"].to_list())
-    return txt_header(period, columns) + LINE_END + body
+    body = _lines(frame, pl.concat_str([_cell(c.field, c.width) for c in columns]))
+    return (txt_header(period, columns) + LINE_END).encode("ascii") + body
 
 
 def _xml_text(expr: pl.Expr) -> pl.Expr:
@@ -282,10 +291,11 @@ def _xml_text(expr: pl.Expr) -> pl.Expr:
     return expr.fill_null("")
 
 
-def render_xml(frame: pl.DataFrame, fields: tuple[str, ...]) -> str:
+def render_xml(frame: pl.DataFrame, fields: tuple[str, ...]) -> bytes:
     """FIDE's XML: `<playerslist>`, one `<player>` per row with one element per field of
     `fields` in that order, each on its own CRLF line; no declaration."""
-    players = frame.select(
+    players = _lines(
+        frame,
         pl.concat_str(
             [
                 pl.lit(f"<player>{LINE_END}"),
@@ -297,21 +307,23 @@ def render_xml(frame: pl.DataFrame, fields: tuple[str, ...]) -> str:
                     )
                     for f in fields
                 ],
-                pl.lit(f"</player>{LINE_END}"),
+                pl.lit("</player>"),
             ]
-        ).alias("p")
-    )["p"]
-    return f"<playerslist>{LINE_END}" + "".join(players.to_list()) + f"</playerslist>{LINE_END}"
+        ),
+    )
+    return f"<playerslist>{LINE_END}".encode() + players + f"</playerslist>{LINE_END}".encode()
 
 
 def _file(frame: pl.DataFrame, fmt: Format, columns: tuple[Column, ...], period: str) -> FideFile:
     kept, left_out = numeric_ids(frame)
     kept = ordered(ascii_fields(kept))
     if fmt == "txt":
-        text = render_txt(kept, columns, period)
+        data = render_txt(kept, columns, period)
     else:
-        text = render_xml(kept, tuple(c.field for c in columns))
-    return FideFile(text.encode("ascii"), kept.height, left_out)
+        data = render_xml(kept, tuple(c.field for c in columns))
+    if not data.isascii():  # ascii_fields folds every text: a byte above 127 is a bug here
+        raise ValueError("a FIDE file must be ASCII")
+    return FideFile(data, kept.height, left_out)
 
 
 def per_list_file(
