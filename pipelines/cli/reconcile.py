@@ -117,11 +117,9 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
         )
         return 1 if unexplained else 0
     say = lambda text: console.print(text, highlight=False, markup=False, soft_wrap=True)  # noqa: E731
-    say(
-        f"{args.list} {args.period} v{version} ({ours.height} players) against "
-        f"{Path(args.official).name} ({official.height} players): "
-        f"{differences.height} differ"
-    )
+    say(f"{args.list} {args.period} v{version}: {ours.height} players")
+    say(f"{Path(args.official).name[:60]}: {official.height} players")
+    say(f"{differences.height} players differ:")
     for row in counts.iter_rows(named=True):
         say(f"  {row['players']:>6}  {row['explanation']}")
     for row in differences.iter_rows(named=True):

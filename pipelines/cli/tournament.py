@@ -85,7 +85,7 @@ def report_lines(report: object) -> list[str]:
             f"{'K×ΔR':>7}"
         )
         for game in games[(row["player_id"],)].iter_rows(named=True):
-            opponent = _cut(f"{game['opponent_name'] or game['opponent_id']}", 26)
+            opponent = _cut(game["opponent_name"] or game["opponent_id"] or "(no opponent)", 26)
             head = (
                 f"  {_whole(game['round']):>2} {opponent:<26} {_whole(game['opponent_rating']):>5} "
             )
@@ -95,7 +95,7 @@ def report_lines(report: object) -> list[str]:
                     f"{_number(game['delta_r']):>6} {_number(game['k_delta_r']):>7}"
                 )
             else:
-                note = f"{_score(game['score'])}, not rated: {game['not_counted_reason']}"
+                note = f"{_score(game['score'])}  {game['not_counted_reason']}"
                 lines.append(_cut(head + note, WIDTH))
         if row["ro"] is not None:
             lines.append(

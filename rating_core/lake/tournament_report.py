@@ -108,10 +108,10 @@ def tournament_report(
 ) -> TournamentReport:
     """The report of one tournament from frames.
 
-    `games`: the tournament's games (game_id, round, white_id, black_id). `explanations`: the
-    list's per-game explanation rows (game_id, player_id, opponent_id, own_rating,
-    opponent_rating, counted, not_counted_reason, d_used, pd, score, delta_r, period), any
-    games. `player_explanations`: the list's per-period rows (player_id, period, rating_before,
+    `games`: the tournament's games (game_id, round, white_id, black_id, white_score; rated and
+    status name a bye or a forfeit). `explanations`: the list's per-game rows (game_id,
+    player_id, opponent_id, own_rating, opponent_rating, counted, not_counted_reason, d_used,
+    pd, score, delta_r, period), any games. `player_explanations`: the list's per-period rows (player_id, period, rating_before,
     k_used, k_reason, change, rating_after). `names`: player_id, name.
     """
     ids = games.select("game_id", pl.col("round").cast(pl.Int32))
@@ -173,23 +173,29 @@ def tournament_report(
         [pl.col(c).cast(t) for c, t in PLAYER_COLUMNS.items()]
     )
     position = players.select("player_id").with_row_index("_seat")
+    their_ro = players.select(pl.col("player_id").alias("opponent_id"), pl.col("ro").alias("_rc"))
     game_rows = (
         game_rows.join(position, on="player_id", how="left")
+        .join(their_ro, on="opponent_id", how="left")
+        .with_columns(pl.coalesce("opponent_rating", "_rc").alias("opponent_rating"))
         .sort("_seat", "round", "game_id")
         .select([pl.col(c).cast(t) for c, t in GAME_COLUMNS.items()])
     )
     return TournamentReport(tournament_id, list_name, period, players, game_rows)
 
 
-UNRATED_REASON = "unrated on this list at the period start (the game goes to the newcomer pool)"
+UNRATED_REASON = "player unrated on this list"
 """Why a game of a player without a rating on the list earns no change."""
 
 
 def _unrated_rows(games: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
-    """The games of players the explanations do not hold (unrated on the list at the period
-    start: their games pool towards a first rating, RULES §3), one row per side, not counted."""
+    """The sides of the tournament's games that the explanations do not hold, one row each, not
+    counted: a game not rated at all (a bye, a forfeit: its `status`), or the games of a player
+    unrated on the list at the period start (they pool towards a first rating, RULES §3)."""
     if not {"white_id", "black_id", "white_score"} <= set(games.columns):
         return rows.clear()
+    rated = pl.col("rated").fill_null(True) if "rated" in games.columns else pl.lit(True)
+    status = pl.col("status") if "status" in games.columns else pl.lit(None, pl.String)
     sides = [
         games.select(
             "game_id",
@@ -199,6 +205,8 @@ def _unrated_rows(games: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
             (pl.col("white_score") if own == "white_id" else 1 - pl.col("white_score")).alias(
                 "score"
             ),
+            rated.alias("_rated"),
+            status.cast(pl.String).alias("_status"),
         )
         for own, other in (("white_id", "black_id"), ("black_id", "white_id"))
     ]
@@ -206,11 +214,16 @@ def _unrated_rows(games: pl.DataFrame, rows: pl.DataFrame) -> pl.DataFrame:
     explained = rows.select("game_id", "player_id")
     missing = both.join(explained, on=["game_id", "player_id"], how="anti")
     period = rows.get_column("period").drop_nulls()
+    reason = (
+        pl.when(~pl.col("_rated"))
+        .then(format_text("{}, not rated", pl.col("_status").fill_null("no result")))
+        .otherwise(pl.lit(UNRATED_REASON))
+    )
     return missing.with_columns(
         pl.lit(False).alias("counted"),
-        pl.lit(UNRATED_REASON).alias("not_counted_reason"),
+        reason.alias("not_counted_reason"),
         pl.lit(period[0] if len(period) else None, pl.String).alias("period"),
-    )
+    ).drop("_rated", "_status")
 
 
 class UnknownTournamentError(LookupError):
@@ -261,7 +274,7 @@ def read_tournament_report(lake: Path | str, tournament_id: str) -> TournamentRe
         read_table(lake, tables.GAMES)
         .filter(pl.col("tournament_id") == row["tournament_id"])
         .filter(pl.col("rating_list") == list_name.removeprefix("fide-"))
-        .select("game_id", "round", "white_id", "black_id", "white_score")
+        .select("game_id", "round", "white_id", "black_id", "white_score", "rated", "status")
         .collect()
     )
     ids = games.get_column("game_id")

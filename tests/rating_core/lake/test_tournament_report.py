@@ -146,3 +146,32 @@ def test_history_links_each_change_to_its_tournament() -> None:
     linked = link_tournaments(history, games)
     assert linked["tournament_id"].to_list() == ["T", "U", None]
     assert linked["tournament_ids"].to_list() == [None, None, "T, U"]
+
+
+def test_a_bye_is_named_and_an_unrated_opponent_shows_its_ro() -> None:
+    games = pl.concat(
+        [
+            GAMES.with_columns(rated=pl.lit(True), status=pl.lit("finished")),
+            pl.DataFrame(
+                {
+                    "game_id": ["g4"],
+                    "round": [4],
+                    "white_id": ["a"],
+                    "black_id": [None],
+                    "white_score": [None],
+                    "rated": [False],
+                    "status": ["bye"],
+                },
+                schema_overrides={"black_id": pl.String, "white_score": pl.Float64},
+            ),
+        ]
+    )
+    report = tournament_report("T", "fide-standard", games, EXPLANATIONS, PER_PERIOD, NAMES)
+    bye = report.games.filter(pl.col("game_id") == "g4").row(0, named=True)
+    assert (bye["player_id"], bye["counted"], bye["not_counted_reason"]) == (
+        "a",
+        False,
+        "bye, not rated",
+    )
+    u = report.games.filter(pl.col("player_id") == "u").row(0, named=True)
+    assert u["opponent_rating"] == 1800  # a's Ro, though u earns nothing from it
