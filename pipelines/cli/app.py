@@ -171,6 +171,14 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         from pipelines.cli import export
 
         _add_lake(export.add_export_parser(sub))
+    if wanted("tournament") or wanted("find"):
+        from pipelines.cli import tournament
+
+        tournament.add_parsers(sub, _add_lake)
+    if wanted("reconcile"):
+        from pipelines.cli import reconcile
+
+        reconcile.add_reconcile_parser(sub, _add_lake)
     if wanted("calc"):
         from pipelines.cli import calculators
 
@@ -216,6 +224,9 @@ def _add_show_parser(sub: argparse._SubParsersAction) -> None:
         "--top", type=int, help="rows to print, 1 or more (default 20; every row with --all/--json)"
     )
     show.add_argument("--json", action="store_true", help="print JSON (every row and column)")
+    from pipelines.cli.top_lists import add_top_options
+
+    add_top_options(show)
     show.add_argument("--all", action="store_true", help="print every row and column")
     as_of.add_as_of_options(show)
     _add_lake(show)
@@ -394,6 +405,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "calc": "pipelines.cli.calculators:cmd_calc",
         "report": report.cmd_report,
         "export": "pipelines.cli.export:cmd_export",
+        "tournament": "pipelines.cli.tournament:cmd_tournament",
+        "find": "pipelines.cli.tournament:cmd_find",
+        "reconcile": "pipelines.cli.reconcile:cmd_reconcile",
     }  # "module:function": imported only when that command runs
     command = "the command line"
     if argv is None:  # the `ratings` process itself: no collection until its imports are done

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
-from pipelines.cli import as_of
+from pipelines.cli import as_of, top_lists
 from pipelines.cli.errors import UserError
 from pipelines.cli.output import console, plain, print_json, print_table
 from rating_core.lake import publishing as publish
@@ -25,6 +25,7 @@ TEXT_COLUMNS = ("name", "cause", "reason", "not_counted_reason", "not_rated_beca
 HISTORY_COLUMNS = (
     "period",
     "tournament_id",
+    "tournament_ids",
     "game_id",
     "match_id",
     "number",
@@ -137,7 +138,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     period, version = _pick(lake, args.list, period, version)
     if in_force and not args.json:
         console.print(in_force, highlight=False, markup=False)
-    frame = publish.read_list(lake, args.list, period, version)
+    frame = top_lists.filtered(args, publish.read_list(lake, args.list, period, version), period)
     shown = frame.drop([c for c in ("list", "period", "version") if c in frame.columns])
     if args.json:  # every row unless --top says otherwise: a script is never silently cut short
         manifest = publish.read_manifest(lake, args.list, period, version)
@@ -161,7 +162,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     if "display" in shown.columns:  # provisional ratings show as "1500?"
         shown = shown.with_columns(rating=pl.col("display")).drop("display")
     if not args.all:
-        shown = shown.select([c for c in COMPACT_COLUMNS if c in shown.columns])
+        shown = shown.select([c for c in top_lists.columns(args, COMPACT_COLUMNS) if c in shown])
     if shown.schema.get("rating") == pl.Float64 and (shown["rating"] % 1 == 0).all():
         shown = shown.with_columns(pl.col("rating").cast(pl.Int64))  # integer lists
     shown = shown.with_columns(pl.col(pl.Float64).round(1))
@@ -286,7 +287,12 @@ def player_history(lake: Path, player: str) -> pl.DataFrame:
             frames.append(mine)
     if not frames:
         return pl.DataFrame()
-    return pl.concat(frames, how="diagonal_relaxed")
+    from rating_core.lake.tournament_report import link_tournaments
+
+    found = pl.concat(frames, how="diagonal_relaxed")
+    ids = found.get_column("game_id").drop_nulls() if "game_id" in found.columns else []
+    games = read_table(lake, tables.GAMES).filter(pl.col("game_id").is_in(pl.Series(ids).implode()))
+    return link_tournaments(found, games.select("game_id", "tournament_id").collect())
 
 
 def cmd_history(args: argparse.Namespace) -> int:

@@ -252,3 +252,22 @@ def read_fide_list(path: Path, list_name: str, period: str, source_file: str) ->
     return IngestResult(
         rows=conform(rows, STARTING_LIST_SCHEMA), quarantine=quarantine, notes=notes
     )
+
+
+def read_fide_list_lines(path: Path, list_name: str, period: str, source_file: str) -> pl.DataFrame:
+    """The rated players of FIDE's TXT or XML download as published: player_id, rating, games and
+    K of the list the name says (`ratings reconcile` compares them with ours), after the same
+    checks as `read_fide_list` (a malformed line is left out; read_fide_list quarantines it)."""
+    kind = list_name.removeprefix("fide-")
+    text, _ = _decoded(path, source_file)
+    if path.suffix.lower() == ".txt":
+        fields, labels = _txt_fields(text, source_file, kind, period)
+    else:
+        fields, labels, _ = _xml_fields(text, source_file, kind)
+    good, _ = apply_checks(fields, _checks(labels), "fideid", source_file)
+    return good.select(
+        pl.col("fideid").alias("player_id"),
+        parse_int("rating").fill_null(0).cast(pl.Int64).alias("rating"),
+        parse_int("games").cast(pl.Int64).alias("games"),
+        parse_int("k").cast(pl.Int64).alias("k"),
+    ).filter(pl.col("rating") > 0)
