@@ -15,10 +15,6 @@ import json
 import os
 import re
 import shlex
-import shutil
-import subprocess
-import sys
-from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
@@ -26,79 +22,26 @@ import duckdb
 import polars as pl
 import pytest
 
-from tests.support.docs import Marked, command_lines, doc_block, marked_blocks
+from tests.support.docs import (
+    STAGES,
+    Marked,
+    Scenario,
+    command_lines,
+    doc_block,
+    marked_blocks,
+    play_scenario,
+    run_ratings,
+    shown,
+)
 
 pytestmark = pytest.mark.e2e
 
-ROOT = Path(__file__).resolve().parents[3]
-RATINGS = str(Path(sys.executable).with_name("ratings"))
 OUTPUTS = [b for b in marked_blocks() if b.kind == "output"]
-STAGES = ("late-added", "run", "published")
-
-_NOT_OUTPUT = re.compile(
-    r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ |preparing the (PGN scanner|rating kernels) )"
-)
-"""Lines a run adds only sometimes: progress lines of work that took 5 s or more on a loaded
-machine, and the kernels' compilation on a machine's first run."""
-
-
-def run_ratings(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    """`ratings ARGS` in `cwd` as a user runs it in an 80-column terminal's pipe: stdout and
-    stderr together, as the docs show them."""
-    return subprocess.run(
-        [RATINGS, *args],
-        cwd=cwd,
-        env={**os.environ, "COLUMNS": "80", "LINES": "50"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=900,
-    )
-
-
-def shown(text: str) -> list[str]:
-    """The lines of an output as the docs hold them: no trailing spaces, no sometimes-lines."""
-    lines = [line.rstrip() for line in text.rstrip("\n").splitlines()]
-    return [line for line in lines if not _NOT_OUTPUT.match(line)]
-
-
-def command_of(block: Marked) -> list[str]:
-    """The arguments of an output block's `$ ratings ...` first line."""
-    first = block.body.splitlines()[0]
-    assert first.startswith("$ ratings "), f"{block.page}: output block without '$ ratings'"
-    return shlex.split(first.removeprefix("$ ratings "))
-
-
-@dataclass
-class Scenario:
-    """The folder of the examples (inbox/ and lake/ in it) and what each command printed."""
-
-    folder: Path
-    printed: dict[str, subprocess.CompletedProcess[str]] = field(default_factory=dict)
-    tour: list[tuple[str, subprocess.CompletedProcess[str]]] = field(default_factory=list)
 
 
 @pytest.fixture(scope="module")
 def scenario(tmp_path_factory: pytest.TempPathFactory, samples: Path) -> Scenario:
-    folder = tmp_path_factory.mktemp("docs")
-    shutil.copytree(samples, folder / "inbox")
-    shutil.copytree(samples, folder / "data_samples")  # the tour's default inbox, as in the repo
-    first = run_ratings(["run", "--inbox", "inbox"], folder)
-    assert first.returncode == 0, first.stdout
-    found = Scenario(folder)
-    for line in command_lines("tour"):  # the README's tour, on the first run's lake
-        args = shlex.split(line)
-        if args[:2] == ["ratings", "ui"]:
-            continue  # a server: tests/pipelines/cli/test_ui.py starts it
-        found.tour.append((line, run_ratings(args[1:], folder)))
-    for block in marked_blocks():
-        if block.kind == "file":
-            (folder / block.name).write_text(block.body + "\n", encoding="utf-8")
-    for stage in STAGES:
-        for block in OUTPUTS:
-            if block.name == stage:
-                found.printed[block.body] = run_ratings(command_of(block), folder)
-    return found
+    return play_scenario(tmp_path_factory.mktemp("docs"), samples)
 
 
 def test_the_scenario_has_one_run_and_outputs_at_every_stage() -> None:
@@ -117,7 +60,10 @@ def test_the_documented_output_is_what_the_command_prints(
     expected = shown(block.body)[1:]
     got = shown(proc.stdout)
     diff = "\n".join(difflib.unified_diff(expected, got, "docs", "printed", lineterm=""))
-    assert got == expected, f"{block.page}: the output of '{block.body.splitlines()[0]}':\n{diff}"
+    assert got == expected, (
+        f"{block.page}: the output of '{block.body.splitlines()[0]}' differs (after a deliberate "
+        f"change: python -m tests.support.docs --rewrite):\n{diff}"
+    )
     failed = any(line.startswith("ratings: ") for line in expected)
     assert (proc.returncode != 0) == failed
 
