@@ -67,4 +67,4 @@ bench-scale: setup
 	.venv/bin/python benchmarks/scale.py $(BENCH_SCALE)
 
 clean:
-	rm -rf .venv $(TOOLS) lake
+	rm -rf .venv $(TOOLS) lake .cache/site
