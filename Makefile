@@ -11,7 +11,7 @@ export UV_PYTHON := $(shell command -v $(PYTHON))
 # uv compiles the dependencies; the project itself is installed editable, so compileall does it.
 export UV_COMPILE_BYTECODE := 1
 
-.PHONY: setup run test test-fast lint bench bench-e2e bench-scale clean
+.PHONY: setup run test test-fast lint docs bench bench-e2e bench-scale clean
 
 $(UV):
 	$(PYTHON) -m venv $(TOOLS)
@@ -32,11 +32,16 @@ test: setup
 	.venv/bin/ruff check .
 	.venv/bin/ruff format --check .
 	.venv/bin/mypy
+	.venv/bin/mkdocs build --strict --site-dir .cache/site
 	.venv/bin/pytest
 
 # The quick tier while you work (under two minutes): no end-to-end, slow or browser tests.
 test-fast: setup
 	.venv/bin/pytest -m "not e2e and not slow and not browser"
+
+# The documentation (docs/, mkdocs.yml) served at http://127.0.0.1:8000 while you edit it.
+docs: setup
+	.venv/bin/mkdocs serve
 
 lint: setup
 	.venv/bin/ruff check --fix .
@@ -62,4 +67,4 @@ bench-scale: setup
 	.venv/bin/python benchmarks/scale.py $(BENCH_SCALE)
 
 clean:
-	rm -rf .venv $(TOOLS) lake
+	rm -rf .venv $(TOOLS) lake .cache/site

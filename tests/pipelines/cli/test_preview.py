@@ -20,6 +20,7 @@ from rating_core.lake import revisions, tables
 from rating_core.lake.lock import hold_lake
 from rating_core.lake.storage import read_table
 from tests.pipelines.cli.test_cli import ROOT, ratings
+from tests.support.docs import doc_block
 
 pytestmark = pytest.mark.e2e
 
@@ -136,21 +137,13 @@ def test_preview_writes_nothing_and_predicts_the_next_run_exactly(
     _check_original_queries(lake, revised={(n, p) for n, p, _ in new})
 
 
-ORIGINALS_POLARS = """
-import polars as pl
-
-lists = pl.scan_parquet("lake/lists/**/list.parquet")
-originals = lists.filter(pl.col("version") == pl.col("version").min().over("list", "period"))
-"""
-ORIGINALS_DUCKDB = """
-SELECT * FROM read_parquet('lake/lists/**/list.parquet')
-QUALIFY version = min(version) OVER (PARTITION BY list, period)
-"""
-"""The README's queries for the original list of each period (its first version)."""
+ORIGINALS_POLARS = doc_block("polars-originals")
+ORIGINALS_DUCKDB = doc_block("duckdb-originals")
+"""The docs' queries for the original list of each period (its first version: docs/querying.md)."""
 
 
 def _check_original_queries(lake: Path, revised: set[tuple[str, str]]) -> None:
-    """The README's Polars and DuckDB queries, the reader and `ratings show --original` agree on
+    """The docs' Polars and DuckDB queries, the reader and `ratings show --original` agree on
     the original of each period, revised ones included."""
     import os
 
@@ -162,7 +155,7 @@ def _check_original_queries(lake: Path, revised: set[tuple[str, str]]) -> None:
     cwd = os.getcwd()
     os.chdir(lake.parent)
     try:
-        exec(ORIGINALS_POLARS, namespace)  # noqa: S102 - the README's own example
+        exec(ORIGINALS_POLARS, namespace)  # noqa: S102 - the docs' own example
         by_polars = namespace["originals"].collect()
         by_duckdb = duckdb.sql(ORIGINALS_DUCKDB).pl()
     finally:
