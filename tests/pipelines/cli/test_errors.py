@@ -7,9 +7,9 @@ import gzip
 import os
 import sys
 
+import dagster as dg
 import polars as pl
 import pytest
-import dagster as dg
 from dagster import DagsterExecutionStepExecutionError
 
 from pipelines.cli import app as cli
