@@ -66,7 +66,25 @@ telemetry:
 nux:
   enabled: false
 """
-"""The `dagster.yaml` written into a new `<lake>/.dagster` (an existing one is left as it is)."""
+"""The `dagster.yaml` written into a new `<lake>/.dagster` (an existing one is left as it is,
+unless it is `EARLIER_INSTANCE_YAML`)."""
+
+
+EARLIER_INSTANCE_YAML = """\
+# The Dagster instance of this lake, written by `ratings run` / `ratings ui` when DAGSTER_HOME is
+# unset: both use it, so the UI shows the runs of the command line. Embedded: the storage is
+# Dagster's default for a home folder, sqlite files beside this one (no server, no daemon for
+# `ratings run`). Safe to delete: the lake's lists do not depend on it.
+telemetry:
+  enabled: false
+nux:
+  enabled: false
+compute_logs:
+  module: dagster._core.storage.noop_compute_log_manager
+  class: NoOpComputeLogManager
+"""
+"""The `dagster.yaml` earlier versions wrote, naming a class by Dagster's private module path:
+found unedited in a lake, it is replaced by `INSTANCE_YAML`."""
 
 
 def instance_home(lake: Path | str) -> Path:
@@ -76,10 +94,15 @@ def instance_home(lake: Path | str) -> Path:
         return Path(os.environ["DAGSTER_HOME"])
     home = Path(lake).resolve() / INSTANCE_DIR
     config = home / "dagster.yaml"
-    if not config.is_file():
+    if not config.is_file() or _written_by_an_earlier_version(config):
         home.mkdir(parents=True, exist_ok=True)
         config.write_text(INSTANCE_YAML, encoding="utf-8")
     return home
+
+
+def _written_by_an_earlier_version(config: Path) -> bool:
+    """True when `config` is, unedited, the `dagster.yaml` an earlier version wrote."""
+    return config.read_text(encoding="utf-8") == EARLIER_INSTANCE_YAML
 
 
 def lake_instance(lake: Path | str) -> dg.DagsterInstance:

@@ -197,6 +197,26 @@ def test_ui_environment_serves_the_lake_instance(
     assert ui_environment(tmp_path, tmp_path / "lake")["DAGSTER_HOME"] == str(tmp_path / "mine")
 
 
+def test_an_earlier_versions_instance_yaml_is_replaced_and_an_edited_one_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The `dagster.yaml` earlier versions wrote named a class by Dagster's private module path:
+    found unedited, it becomes today's; a user's edit (a PostgreSQL storage, say) stays."""
+    from assets.resources import EARLIER_INSTANCE_YAML, INSTANCE_YAML, instance_home
+
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    config = tmp_path / "lake" / ".dagster" / "dagster.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text(EARLIER_INSTANCE_YAML, encoding="utf-8")
+    instance_home(tmp_path / "lake")
+    assert config.read_text(encoding="utf-8") == INSTANCE_YAML
+    assert "dagster._" not in INSTANCE_YAML
+    edited = EARLIER_INSTANCE_YAML + "run_retries:\n  enabled: false\n"
+    config.write_text(edited, encoding="utf-8")
+    instance_home(tmp_path / "lake")
+    assert config.read_text(encoding="utf-8") == edited
+
+
 def test_ratings_ui_starts_dagster_dev_on_the_lake_instance(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
