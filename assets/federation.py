@@ -1,7 +1,7 @@
 """Federation assets: FIDE (RULES §3), UKD (§4) and club (§6) lists, a range of periods per step.
 
 Each `*_ratings` asset starts its range from the state after the period before it (its own
-previous partition, a self-dependency); within the range `rating_core` carries the state from
+previous partition, read from the lake); within the range `rating_core` carries the state from
 period to period, an official starting list after P-1 replacing it, so a late result in an old
 month is a backfill from that month on. Built by `assets.systems.system_assets`.
 """

@@ -1,34 +1,26 @@
-"""Monthly partitions shared by every period asset (a period is a calendar month, RULES §0).
+"""The partitions shared by every period asset: one per period the lake has data for (a period is
+a calendar month, RULES §0).
 
-The partitions start at the first period the lake has data for (`period_partitions`), so the
-Dagster UI shows the periods that exist rather than every month since 1850; the assets are
-declared once with `monthly_periods` (every ratable month) and re-bound by `with_partitions`.
+The set of periods is known only once the inbox is ingested, so the partitions are Dagster's
+dynamic partitions named `periods`, kept in the instance: `ratings run` registers the lake's
+periods after ingesting, and the inbox sensor does the same for runs started from the UI. The
+Dagster UI then shows exactly the periods that exist (first to last with data, in order), and a
+materialized range as 100 % filled. The Definitions never read the lake to build them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Sequence
 
 import dagster as dg
 
-from rating_core.periods import FIRST_PERIOD, period_of_date, utc_today
+PERIODS = "periods"
+"""Name of the dynamic partitions of the period assets."""
 
+periods_partitions = dg.DynamicPartitionsDefinition(name=PERIODS)
+"""One partition per period with data, keys YYYY-MM-01, in period order."""
 
-def period_partitions(first_period: str | None = None) -> dg.MonthlyPartitionsDefinition:
-    """One partition per period from `first_period` (default: the current month) up to the
-    current month included (partition keys are YYYY-MM-01)."""
-    first = first_period or period_of_date(utc_today())
-    return dg.MonthlyPartitionsDefinition(start_date=partition_of_period(first), end_offset=1)
-
-
-def with_partitions(
-    assets: Iterable[dg.AssetsDefinition], partitions: dg.PartitionsDefinition
-) -> list[dg.AssetsDefinition]:
-    """The period assets re-bound to `partitions` (their code, deps and checks unchanged)."""
-    return [
-        asset.map_asset_specs(lambda spec: spec.replace_attributes(partitions_def=partitions))
-        for asset in assets
-    ]
+PartitionsRequest = dg.AddDynamicPartitionsRequest | dg.DeleteDynamicPartitionsRequest
 
 
 def period_of_partition(partition_key: str) -> str:
@@ -41,8 +33,34 @@ def partition_of_period(period: str) -> str:
     return f"{period}-01"
 
 
-monthly_periods = period_partitions(FIRST_PERIOD)
-"""Every ratable period, from 1850-01 to the current month: the default the assets declare."""
+def partition_requests(
+    registered: Sequence[str], periods: Sequence[str]
+) -> list[PartitionsRequest]:
+    """What turns the `registered` partition keys into exactly `periods`, in period order.
 
-previous_period = dg.TimeWindowPartitionMapping(start_offset=-1, end_offset=-1)
-"""A list of period P is built from the list of P-1 (self-dependency; the first has none)."""
+    New periods after the last registered one are added. Dagster orders dynamic partitions by
+    when they were added, and a partition range runs in that order, so when an earlier period
+    appears (a late file) or one goes, every key is registered again in order (the history of a
+    partition, kept by its key, stays)."""
+    wanted = [partition_of_period(period) for period in sorted(periods)]
+    have = list(registered)
+    if have == wanted:
+        return []
+    if have == wanted[: len(have)]:
+        return [dg.AddDynamicPartitionsRequest(PERIODS, wanted[len(have) :])]
+    requests: list[PartitionsRequest] = []
+    if have:
+        requests.append(dg.DeleteDynamicPartitionsRequest(PERIODS, have))
+    if wanted:
+        requests.append(dg.AddDynamicPartitionsRequest(PERIODS, wanted))
+    return requests
+
+
+def register_periods(instance: dg.DagsterInstance, periods: Sequence[str]) -> None:
+    """Make the instance's `periods` partitions exactly `periods` (see `partition_requests`)."""
+    for request in partition_requests(instance.get_dynamic_partitions(PERIODS), periods):
+        if isinstance(request, dg.AddDynamicPartitionsRequest):
+            instance.add_dynamic_partitions(PERIODS, list(request.partition_keys))
+        else:
+            for key in request.partition_keys:
+                instance.delete_dynamic_partition(PERIODS, key)

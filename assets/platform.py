@@ -1,8 +1,8 @@
 """Platform assets: site ratings (RULES §2) and FIBS backgammon (RULES §5), a range of periods
 per step.
 
-Each `*_ratings` asset starts its range from its own previous partition's state (a
-self-dependency), so a moderation decision or a late result in an old month is a backfill from
+Each `*_ratings` asset starts its range from its own previous partition's state (read from
+the lake), so a moderation decision or a late result in an old month is a backfill from
 that month on; each publishing asset publishes what changed as new versions. Built by
 `assets.systems.system_assets`.
 """

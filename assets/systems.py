@@ -24,12 +24,7 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
-from assets.partitions import (
-    monthly_periods,
-    partition_of_period,
-    period_of_partition,
-    previous_period,
-)
+from assets.partitions import partition_of_period, period_of_partition, periods_partitions
 from assets.period_io import (
     CODE_VERSION,
     INPUT_DIGEST,
@@ -283,9 +278,11 @@ def _ratings_asset(spec: SystemSpec) -> dg.AssetsDefinition:
         name=spec.ratings_key,
         group_name="ratings",
         code_version=CODE_VERSION,
-        partitions_def=monthly_periods,
+        partitions_def=periods_partitions,
         backfill_policy=dg.BackfillPolicy.single_run(),
-        deps=[*spec.deps, dg.AssetDep(spec.ratings_key, partition_mapping=previous_period)],
+        # a period's lists start from the state after the period before (read from the lake);
+        # Dagster allows that self-dependency only on time partitions, not on these dynamic ones
+        deps=spec.deps,
         check_specs=[
             dg.AssetCheckSpec(
                 c.name, asset=spec.ratings_key, description=c.description, blocking=True
@@ -391,7 +388,7 @@ def _published_asset(spec: SystemSpec) -> dg.AssetsDefinition:
         name=spec.published_key,
         group_name="publish",
         code_version=CODE_VERSION,
-        partitions_def=monthly_periods,
+        partitions_def=periods_partitions,
         backfill_policy=dg.BackfillPolicy.single_run(),
         deps=[spec.ratings_key],
         description=spec.published_description

@@ -1,28 +1,25 @@
-"""The one place where the Dagster Definitions are assembled (loaded by workspace.yaml)."""
+"""The one place where the Dagster Definitions are assembled (loaded by workspace.yaml).
+
+Loading them reads nothing: the inbox and the lake come to the `paths` resource from the
+environment (RATINGS_INBOX, RATINGS_LAKE; `ratings ui` sets both) when a run, sensor or
+schedule uses it, and the period partitions live in the instance (`assets.partitions`).
+"""
 
 from __future__ import annotations
-
-import os
-from pathlib import Path
 
 import dagster as dg
 
 from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
 from assets.resources import PipelinePaths
-from pipelines.automation import inbox_sensor, ingest_job, lists_job, monthly_lists_schedule
-from pipelines.registry import period_assets
-from rating_core.lake.data_periods import data_periods
-
-INBOX = os.environ.get("RATINGS_INBOX", "data_samples")
-LAKE = os.environ.get("RATINGS_LAKE", "lake")
-PERIODS = data_periods(Path(LAKE))
-"""The lake's periods when the code location loads: the monthly partitions start at the first."""
+from pipelines.automation import inbox_sensor, monthly_lists_schedule
+from pipelines.jobs import INBOX_VAR, LAKE_VAR, ingest_job, range_job
+from pipelines.registry import PERIOD_ASSETS
 
 defs = dg.Definitions(
-    assets=[*INGEST_ASSETS, *period_assets(PERIODS[0] if PERIODS else None)],
+    assets=[*INGEST_ASSETS, *PERIOD_ASSETS],
     asset_checks=INGEST_CHECKS,
-    jobs=[ingest_job, lists_job],
+    jobs=[ingest_job, range_job],
     sensors=[inbox_sensor],
     schedules=[monthly_lists_schedule],
-    resources={"paths": PipelinePaths(inbox=INBOX, lake=LAKE)},
+    resources={"paths": PipelinePaths(inbox=dg.EnvVar(INBOX_VAR), lake=dg.EnvVar(LAKE_VAR))},
 )

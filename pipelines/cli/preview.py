@@ -188,7 +188,9 @@ def preview_run(inbox: Path, lake: Path) -> Preview:
     with _scratch_lake(lake, command) as scratch:
         # the scratch lake's own lock, as `ratings run` holds its lake's: the steps find it theirs
         with hold_lake(scratch, command), dg.DagsterInstance.ephemeral() as instance:
-            outcome = _run_holding_lock(inbox.resolve(), scratch, instance, err_console)
+            outcome = _run_holding_lock(
+                inbox.resolve(), scratch, instance, err_console, command="preview"
+            )
         rows = sorted(outcome.on_disk(), key=lambda r: (r["list"], r["period"], r["version"]))
         versions = [_previewed(scratch, row) for row in rows]
     return Preview(

@@ -19,7 +19,7 @@ import polars as pl
 from rich.console import Console
 
 from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
-from assets.partitions import partition_of_period
+from assets.partitions import partition_of_period, register_periods
 from assets.resources import PipelinePaths, lake_instance
 from assets.systems import FIRST_FAILING_PERIOD
 from pipelines.cli.errors import UserError, debug_enabled, describe_error_info, is_internal
@@ -28,8 +28,16 @@ from pipelines.cli.prepare import WarmUp, preparing_lines, start_warm_up
 from pipelines.cli.progress import ProgressDisplay
 from pipelines.cli.timings import StepClock
 from pipelines.incremental import period_input_digests, periods_to_run, record_run_inputs
-from pipelines.jobs import job_environment, rate_and_publish_job
-from pipelines.registry import SYSTEM_OF_RATINGS, SYSTEMS, period_assets
+from pipelines.jobs import (
+    INGEST_JOB,
+    PREVIEW_JOB,
+    RANGE_JOB,
+    job_environment,
+    multiprocess_range_job,
+    named_job,
+    run_tags,
+)
+from pipelines.registry import PERIOD_ASSETS, SYSTEM_OF_RATINGS, SYSTEMS
 from rating_core.budget import BASE_BYTES, PLAYER_BYTES, MemoryBudget, show_size
 from rating_core.lake import publishing as publish
 from rating_core.lake.data_periods import data_periods
@@ -232,8 +240,11 @@ def _run_holding_lock(
     warm_up: WarmUp | None = None,
     clock: StepClock | None = None,
     memory: int | None = None,
+    command: str = "run",
 ) -> RunOutcome:
-    """`run_pipeline`'s work, once the lake's lock is held, recorded in `instance`."""
+    """`run_pipeline`'s work, once the lake's lock is held, recorded in `instance` as runs of
+    the jobs `ingest` and `rate_and_publish` (both `preview` for `command` preview), tagged with
+    the command, the lake and the inbox."""
     console = console or Console()
     for line in preparing_lines(inbox):  # numba compiles on a first run: say so, never sit silent
         console.print(line, highlight=False)
@@ -250,6 +261,7 @@ def _run_holding_lock(
                 warm_up,
                 clock or StepClock(),
                 MemoryBudget(memory),
+                command,
             )
     finally:
         if warm_up is not None:
@@ -279,6 +291,7 @@ def _rate_and_publish(
     warm_up: WarmUp | None,
     clock: StepClock,
     budget: MemoryBudget,
+    command: str = "run",
 ) -> RunOutcome:
     """Ingest, then rate and publish the range (after the warm-up processes, when some compile
     kernels beside this run: the ingest already calls the scanner, the id coder and the site
@@ -289,13 +302,14 @@ def _rate_and_publish(
         with display.status("preparing the kernels"):
             warm_up.finish()
         clock.lap("kernels compiling")
+    tags = run_tags(command, str(inbox.resolve()), str(lake.resolve()))
+    preview = command == PREVIEW_JOB
+    ingest_job = named_job(
+        PREVIEW_JOB if preview else INGEST_JOB, [*INGEST_ASSETS, *INGEST_CHECKS], resources
+    )
     with display.status("ingesting the inbox"), listening(display):
-        ingest = dg.materialize(
-            [*INGEST_ASSETS, *INGEST_CHECKS],
-            resources=resources,
-            instance=instance,
-            run_config=QUIET,
-            raise_on_error=False,
+        ingest = ingest_job.execute_in_process(
+            run_config=QUIET, instance=instance, tags=tags, raise_on_error=False
         )
     clock.lap("ingest run")
     failures = _failures(ingest)
@@ -306,6 +320,7 @@ def _rate_and_publish(
     notes_frame = read_table(lake, "ingest_notes", partition_col="asset").collect()
     notes = notes_frame.get_column("note").to_list() if notes_frame.height else []
     periods = data_periods(lake)
+    register_periods(instance, periods)  # the partitions end at the last period with data
     digests = period_input_digests(lake, periods)
     to_run = periods if full else periods_to_run(lake, periods, digests)
     if not periods:
@@ -314,9 +329,9 @@ def _rate_and_publish(
     clock.lap("choosing the periods")
     if not to_run:
         return outcome
-    assets = period_assets(periods[0])  # partitions from the first period
     first, last = to_run[0], to_run[-1]
-    launch = _RangeLauncher(assets, resources, instance, periods[0], executor, systems(lake))
+    name = PREVIEW_JOB if preview else RANGE_JOB
+    launch = _RangeLauncher(name, tags, resources, instance, executor, systems(lake))
     span = first if first == last else f"{first} to {last} ({len(to_run)} periods)"
     with display.status(f"rating and publishing {span}"), listening(display):
         result = launch(first, last)
@@ -364,10 +379,10 @@ RANGE_END = "dagster/asset_partition_range_end"
 class _RangeLauncher:
     """Launches one run of the period assets over a range of periods, on the chosen executor."""
 
-    assets: list
+    job_name: str
+    tags: dict[str, str]
     resources: dict
     instance: dg.DagsterInstance
-    first_period: str
     executor: str = "in_process"
     rated: list[str] | None = None
     """The period assets of the systems to rate (None: every system's)."""
@@ -375,24 +390,23 @@ class _RangeLauncher:
     def __call__(self, first: str, last: str, selection: list[str] | None = None) -> RunResult:
         """One run materializing the periods `first` to `last` (of `selection`, default the
         systems to rate)."""
-        tags = {RANGE_START: partition_of_period(first), RANGE_END: partition_of_period(last)}
+        tags = {
+            **self.tags,
+            RANGE_START: partition_of_period(first),
+            RANGE_END: partition_of_period(last),
+        }
         selection = selection if selection is not None else self.rated
         if self.executor == "in_process":
-            return dg.materialize(
-                self.assets,
-                resources=self.resources,
-                instance=self.instance,
-                run_config=QUIET,
-                tags=tags,
-                selection=selection,
-                raise_on_error=False,
+            job = named_job(self.job_name, PERIOD_ASSETS, self.resources, selection)
+            return job.execute_in_process(
+                run_config=QUIET, instance=self.instance, tags=tags, raise_on_error=False
             )
         paths = self.resources["paths"]
         inbox, lake = str(paths.inbox_path.resolve()), str(paths.lake_path.resolve())
         keys = [dg.AssetKey.from_user_string(k) for k in selection] if selection else None
-        with job_environment(inbox, lake, self.first_period):
+        with job_environment(inbox, lake):
             return dg.execute_job(
-                dg.reconstructable(rate_and_publish_job),
+                dg.reconstructable(multiprocess_range_job),
                 instance=self.instance,
                 run_config=QUIET,
                 tags=tags,

@@ -17,6 +17,7 @@ from rating_core.lake import publishing as publish
 from rating_core.lake import tables
 from rating_core.lake.storage import read_table, table_partitions
 from rating_core.systems.fide.rules import FIDE_RULES
+from tests.support.periods import materialize_period
 
 pytestmark = pytest.mark.e2e
 
@@ -87,7 +88,7 @@ def test_period_assets_publish_then_publish_nothing_new(tmp_path: Path) -> None:
     inbox, lake = make_inbox(tmp_path), tmp_path / "lake"
     res = resources(inbox, lake)
     assert dg.materialize([*INGEST_ASSETS], resources=res).success
-    first = dg.materialize(PERIOD_ASSETS, resources=res, partition_key="2026-01-01")
+    first = materialize_period(PERIOD_ASSETS, resources=res, partition_key="2026-01-01")
     assert first.success
     assert all(e.passed for e in first.get_asset_check_evaluations())
     assert {"fide-standard", "site-elo", "site-blitz"} <= set(publish.list_names(lake))
@@ -96,10 +97,10 @@ def test_period_assets_publish_then_publish_nothing_new(tmp_path: Path) -> None:
     # f1 (K 20) beats 1900 (PD .36) and draws 1900 (PD .36): 20 x (0.64 + 0.14) = 15.6 -> +16
     assert ratings["f1"] == 1816
     assert ratings["f2"] == 1884
-    again = dg.materialize(PERIOD_ASSETS, resources=res, partition_key="2026-01-01")
+    again = materialize_period(PERIOD_ASSETS, resources=res, partition_key="2026-01-01")
     assert again.success
     assert publish.latest_version(lake, "fide-standard", "2026-01") == 1
-    second = dg.materialize(PERIOD_ASSETS, resources=res, partition_key="2026-02-01")
+    second = materialize_period(PERIOD_ASSETS, resources=res, partition_key="2026-02-01")
     assert second.success
     site = publish.read_list(lake, "site-elo", "2026-02")
     assert "bot-1" not in site["player_id"].to_list()  # bots never get list rows
@@ -114,7 +115,7 @@ def test_blocking_check_stops_publication(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(
         federation, "rules_for_period", lambda period: replace(FIDE_RULES, floor=5000)
     )
-    result = dg.materialize(
+    result = materialize_period(
         PERIOD_ASSETS,
         resources=res,
         partition_key="2026-01-01",
@@ -143,7 +144,7 @@ def test_a_table_write_that_fails_fails_its_ratings_step(tmp_path: Path, monkeyp
         original(self, table, period, rows)
 
     monkeypatch.setattr(systems._RangeWriter, "sink", failing)
-    result = dg.materialize(
+    result = materialize_period(
         PERIOD_ASSETS, resources=res, partition_key="2026-01-01", raise_on_error=False
     )
     failures = [e for e in result.all_events if e.event_type_value == "STEP_FAILURE"]
@@ -201,7 +202,7 @@ def test_bot_with_an_unreadable_rating_stays_a_bot_and_is_listed_nowhere(tmp_pat
     # g4 (u-a against the bot) is kept in the games table, and not rated
     assert "g4" in read_table(lake, tables.GAMES).collect()["game_id"].to_list()
     for period in ("2026-01-01", "2026-02-01"):
-        run = dg.materialize(PERIOD_ASSETS, resources=res, partition_key=period)
+        run = materialize_period(PERIOD_ASSETS, resources=res, partition_key=period)
         assert run.success
         assert all(e.passed for e in run.get_asset_check_evaluations())
     excluded = read_table(lake, tables.excluded("site")).collect()

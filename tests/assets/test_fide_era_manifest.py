@@ -16,6 +16,7 @@ from assets.resources import PipelinePaths
 from pipelines.registry import PERIOD_ASSETS
 from rating_core.lake import publishing as publish
 from rating_core.systems.contract import LIST_COLUMN, RULES_COLUMN
+from tests.support.periods import materialize_period
 
 pytestmark = pytest.mark.e2e
 
@@ -51,7 +52,7 @@ def test_manifest_records_the_era_and_2024_03_starts_from_the_compressed_list(
     inbox, lake = make_inbox(tmp_path), tmp_path / "lake"
     res = {"paths": PipelinePaths(inbox=str(inbox), lake=str(lake))}
     assert dg.materialize([*INGEST_ASSETS], resources=res).success
-    assert dg.materialize(PERIOD_ASSETS, resources=res, partition_key="2024-02-01").success
+    assert materialize_period(PERIOD_ASSETS, resources=res, partition_key="2024-02-01").success
     manifest = publish.read_manifest(lake, "fide-standard", "2024-02")
     assert manifest["rules"] == "FIDE 2022-01"
     # f1 (K 20) beats and draws 1900: D +100 -> PD .36 -> 20 x (0.64 + 0.14) = 15.6 -> 1816,
@@ -59,10 +60,10 @@ def test_manifest_records_the_era_and_2024_03_starts_from_the_compressed_list(
     assert ratings_of(lake, "2024-02") == {"f1": 1890, "f2": 1930}
     assert RULES_COLUMN not in publish.read_list(lake, "fide-standard", "2024-02").columns
     # the same inputs again: nothing new to publish
-    assert dg.materialize(PERIOD_ASSETS, resources=res, partition_key="2024-02-01").success
+    assert materialize_period(PERIOD_ASSETS, resources=res, partition_key="2024-02-01").success
     assert publish.latest_version(lake, "fide-standard", "2024-02") == 1
     # 2024-03, no games: the compressed ratings carry over, by the rules of 2024-03
-    assert dg.materialize(PERIOD_ASSETS, resources=res, partition_key="2024-03-01").success
+    assert materialize_period(PERIOD_ASSETS, resources=res, partition_key="2024-03-01").success
     assert publish.read_manifest(lake, "fide-standard", "2024-03")["rules"] == "FIDE 2024-03"
     assert ratings_of(lake, "2024-03") == {"f1": 1890, "f2": 1930}
 

@@ -21,8 +21,8 @@ def test_definitions_hold_assets_checks_sensor_and_schedule() -> None:
     checks = {key.name for key in graph.asset_check_keys}
     assert {"games_have_unique_ids", "games_are_classified"} <= checks
     assert defs.resolve_sensor_def("inbox_sensor") is not None
-    assert defs.resolve_schedule_def("lists_job_schedule") is not None
-    assert defs.resolve_job_def("lists_job").partitions_def is not None
+    assert defs.resolve_schedule_def("monthly_lists_schedule") is not None
+    assert defs.resolve_job_def("rate_and_publish").partitions_def is not None
 
 
 def test_ingest_assets_are_in_the_ingest_group() -> None:
@@ -56,7 +56,9 @@ def test_inbox_sensor_requests_a_run_only_when_the_inbox_changes(
 
     def evaluate(cursor: str | None = None) -> dg.SensorResult:
         # `paths` holds the lake for a run (a generator resource), so the context is entered
-        with dg.build_sensor_context(cursor=cursor, resources={"paths": paths}) as context:
+        with dg.build_sensor_context(
+            cursor=cursor, resources={"paths": paths}, instance=dg.DagsterInstance.ephemeral()
+        ) as context:
             return inbox_sensor(context)
 
     with lake_held_elsewhere(tmp_path / "lake"):  # an evaluation never waits (only runs do)
@@ -89,52 +91,118 @@ def test_workspace_validates_for_dagster_dev() -> None:
 
 
 @pytest.mark.slow
-def test_partitions_start_at_the_first_period_of_the_lake(tmp_path) -> None:
-    """Dagster loads the code location with the lake of RATINGS_LAKE: the monthly partitions
-    start at its first period with games (1960-05 here), not at 1850 nor at 2000."""
+def test_loading_the_definitions_reads_neither_the_lake_nor_the_environment(tmp_path) -> None:
+    """The code location loads without RATINGS_LAKE / RATINGS_INBOX and without touching any
+    lake: the lake's storage functions raise if called while the Definitions are loaded."""
     import os
     import subprocess
     import sys
     from pathlib import Path
 
+    root = Path(__file__).resolve().parents[2]
+    code = (
+        "import rating_core.lake.storage as storage\n"
+        "def refuse(*args, **kwargs):\n"
+        "    raise AssertionError('the Definitions read the lake')\n"
+        "storage.table_partitions = storage.read_table = refuse\n"
+        "from pipelines.definitions import defs\n"
+        "defs.resolve_asset_graph()\n"
+        "print(sorted(job.name for job in defs.resolve_all_job_defs()))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("RATINGS_LAKE", "RATINGS_INBOX")}
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**env, "PYTHONPATH": str(root)},
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "'ingest', 'rate_and_publish'" in proc.stdout
+    assert list(tmp_path.iterdir()) == [], "loading wrote nothing (no lake)"
+
+
+def test_the_paths_resource_takes_the_inbox_and_lake_from_the_environment() -> None:
+    paths = defs.resources["paths"]
+    assert paths.inbox == dg.EnvVar("RATINGS_INBOX") and paths.lake == dg.EnvVar("RATINGS_LAKE")
+
+
+def test_period_assets_are_partitioned_by_the_dynamic_periods() -> None:
+    from pipelines.registry import PERIOD_ASSETS
+
+    for asset in PERIOD_ASSETS:
+        assert asset.partitions_def == dg.DynamicPartitionsDefinition(name="periods"), asset.key
+
+
+def test_partition_requests_add_new_periods_and_reorder_after_an_earlier_one() -> None:
+    from assets.partitions import partition_requests
+
+    def keys(requests):
+        return [(type(r).__name__[:3], list(r.partition_keys)) for r in requests]
+
+    assert keys(partition_requests([], ["2026-01", "2026-02"])) == [
+        ("Add", ["2026-01-01", "2026-02-01"])
+    ]
+    assert partition_requests(["2026-01-01"], ["2026-01"]) == []
+    assert keys(partition_requests(["2026-01-01"], ["2026-01", "2026-02"])) == [
+        ("Add", ["2026-02-01"])
+    ]
+    assert keys(partition_requests(["2026-01-01"], ["2025-12", "2026-01"])) == [
+        ("Del", ["2026-01-01"]),
+        ("Add", ["2025-12-01", "2026-01-01"]),
+    ]
+    assert keys(partition_requests(["2026-01-01"], [])) == [("Del", ["2026-01-01"])]
+
+
+def test_register_periods_keeps_the_partitions_in_period_order() -> None:
+    from assets.partitions import PERIODS, register_periods
+
+    instance = dg.DagsterInstance.ephemeral()
+    register_periods(instance, ["2026-01", "2026-02"])
+    assert instance.get_dynamic_partitions(PERIODS) == ["2026-01-01", "2026-02-01"]
+    register_periods(instance, ["2025-12", "2026-01", "2026-02", "2026-03"])
+    assert instance.get_dynamic_partitions(PERIODS) == [
+        "2025-12-01",
+        "2026-01-01",
+        "2026-02-01",
+        "2026-03-01",
+    ]
+
+
+def test_the_sensor_registers_the_periods_of_the_lake(tmp_path, samples) -> None:
     import polars as pl
 
+    from assets.resources import PipelinePaths
+    from pipelines.automation import inbox_sensor
     from rating_core.lake import tables
     from rating_core.lake.storage import write_partitioned
 
     lake = tmp_path / "lake"
-    games = pl.DataFrame({"game_id": ["a", "b", "c"], "period": ["1960-05", "2026-01", "3000-01"]})
+    games = pl.DataFrame({"game_id": ["a", "b"], "period": ["2026-01", "2026-03"]})
     write_partitioned(lake, tables.GAMES, games)
-    root = Path(__file__).resolve().parents[2]
-    code = (
-        "from pipelines.definitions import defs\n"
-        "job = defs.resolve_job_def('lists_job')\n"
-        "print(job.partitions_def.get_first_partition_key())\n"
-    )
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "RATINGS_LAKE": str(lake), "PYTHONPATH": str(root)},
-    )
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.split()[-1] == "1960-05-01"
+    paths = PipelinePaths(inbox=str(samples), lake=str(lake))
+    instance = dg.DagsterInstance.ephemeral()
+    instance.add_dynamic_partitions("periods", ["2026-01-01"])
+    with dg.build_sensor_context(resources={"paths": paths}, instance=instance) as context:
+        result = inbox_sensor(context)
+    (request,) = result.dynamic_partitions_requests
+    assert list(request.partition_keys) == ["2026-02-01", "2026-03-01"]
 
 
-def test_without_a_lake_the_ui_shows_only_the_current_month() -> None:
-    from pipelines.registry import period_assets
-    from rating_core.periods import period_of_date, utc_today
+def test_the_monthly_schedule_runs_the_month_that_ended_once_it_has_data() -> None:
+    from datetime import UTC, datetime
 
-    keys = period_assets(None)[0].partitions_def.get_partition_keys()
-    assert keys == [f"{period_of_date(utc_today())}-01"]
+    from pipelines.automation import monthly_lists_schedule
 
-
-def test_default_period_assets_cover_every_ratable_month() -> None:
-    from pipelines.registry import PERIOD_ASSETS
-
-    assert PERIOD_ASSETS[0].partitions_def.get_first_partition_key() == "1850-01-01"
+    when = datetime(2026, 7, 1, 3, tzinfo=UTC)
+    with dg.instance_for_test() as instance:
+        with dg.build_schedule_context(instance=instance, scheduled_execution_time=when) as context:
+            assert isinstance(monthly_lists_schedule(context), dg.SkipReason)
+        instance.add_dynamic_partitions("periods", ["2026-05-01", "2026-06-01"])
+        with dg.build_schedule_context(instance=instance, scheduled_execution_time=when) as context:
+            request = monthly_lists_schedule(context)
+    assert isinstance(request, dg.RunRequest) and request.partition_key == "2026-06-01"
 
 
 def test_every_asset_has_the_package_code_version() -> None:
@@ -218,15 +286,6 @@ def test_every_period_asset_takes_a_range_of_periods_in_one_run() -> None:
 
     for asset in PERIOD_ASSETS:
         assert asset.backfill_policy == dg.BackfillPolicy.single_run(), asset.key
-    for asset in period_assets_of_the_lake():
-        assert asset.backfill_policy == dg.BackfillPolicy.single_run(), asset.key
-
-
-def period_assets_of_the_lake() -> list[dg.AssetsDefinition]:
-    """The period assets as the runner binds them to a lake's partitions."""
-    from pipelines.registry import period_assets
-
-    return period_assets("2020-01")
 
 
 def test_the_whole_graph_is_exactly_what_the_readme_documents() -> None:
@@ -252,7 +311,7 @@ def test_the_whole_graph_is_exactly_what_the_readme_documents() -> None:
         *PERIOD_CHECK_KEYS,
     }
     jobs = {job.name for job in defs.resolve_all_job_defs() if not job.name.startswith("__")}
-    assert jobs == {"ingest_job", "lists_job"}
+    assert jobs == {"ingest", "rate_and_publish"}
     repository = defs.get_repository_def()
     assert [s.name for s in repository.sensor_defs] == ["inbox_sensor"]
-    assert [s.name for s in repository.schedule_defs] == ["lists_job_schedule"]
+    assert [s.name for s in repository.schedule_defs] == ["monthly_lists_schedule"]

@@ -7,10 +7,10 @@ import gzip
 import os
 import sys
 
+import dagster as dg
 import polars as pl
 import pytest
-from dagster._core.errors import DagsterExecutionStepExecutionError
-from dagster._utils.error import serializable_error_info_from_exc_info
+from dagster import DagsterExecutionStepExecutionError
 
 from pipelines.cli import app as cli
 from pipelines.cli.errors import UserError, describe_error_info, describe_exception, plain
@@ -18,21 +18,17 @@ from rating_core.ingest.common import UnreadableFileError
 
 
 def _serialized(exc: BaseException):
-    """Dagster's copy of `exc` as a failed step records it (wrapped like a user-code error)."""
-    try:
-        try:
-            raise exc
-        except BaseException as inner:
-            raise DagsterExecutionStepExecutionError(
-                'Error occurred while executing op "games":',
-                user_exception=inner,
-                original_exc_info=sys.exc_info(),
-                step_key="games",
-                op_name="games",
-                op_def_name="games",
-            ) from inner
-    except DagsterExecutionStepExecutionError:
-        return serializable_error_info_from_exc_info(sys.exc_info())
+    """Dagster's copy of `exc` as a failed step records it: a step named `games` raises it."""
+
+    @dg.asset(name="games")
+    def failing() -> None:
+        raise exc
+
+    result = dg.materialize(
+        [failing], instance=dg.DagsterInstance.ephemeral(), raise_on_error=False
+    )
+    (failure,) = [event for event in result.all_events if event.is_step_failure]
+    return failure.step_failure_data.error
 
 
 def _unreadable_from_decoder() -> UnreadableFileError:

@@ -303,3 +303,30 @@ def test_a_changed_starting_list_entry_is_the_cause_it_names(
     assert row["new"] - row["old"] != 0
     # the UKD lists start from their own starting lists: nothing of theirs changed
     assert publish.latest_version(lake, "ukd-standard", "2026-01") == 1
+
+
+def test_the_previews_runs_are_named_preview_and_tagged(
+    tmp_path: Path, samples: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The preview's runs (on its own ephemeral instance) carry the job name `preview` and the
+    command's tags, never `__ephemeral_asset_job__`."""
+    import dagster as dg
+
+    from pipelines.cli import run
+    from pipelines.cli.preview import preview_run
+
+    inbox = tmp_path / "inbox"
+    shutil.copytree(samples / "backgammon", inbox / "backgammon")
+    runs: list[dg.DagsterRun] = []
+    holding_lock = run._run_holding_lock
+
+    def recording(inbox, lake, instance, *args, **kwargs):  # the runs, while it is open
+        outcome = holding_lock(inbox, lake, instance, *args, **kwargs)
+        runs.extend(instance.get_runs())
+        return outcome
+
+    monkeypatch.setattr(run, "_run_holding_lock", recording)
+    preview_run(inbox, tmp_path / "lake")
+    assert len(runs) == 2 and {run.job_name for run in runs} == {"preview"}
+    assert {run.tags["ratings/command"] for run in runs} == {"preview"}
+    assert {run.tags["ratings/inbox"] for run in runs} == {str(inbox.resolve())}

@@ -7,6 +7,7 @@ and their stale status. The server runs in its own process group, killed at the 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -18,6 +19,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -32,6 +34,7 @@ pytestmark = pytest.mark.e2e
 
 RATINGS = Path(sys.executable).with_name("ratings")
 ROOT = Path(__file__).resolve().parents[3]
+SAMPLES_DIR = ROOT / "data_samples"
 
 QUERY = """
 query Asset($key: AssetKeyInput!, $partition: String) {
@@ -108,13 +111,17 @@ def lake(tmp_path_factory: pytest.TempPathFactory, inbox: Path) -> Path:
     return lake
 
 
-@pytest.fixture(scope="module")
-def server(lake: Path, inbox: Path) -> Iterator[int]:
+@contextmanager
+def _serving(inbox: Path, lake: Path, dagster_home: Path | None = None) -> Iterator[int]:
     """The web server `ratings ui` starts (`dagster dev` without its daemon, which a query does
-    not need: half the start-up time), with `ratings ui`'s environment, once it answers."""
+    not need: half the start-up time), with `ratings ui`'s environment, once it answers; on the
+    lake's own instance, or on the one `dagster_home` configures (as a user's DAGSTER_HOME)."""
     port = _free_port()
     with pytest.MonkeyPatch.context() as patch:
-        patch.delenv("DAGSTER_HOME", raising=False)
+        if dagster_home is None:
+            patch.delenv("DAGSTER_HOME", raising=False)
+        else:
+            patch.setenv("DAGSTER_HOME", str(dagster_home))
         env = ui_environment(inbox, lake)
     dagster_webserver = Path(sys.executable).with_name("dagster-webserver")
     proc = subprocess.Popen(
@@ -144,6 +151,13 @@ def server(lake: Path, inbox: Path) -> Iterator[int]:
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             proc.wait()
+
+
+@pytest.fixture(scope="module")
+def server(lake: Path, inbox: Path) -> Iterator[int]:
+    """The web server on the lake's own instance, after the small inbox's run."""
+    with _serving(inbox, lake) as port:
+        yield port
 
 
 def _asset(port: int, name: str, partition: str | None = None) -> dict:
@@ -181,6 +195,26 @@ def test_ui_environment_serves_the_lake_instance(
     assert (tmp_path / "lake" / ".dagster" / "dagster.yaml").is_file()
     monkeypatch.setenv("DAGSTER_HOME", str(tmp_path / "mine"))
     assert ui_environment(tmp_path, tmp_path / "lake")["DAGSTER_HOME"] == str(tmp_path / "mine")
+
+
+def test_an_earlier_versions_instance_yaml_is_replaced_and_an_edited_one_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The `dagster.yaml` earlier versions wrote named a class by Dagster's private module path:
+    found unedited, it becomes today's; a user's edit (a PostgreSQL storage, say) stays."""
+    from assets.resources import EARLIER_INSTANCE_YAML, INSTANCE_YAML, instance_home
+
+    monkeypatch.delenv("DAGSTER_HOME", raising=False)
+    config = tmp_path / "lake" / ".dagster" / "dagster.yaml"
+    config.parent.mkdir(parents=True)
+    config.write_text(EARLIER_INSTANCE_YAML, encoding="utf-8")
+    instance_home(tmp_path / "lake")
+    assert config.read_text(encoding="utf-8") == INSTANCE_YAML
+    assert "dagster._" not in INSTANCE_YAML
+    edited = EARLIER_INSTANCE_YAML + "run_retries:\n  enabled: false\n"
+    config.write_text(edited, encoding="utf-8")
+    instance_home(tmp_path / "lake")
+    assert config.read_text(encoding="utf-8") == edited
 
 
 def test_ratings_ui_starts_dagster_dev_on_the_lake_instance(
@@ -241,3 +275,96 @@ def test_the_ui_shows_every_period_of_a_period_asset(server: int, lake: Path) ->
     published = _asset(server, "fibs_list_published", "2026-01-01")
     assert published["assetMaterializations"] and published["staleStatus"] == "FRESH"
     assert published["dataVersion"] and published["opVersion"] == code_version()
+
+
+EVERY_ASSET = """
+{
+  assetNodes {
+    assetKey { path }
+    isPartitioned
+    partitionStats { numMaterialized numPartitions numFailed }
+  }
+}
+"""
+
+MATERIALIZATIONS = """
+query Materializations($key: AssetKeyInput!) {
+  assetOrError(assetKey: $key) {
+    ... on Asset { assetMaterializations(limit: 1) { runId partition } }
+  }
+}
+"""
+
+RUNS = """
+{
+  runsOrError {
+    ... on Runs { results { jobName status tags { key value } } }
+  }
+}
+"""
+
+
+@pytest.fixture(scope="module", params=["embedded", "postgres"])
+def full_run(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, samples: Path
+) -> Iterator[tuple[int, Path]]:
+    """`ratings run` on the whole sample inbox, then `ratings ui`'s web server: on the lake's
+    own (sqlite) instance, and on a PostgreSQL instance a DAGSTER_HOME configures as Dagster's
+    docs give it (a server these tests start and stop)."""
+    from tests.support.postgres import postgres_server
+
+    lake = tmp_path_factory.mktemp(f"every-{request.param}") / "lake"
+    with contextlib.ExitStack() as stack:
+        home = None
+        env = _env()
+        if request.param == "postgres":
+            server = stack.enter_context(postgres_server())
+            home = tmp_path_factory.mktemp("dagster-home")
+            (home / "dagster.yaml").write_text(server.dagster_yaml(), encoding="utf-8")
+            env["DAGSTER_HOME"] = str(home)
+        proc = subprocess.run(
+            [str(RATINGS), "run", "--inbox", str(samples), "--lake", str(lake)],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        if home is not None:  # the runs went to PostgreSQL: the lake holds no instance
+            assert not (lake / ".dagster").exists()
+        yield stack.enter_context(_serving(samples, lake, home)), lake
+
+
+@pytest.mark.slow
+def test_the_ui_shows_every_asset_materialized_and_every_period_filled(
+    full_run: tuple[int, Path],
+) -> None:
+    port, _ = full_run
+    nodes = _ask(port, EVERY_ASSET)["assetNodes"]
+    assert len(nodes) == 17, [n["assetKey"] for n in nodes]
+    never = []
+    for node in nodes:
+        key = {"path": node["assetKey"]["path"]}
+        found = _ask(port, MATERIALIZATIONS, {"key": key})["assetOrError"]
+        if not found.get("assetMaterializations"):
+            never.append("/".join(key["path"]))
+    assert never == [], f"'Never materialized' in the UI: {never}"
+    partitioned = [n for n in nodes if n["isPartitioned"]]
+    assert len(partitioned) == 10
+    for node in partitioned:  # partitions end at the last period with data: 100 % filled
+        stats = node["partitionStats"]
+        assert stats["numPartitions"] == 6 and stats["numFailed"] == 0, node
+        assert stats["numMaterialized"] == stats["numPartitions"], node
+
+
+@pytest.mark.slow
+def test_the_runs_carry_their_job_names_and_the_command_tags(full_run: tuple[int, Path]) -> None:
+    port, lake = full_run
+    runs = _ask(port, RUNS)["runsOrError"]["results"]
+    assert sorted(run["jobName"] for run in runs) == ["ingest", "rate_and_publish"]
+    for run in runs:
+        tags = {tag["key"]: tag["value"] for tag in run["tags"]}
+        assert run["status"] == "SUCCESS"
+        assert tags["ratings/command"] == "run"
+        assert tags["ratings/lake"] == str(lake.resolve())
+        assert tags["ratings/inbox"] == str(SAMPLES_DIR.resolve())

@@ -13,12 +13,11 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-import dagster as dg
 import polars as pl
 import pytest
 
 from assets.resources import PipelinePaths
-from pipelines.registry import period_assets
+from pipelines.registry import PERIOD_ASSETS
 from rating_core.lake import publishing as publish
 from rating_core.lake import tables
 from rating_core.lake.data_periods import data_periods
@@ -31,6 +30,7 @@ from tests.support.inbox import (
     ratings,
     write_inbox,
 )
+from tests.support.periods import materialize_period
 
 # The bad-input corpus runs the ingest assets and the `ratings` command on each case.
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("csv_in_chunks_of_two_rows")]
@@ -299,11 +299,9 @@ def test_a_1960_game_and_a_1999_event_are_rated_in_their_periods(tmp_path: Path)
     assert table_partitions(done.lake, tables.GAMES) == ["1960-05", "1999-11"]
     periods = data_periods(done.lake)
     assert periods[0] == "1960-05" and periods[-1] == "1999-11"
-    assets = period_assets(periods[0])
-    assert assets[0].partitions_def.get_first_partition_key() == "1960-05-01"
     res = {"paths": PipelinePaths(inbox=str(inbox), lake=str(done.lake))}
     for partition in ("1960-05-01", "1999-11-01"):  # the first partition has no previous one
-        result = dg.materialize(assets, resources=res, partition_key=partition)
+        result = materialize_period(PERIOD_ASSETS, resources=res, partition_key=partition)
         assert result.success, partition
     site = publish.read_list(done.lake, "site-elo", "1960-05")
     assert set(site.get_column("player_id")) == {"u-a", "u-b"}
