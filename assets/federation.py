@@ -30,6 +30,7 @@ from rating_core.lake import tables
 from rating_core.lake.storage import read_table, table_partitions, write_partitioned
 from rating_core.lake.tables import applied_merges
 from rating_core.schemas import GAMES_SCHEMA, RATING_LISTS, empty
+from rating_core.systems.contract import LIST_COLUMN
 from rating_core.systems.corrections import (
     CORRECTION_LOG_SCHEMA,
     applied_birth_years,
@@ -210,27 +211,47 @@ def _rows(check: CheckInput) -> pl.DataFrame:
     return check.output.list_rows
 
 
+def _by_list_kind(rows: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
+    """The rows of each FIDE list (`fide-standard`...) with its kind (`standard`...): each list
+    has its own rules (RULES §3.3)."""
+    if LIST_COLUMN not in rows.columns:
+        return [("standard", rows)]
+    return [
+        (str(name).removeprefix("fide-"), part)
+        for (name,), part in rows.group_by(LIST_COLUMN, maintain_order=True)
+    ]
+
+
 def fide_bad_k(check: CheckInput) -> int:
-    """Rows whose K is not one the period's rules allow (10, 20, 40 or a K x n cap since
-    2014-07; 10, 15, 25 before) or, where the era caps it, K x n > 700."""
+    """Rows whose K is not one the period's rules of their list allow (10, 20, 40 or a K x n
+    cap since 2014-07; 10, 15, 30 before; 20 for everyone on rapid and blitz until 2022-09)
+    or, where the era caps it, K x n > 700."""
     rows = _rows(check)
     if not rows.height:
         return 0
-    rules = rules_for_period(check.period)
-    played = rows.filter(pl.col("games") > 0)
-    allowed = pl.col("k").is_in(list(rules.k_values))
-    if rules.k_times_n_max is None:
-        return played.filter(~allowed).height
-    allowed = allowed | (pl.col("k") == rules.k_times_n_max // pl.col("games"))
-    over = pl.col("k") * pl.col("games") > rules.k_times_n_max
-    return played.filter(~allowed | over).height
+    bad = 0
+    for kind, part in _by_list_kind(rows):
+        rules = rules_for_period(check.period, kind)
+        played = part.filter(pl.col("games") > 0)
+        allowed = pl.col("k").is_in(list(rules.k_values))
+        if rules.k_times_n_max is None:
+            bad += played.filter(~allowed).height
+            continue
+        allowed = allowed | (pl.col("k") == rules.k_times_n_max // pl.col("games"))
+        over = pl.col("k") * pl.col("games") > rules.k_times_n_max
+        bad += played.filter(~allowed | over).height
+    return bad
 
 
 def fide_below_floor(check: CheckInput) -> int:
     """Rows rated below the floor of the period's rules (1000 until 2024-02, 1400 from 2024-03)."""
     rows = _rows(check)
-    floor = rules_for_period(check.period).floor
-    return rows.filter(pl.col("rating") < floor).height if rows.height else 0
+    if not rows.height:
+        return 0
+    return sum(
+        part.filter(pl.col("rating") < rules_for_period(check.period, kind).floor).height
+        for kind, part in _by_list_kind(rows)
+    )
 
 
 def fide_one_sided_games(check: CheckInput) -> int:

@@ -88,7 +88,11 @@ def export_bytes(lake: Path, name: str, period: str, version: int, fmt: str) -> 
 
     listed = publish.read_list(lake, name, period, version)
     players = read_table(lake, tables.PLAYERS).collect()
-    frame, left_out = numeric_ids(fide_export_frame(listed, players, period))
+    from rating_core.periods import next_period
+    from rating_core.systems.fide.rules import rules_for_period
+
+    rules = rules_for_period(next_period(period), name.removeprefix("fide-"))  # that list's K
+    frame, left_out = numeric_ids(fide_export_frame(listed, players, period, rules))
     text = render_fide_txt(frame, period) if fmt == "fide-txt" else render_fide_xml(frame)
     return text.encode("utf-8"), left_out
 

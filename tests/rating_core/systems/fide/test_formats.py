@@ -178,11 +178,11 @@ def test_hand_written_fide_lines_read_with_k_as_career_and_peak(tmp_path: Path) 
 
 
 def test_a_list_before_2014_07_reads_k_by_the_rules_of_its_era(tmp_path: Path) -> None:
-    """Before 2014-07 a new player's K was 25 and an established one's 15: K 25 of an adult
-    means fewer than 30 games then (today's rules would read it as 30 completed)."""
+    """Before 2014-07 a new player's K was 30 and an established one's 15 (RULES §3.3): K 30 of
+    an adult means fewer than 30 games then (today's rules would read it as 30 completed)."""
     lines = [
         txt_header("2012-12"),
-        line(STARTS, id="1", name="New, Adult", rating="1700", gms="7", k="25", bday="1980"),
+        line(STARTS, id="1", name="New, Adult", rating="1700", gms="7", k="30", bday="1980"),
         line(STARTS, id="2", name="Old, Hand", rating="1800", gms="3", k="15", bday="1970"),
         "",
     ]
@@ -423,11 +423,11 @@ def test_export_txt_puts_each_field_in_fides_column() -> None:
 
 
 def test_export_shows_the_k_of_the_era_of_the_next_period() -> None:
-    """A list of 2012-12 shows January 2013's K: 25 for a player with fewer than 30 games then
-    (40 since 2014-07), 15 for an established one (20 since)."""
+    """A list of 2012-12 shows January 2013's K: 30 for a player with fewer than 30 games then
+    (40 since 2014-07), 15 for an established one (20 since) (RULES §3.3)."""
     old = LISTED.with_columns(pl.Series("rated_games", [12, 106, 12]))
     by_player = dict(fide_export_frame(old, PLAYERS, "2012-12").select("fideid", "k").iter_rows())
-    assert by_player["34500001"] == "25" and by_player["777"] == "25"
+    assert by_player["34500001"] == "30" and by_player["777"] == "30"
     assert fide_export_frame(old, PLAYERS, "2026-05").filter(pl.col("fideid") == "777")[
         "k"
     ].to_list() == ["40"]
