@@ -8,7 +8,7 @@ month is a backfill from that month on. Built by `assets.systems.system_assets`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import dagster as dg
@@ -50,8 +50,11 @@ from rating_core.systems.federation import (
 from rating_core.systems.fide.rules import rules_for_period
 from rating_core.systems.input_causes import (
     APPLIED_INPUTS_SCHEMA,
+    carried_causes,
     club_period_inputs,
+    correction_inputs,
     input_causes,
+    new_corrections,
     period_inputs,
 )
 from rating_core.systems.merges import (
@@ -124,30 +127,49 @@ def _quarantine_corrections(system: str):
     return after
 
 
+def _correction_logs_of(lake: Path, system: str, periods: list[str]) -> dict[str, pl.DataFrame]:
+    """Each period's log of the system's corrections (`history/<system>-corrections`)."""
+    schema = {**CORRECTION_LOG_SCHEMA, "period": pl.String}
+    return read_period_range(lake, corrections_table(system), periods, schema)
+
+
 def _federation_publishing(system: str, reason: str):
     """The merges' publishing (`_publishing`) with the rating officer's corrections: each
-    period's reason also names the corrections applied to it, and a player a correction moved
-    has it as the diff's cause (`correction: rating 1812 -> 1830 (<the officer's reason>)`),
-    beside a merge's cause when both moved them; and with the inputs' causes
-    (`_with_input_causes`)."""
+    period's reason also names the corrections applied to it since its last publication (a
+    revision never repeats one its parent applied), and a player such a correction moved has
+    it as the diff's cause (`correction: rating 1812 -> 1830 (<the officer's reason>)`), beside
+    a merge's cause when both moved them; and with the inputs' causes (`_with_input_causes`),
+    whose record also keeps the corrections applied."""
     merged = _publishing(system, reason)
+    inputs_table = tables.applied_inputs(system)
 
     def publishing(lake: Path, periods: list[str]) -> Publishing:
         base = merged(lake, periods)
-        schema = {**CORRECTION_LOG_SCHEMA, "period": pl.String}
-        logs = read_period_range(lake, corrections_table(system), periods, schema)
+        logs = _correction_logs_of(lake, system, periods)
+        recorded = set(table_partitions(lake, inputs_table))
+        record = read_period_range(lake, inputs_table.name, periods, APPLIED_INPUTS_SCHEMA)
+        new_logs = {
+            period: new_corrections(logs[period], record[period] if period in recorded else None)
+            for period in periods
+        }
 
         def period_reason(period: str) -> str:
-            applied = correction_summary(logs[period])
+            applied = correction_summary(new_logs[period])
             text = base.reason(period)
             return f"{text}; {applied}" if applied else text
 
         def causes(period: str) -> pl.DataFrame | None:
-            return _joined_causes([base.causes(period), correction_causes(logs[period])])
+            return _joined_causes([base.causes(period), correction_causes(new_logs[period])])
 
         return Publishing(reason=period_reason, causes=causes, after=base.after)
 
-    return _with_input_causes(publishing, system, "federation", period_inputs)
+    def corrections_applied(lake: Path, periods: list[str]) -> dict[str, pl.DataFrame]:
+        logs = _correction_logs_of(lake, system, periods)
+        return {period: correction_inputs(logs[period]) for period in periods}
+
+    return _with_input_causes(
+        publishing, system, "federation", period_inputs, extra_inputs=corrections_applied
+    )
 
 
 def _joined_causes(found: list[pl.DataFrame | None]) -> pl.DataFrame | None:
@@ -161,12 +183,16 @@ def _with_input_causes(
     system: str,
     source: str,
     inputs_of: Callable[[pl.DataFrame, pl.DataFrame, str, str], pl.DataFrame],
+    extra_inputs: Callable[[Path, list[str]], Mapping[str, pl.DataFrame]] | None = None,
 ) -> Callable[[Path, list[str]], Publishing]:
     """`inner`'s publishing, where a player moved by a tournament or a starting-list entry new,
     changed or gone since the last publication also has that as the diff's cause (`late result:
-    tournament T (standard)`, `rating_core.systems.input_causes`); the inputs published are
-    recorded in `applied/<system>-inputs` afterwards, for the next publication's causes.
-    `inputs_of` gives a period's inputs from its games (`source`) and the starting lists."""
+    tournament T (standard)`, `rating_core.systems.input_causes`), and a player moved only by
+    an earlier period of the same publication has where it came from (`carried from 2026-03:
+    late result: tournament T (standard)`, `carried_causes`), never the version's reason; the
+    inputs published are recorded in `applied/<system>-inputs` afterwards, for the next
+    publication's causes, with `extra_inputs`' rows (the corrections applied). `inputs_of`
+    gives a period's inputs from its games (`source`) and the starting lists."""
     inputs_table = tables.applied_inputs(system)
 
     def publishing(lake: Path, periods: list[str]) -> Publishing:
@@ -179,18 +205,31 @@ def _with_input_causes(
             )
             for period in periods
         }
+        extra = extra_inputs(lake, periods) if extra_inputs is not None else {}
         recorded = set(table_partitions(lake, inputs_table))
         inputs_before = read_period_range(lake, inputs_table.name, periods, APPLIED_INPUTS_SCHEMA)
+        own: dict[str, pl.DataFrame | None] = {}
+
+        def own_causes(period: str) -> pl.DataFrame | None:
+            if period not in own:
+                before = inputs_before[period] if period in recorded else None
+                own[period] = _joined_causes(
+                    [base.causes(period), input_causes(current[period], before, system)]
+                )
+            return own[period]
 
         def causes(period: str) -> pl.DataFrame | None:
-            before = inputs_before[period] if period in recorded else None
-            return _joined_causes(
-                [base.causes(period), input_causes(current[period], before, system)]
-            )
+            earlier = [(p, own_causes(p)) for p in periods if p < period]
+            return _joined_causes([own_causes(period), carried_causes(earlier)])
 
         def after(done: list[str]) -> None:
             base.after(done)
-            frames = [current[p].with_columns(period=pl.lit(p)) for p in done]
+            frames = [
+                pl.concat([current[p], *([extra[p]] if p in extra else [])]).with_columns(
+                    period=pl.lit(p)
+                )
+                for p in done
+            ]
             write_partitioned(lake, inputs_table, pl.concat(frames), partitions=done)
 
         return Publishing(reason=base.reason, causes=causes, after=after)
