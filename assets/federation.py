@@ -29,6 +29,7 @@ from rating_core.budget import MemoryBudget
 from rating_core.lake import tables
 from rating_core.lake.storage import read_table, table_partitions, write_partitioned
 from rating_core.lake.tables import applied_merges
+from rating_core.periods import previous_period
 from rating_core.schemas import GAMES_SCHEMA, RATING_LISTS, empty
 from rating_core.systems.contract import LIST_COLUMN
 from rating_core.systems.corrections import (
@@ -57,6 +58,7 @@ from rating_core.systems.input_causes import (
     new_corrections,
     period_inputs,
 )
+from rating_core.systems.late_results import fide_list_periods
 from rating_core.systems.merges import (
     APPLIED_SCHEMA,
     apply_merges,
@@ -71,6 +73,22 @@ def _games(lake: Path, periods: list[str], source: str) -> pl.DataFrame:
     """The range's games from one kind of source (`federation` or `club`)."""
     games = read_table(lake, "games", periods, schema=GAMES_SCHEMA).collect()
     return games.filter(pl.col("source") == source)
+
+
+def _fide_games(lake: Path, periods: list[str]) -> pl.DataFrame:
+    """The federation games of the range's FIDE lists, by FIDE's closing date (RULES §3.4): a
+    tournament ending on one of the last two days of the month before the range, or of a
+    period of it, goes on the next period's list (`fide_list_periods`)."""
+    read = [previous_period(periods[0]), *periods] if periods else periods
+    games = fide_list_periods(_games(lake, read, "federation"))
+    return games.filter(pl.col("period").is_in(periods)).sort("period", maintain_order=True)
+
+
+def _system_games(system: str) -> Callable[[Path, list[str], str], pl.DataFrame]:
+    """How `system` reads its games of a range: FIDE by closing date, the others as they are."""
+    if system == "fide":
+        return lambda lake, periods, source: _fide_games(lake, periods)
+    return _games
 
 
 def _registry(lake: Path) -> pl.DataFrame | None:
@@ -95,7 +113,7 @@ def _load_federation(system: str):
         corrections = system_corrections(read_table(lake, "corrections").collect(), system)
         before = _correction_logs(lake, system).filter(pl.col("period") < periods[0])
         games, starting_lists = apply_merges(
-            _games(lake, periods, "federation"),
+            _system_games(system)(lake, periods, "federation"),
             read_table(lake, "starting_lists").collect(),
             _merges(lake),
         )
@@ -194,10 +212,11 @@ def _with_input_causes(
     publication's causes, with `extra_inputs`' rows (the corrections applied). `inputs_of`
     gives a period's inputs from its games (`source`) and the starting lists."""
     inputs_table = tables.applied_inputs(system)
+    games_of = _system_games(system)
 
     def publishing(lake: Path, periods: list[str]) -> Publishing:
         base = inner(lake, periods)
-        games = _games(lake, periods, source)
+        games = games_of(lake, periods, source)
         starting_lists = read_table(lake, "starting_lists").collect()
         current = {
             period: inputs_of(

@@ -8,7 +8,9 @@ functions: the run's configuration passes a `LateResultsPolicy` down to the engi
   `LateResultsError` naming the file, the key and the value. `as_manifest()` is what each
   manifest records.
 - `fide_closing_period(end)` / `fide_closing_period_expr(end)`: FIDE's closing date (§7.1.3): a
-  tournament ending on one of the last two days of a month goes on the next period's list.
+  tournament ending on one of the last two days of a month goes on the next period's list;
+  `fide_list_periods(games)` moves such a tournament's games to that period (FIDE lists only:
+  UKD and club tournaments keep the month of their end date).
 - `place_late_tournament(own_period, published, policy)`: where a result that arrives after its
   period's list was published is rated: its own period again (`revise`), the first unpublished
   period (`next_list`), or nowhere, too late (FIDE §9.1, the third list after the tournament).
@@ -127,6 +129,28 @@ def fide_closing_period(end: date) -> str:
 def fide_closing_period_expr(end: pl.Expr) -> pl.Expr:
     """`fide_closing_period` of a Date or Datetime column, as `YYYY-MM` strings."""
     return end.dt.offset_by(f"{CLOSING_DAYS - 1}d").dt.strftime("%Y-%m")
+
+
+def fide_list_periods(games: pl.DataFrame) -> pl.DataFrame:
+    """`games` (GAMES_SCHEMA) with `period` the period of the FIDE list each goes on (RULES
+    §3.4): the closing date of its tournament's end (a game outside a tournament: its own date),
+    never earlier than the period it had.
+
+    Decision: the end date is the tournament's last game (the games table keeps no TRF end
+    date apart from the period it gave); a TRF end in a later month than the last game keeps
+    that later period.
+    """
+    if not games.height:
+        return games
+    event = pl.coalesce(pl.col("tournament_id"), pl.col("game_id"))
+    closing = fide_closing_period_expr(pl.col("played_at").max().over(event))
+    period = pl.col("period")
+    return games.with_columns(
+        pl.when(closing.is_not_null() & (closing > period))
+        .then(closing)
+        .otherwise(period)
+        .alias("period")
+    )
 
 
 # --- results that arrive late ------------------------------------------------------------------

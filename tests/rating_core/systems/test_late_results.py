@@ -152,3 +152,48 @@ def test_next_list_is_the_first_unpublished_period_within_three_lists(
         assert period_index(placed.period) >= period_index(name(own))
     else:
         assert placed.period is None and TOO_LATE in placed.reason
+
+
+def _games(rows: list[tuple[str, str | None, str, str]]) -> pl.DataFrame:
+    """Rows: (game_id, tournament_id, played on YYYY-MM-DD, period as ingest gave it)."""
+    from rating_core.schemas import GAMES_SCHEMA, conform
+
+    return conform(
+        pl.DataFrame(
+            [
+                {
+                    "game_id": g,
+                    "tournament_id": t,
+                    "played_at": dt.datetime.fromisoformat(day).replace(tzinfo=dt.UTC),
+                    "period": period,
+                }
+                for g, t, day, period in rows
+            ]
+        ),
+        GAMES_SCHEMA,
+    )
+
+
+def test_fide_list_periods_moves_a_tournament_ending_on_the_last_two_days() -> None:
+    from rating_core.systems.late_results import fide_list_periods
+
+    games = _games(
+        [
+            ("a1", "A", "2026-08-20", "2026-08"),  # A ends 30 August: the list of 2026-09
+            ("a2", "A", "2026-08-30", "2026-08"),
+            ("b1", "B", "2026-08-29", "2026-08"),  # B ends 29 August: stays
+            ("c1", None, "2026-08-31", "2026-08"),  # a game outside a tournament: its own date
+            ("d1", "D", "2026-08-30", "2026-09"),  # a TRF end in September already: kept
+            ("e1", "E", "2026-02-27", "2026-02"),  # 27 February: March's list
+        ]
+    )
+    moved = dict(fide_list_periods(games).select("game_id", "period").iter_rows())
+    assert moved == {
+        "a1": "2026-09",
+        "a2": "2026-09",
+        "b1": "2026-08",
+        "c1": "2026-09",
+        "d1": "2026-09",
+        "e1": "2026-03",
+    }
+    assert fide_list_periods(games.clear()).height == 0
