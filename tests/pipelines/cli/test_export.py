@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import polars as pl
@@ -38,6 +39,11 @@ XML_FIELDS = [
     "flag",
 ]
 """DESIGN §7's fields of each `player` element, in order."""
+COMBINED_XML_FIELDS = [
+    *XML_FIELDS[:11],
+    "rapid_rating", "rapid_games", "rapid_k", "blitz_rating", "blitz_games", "blitz_k",
+    "birthday", "flag",
+]  # fmt: skip
 
 
 def ratings(*args: str) -> subprocess.CompletedProcess[str]:
@@ -121,20 +127,69 @@ def test_every_export_starts_the_next_period_as_the_csv_does(lake: Path, tmp_pat
     assert im["peak_rating"] == max(listed_03["13400002"]["rating"], im["rating"])
 
 
-def test_txt_and_xml_have_fides_header_and_elements(lake: Path, tmp_path: Path) -> None:
+PER_LIST_CUTS = {"id": (0, 15), "name": (15, 76), "fed": (76, 80), "sex": (80, 84),
+                 "rating": (113, 119), "gms": (119, 123), "k": (123, 126), "bday": (126, 132),
+                 "flag": (132, 136)}  # fmt: skip
+COMBINED_CUTS = {"id": (0, 15), "name": (15, 76), "srtng": (113, 119), "rrtng": (126, 132),
+                 "brtng": (139, 145), "bday": (152, 158), "flag": (158, 162)}  # fmt: skip
+"""FIDE's columns as its users cut them, by byte position (0-based start, end)."""
+
+
+def cut_by_bytes(data: bytes, cuts: dict[str, tuple[int, int]], width: int) -> list[dict]:
+    """The players of a FIDE TXT read as a parser cutting by byte position does, after checking
+    the file is ASCII, CRLF and `width` characters a line."""
+    data.decode("ascii")
+    header, *lines = data.split(b"\r\n")
+    assert header.startswith(b"ID Number      Name") and lines[-1] == b""
+    assert {len(line) for line in [header, *lines[:-1]]} == {width}
+    return [{f: line[a:b].decode().strip() for f, (a, b) in cuts.items()} for line in lines[:-1]]
+
+
+def published(lake: Path, name: str, period: str) -> dict[str, int]:
+    listed = publish.read_list(lake, name, period)
+    return dict(listed.select("player_id", pl.col("rating").cast(pl.Int64)).iter_rows())
+
+
+def test_txt_and_xml_are_fides_files(lake: Path, tmp_path: Path) -> None:
     txt, xml = tmp_path / "list.txt", tmp_path / "list.xml"
     _export(lake, "fide-txt", txt)
     _export(lake, "fide-xml", xml)
-    header, *lines = txt.read_text(encoding="utf-8").splitlines()
-    assert header.startswith("ID Number      Name") and "FOA JUL26 Gms K  B-day Flag" in header
-    listed = publish.read_list(lake, "fide-standard", "2026-06")
-    assert len(lines) == listed.height
-    text = xml.read_text(encoding="utf-8")
-    assert text.startswith('<?xml version="1.0" encoding="UTF-8"?>\n<playerslist>\n')
-    first = text.split("<player>\n", 2)[1].split("</player>")[0]
-    assert [part.split(">")[0].lstrip("<") for part in first.splitlines()] == XML_FIELDS
-    assert text.count("<player>") == listed.height
-    assert "<name>Yılmaz, Ayşe</name>" in text and "<country>TUR</country>" in text
+    data = txt.read_bytes()
+    assert data.split(b"\r\n")[0].endswith(b"FOA JUL26 Gms K  B-day Flag")
+    players = cut_by_bytes(data, PER_LIST_CUTS, 136)
+    ratings_ = published(lake, "fide-standard", "2026-06")
+    assert {p["id"]: int(p["rating"]) for p in players} == ratings_  # every rating, every player
+    assert all(p["bday"].isdigit() and p["k"] in {"10", "20", "40"} for p in players)
+    text = xml.read_bytes().decode("ascii")
+    assert text.startswith("<playerslist>\r\n<player>\r\n")
+    root = ET.fromstring(text)
+    assert root.tag == "playerslist" and len(root) == len(ratings_)
+    assert all([child.tag for child in player] == XML_FIELDS for player in root)
+    by_id = {p.findtext("fideid"): p for p in root}
+    assert {i: int(p.findtext("rating") or 0) for i, p in by_id.items()} == ratings_
+    ayse = next(p for p in root if p.findtext("name") == "Yilmaz, Ayse")  # Yılmaz, Ayşe
+    assert ayse.findtext("country") == "TUR"
+
+
+def test_the_combined_files_carry_the_three_lists(lake: Path, tmp_path: Path) -> None:
+    txt, xml = tmp_path / "players_list_foa.txt", tmp_path / "players_list_xml_foa.xml"
+    said = _export(lake, "fide-txt-combined", txt, "--period", "2026-03")
+    assert "fide-standard 2026-03 v1 with fide-rapid v1 and fide-blitz v1 (" in said
+    _export(lake, "fide-xml-combined", xml, "--period", "2026-03")
+    players = cut_by_bytes(txt.read_bytes(), COMBINED_CUTS, 162)
+    lists = {f: published(lake, f"fide-{k}", "2026-03")
+             for f, k in (("srtng", "standard"), ("rrtng", "rapid"), ("brtng", "blitz"))}  # fmt: skip
+    everyone = set().union(*lists.values())
+    assert {p["id"] for p in players} == everyone and len(players) == len(everyone)
+    for field, ratings_ in lists.items():  # 0 where the player is not on that list
+        assert {p["id"]: int(p[field]) for p in players} == {
+            i: ratings_.get(i, 0) for i in everyone
+        }, field
+    root = ET.fromstring(xml.read_bytes())
+    assert len(root) == len(everyone)
+    assert all([child.tag for child in player] == COMBINED_XML_FIELDS for player in root)
+    rapid = {p.findtext("fideid"): p.findtext("rapid_rating") for p in root}
+    assert rapid == {i: str(lists["rrtng"][i]) if i in lists["rrtng"] else "" for i in everyone}
 
 
 def test_csv_export_is_the_published_csv(lake: Path, tmp_path: Path) -> None:

@@ -1,5 +1,6 @@
-"""FIDE's TXT and XML list formats: the layout found in public parsers of FIDE's downloads, the
-readers of starting lists in those formats (K → career count and peak) and the writers."""
+"""FIDE's TXT and XML list formats: the layout found in public parsers of FIDE's downloads and
+the readers of starting lists in those formats (K → career count and peak); the writers are
+tested in test_export.py."""
 
 from __future__ import annotations
 
@@ -11,13 +12,7 @@ import pytest
 from rating_core.ingest.common import UnreadableFileError
 from rating_core.ingest.inbox import ingest_starting_lists
 from rating_core.ingest.registry import read_starting_list
-from rating_core.systems.fide.formats import (
-    fide_export_frame,
-    render_fide_txt,
-    render_fide_xml,
-    txt_header,
-    txt_layout,
-)
+from rating_core.systems.fide.formats import txt_header, txt_layout
 
 # FIDE's per-list header as it appears in the January 2023 standard_rating_list.txt (quoted by
 # several public parsers of the download), and the 0-based column starts those parsers use.
@@ -363,83 +358,6 @@ def test_the_inbox_reads_txt_and_xml_starting_lists(tmp_path: Path) -> None:
         "federation/lists/fide-standard@2022-12.txt",
         "federation/lists/fide-rapid@2022-12.xml",
     }
-
-
-LISTED = pl.DataFrame(
-    {
-        "player_id": ["34500001", "13400003", "777"],
-        "name": ["Yılmaz, Ayşe", "Hüseynov, Elçin", "Smith & Jones <x>"],
-        "rating": [2190.0, 2205.0, 1500.0],
-        "games": [6, 3, 0],
-        "rated_games": [31, 106, 12],
-        "peak_rating": [2200, 2212, 1500],
-        "k": [40, 40, 40],  # the K used in the period: 34500001 then had fewer than 30 games
-        "flag": [None, None, "i"],
-    }
-)
-PLAYERS = pl.DataFrame(
-    {
-        "player_id": ["34500001", "13400003"],
-        "name": ["Yilmaz (registry)", "Huseynov (registry)"],
-        "federation": ["tur", "AZE"],
-        "sex": ["w", "m"],
-        "title": ["WIM", "FM"],
-        "birth_year": [1994, 2009],
-    }
-)
-
-
-def test_export_txt_puts_each_field_in_fides_column() -> None:
-    text = render_fide_txt(fide_export_frame(LISTED, PLAYERS, "2026-05"), "2026-05")
-    header, *rows = text.splitlines()
-    assert header.startswith("ID Number      Name") and " JUN26 " in header
-    assert [c.start for c in txt_layout(header)] == list(STARTS.values())
-
-    def cut(row: str, start: str, end: str | None) -> str:
-        return row[STARTS[start] : STARTS[end] if end else None].strip()
-
-    ayse = next(r for r in rows if r.startswith("34500001"))
-    fields = list(STARTS)
-    ends = [*fields[1:], None]
-    assert [cut(ayse, a, b) for a, b in zip(fields, ends, strict=True)] == [
-        "34500001",
-        "Yılmaz, Ayşe",
-        "TUR",
-        "F",
-        "WIM",
-        "WIM",
-        "",
-        "",
-        "2190",
-        "6",
-        "20",  # K for June: 31 games completed, peak under 2400, not a junior
-        "1994",
-        "w",
-    ]
-    elcin = next(r for r in rows if r.startswith("13400003"))
-    assert cut(elcin, "k", "bday") == "40" and cut(elcin, "flag", None) == ""  # junior
-    smith = next(r for r in rows if r.startswith("777"))
-    assert cut(smith, "k", "bday") == "40" and cut(smith, "flag", None) == "i"  # 12 games
-
-
-def test_export_shows_the_k_of_the_era_of_the_next_period() -> None:
-    """A list of 2012-12 shows January 2013's K: 30 for a player with fewer than 30 games then
-    (40 since 2014-07), 15 for an established one (20 since) (RULES §3.3)."""
-    old = LISTED.with_columns(pl.Series("rated_games", [12, 106, 12]))
-    by_player = dict(fide_export_frame(old, PLAYERS, "2012-12").select("fideid", "k").iter_rows())
-    assert by_player["34500001"] == "30" and by_player["777"] == "30"
-    assert fide_export_frame(old, PLAYERS, "2026-05").filter(pl.col("fideid") == "777")[
-        "k"
-    ].to_list() == ["40"]
-
-
-def test_export_xml_escapes_and_reads_back(tmp_path: Path) -> None:
-    text = render_fide_xml(fide_export_frame(LISTED, PLAYERS, "2026-05"))
-    assert "<name>Smith &amp; Jones &lt;x&gt;</name>" in text
-    assert "<playerslist>" in text and text.count("<player>") == 3
-    back = read_starting_list(write(tmp_path, "fide-standard@2026-05.xml", text), "x.xml")
-    assert by_id(back.rows)["777"]["rated_games"] == 5  # K 40, adult: the fewest, 5
-    assert by_id(back.rows)["34500001"]["rated_games"] == 30
 
 
 def test_a_file_that_is_not_utf8_is_read_as_windows_1252(tmp_path: Path) -> None:
