@@ -557,3 +557,74 @@ def test_each_period_of_a_replay_follows_the_rules_of_its_era(federation) -> Non
         lower = ge.filter(pl.col("counted") & (pl.col("d_raw") > rules.difference_cap))
         assert (lower["d_used"] == rules.difference_cap).all()  # the lower side: always capped
         previous_list = listed
+
+
+# --- a random blitz list replayed across the raise of 2022-10 -------------------------------------
+
+BLITZ_RANGE = ["2022-08", "2022-09", "2022-10", "2022-11"]
+
+
+@st.composite
+def blitz_federations(draw):
+    """3 to 6 players on the standard and blitz starting lists of 2022-07 (blitz ratings up to
+    400 below standard), 0 to 8 blitz games per period."""
+    n = draw(st.integers(3, 6))
+    players = [f"p{i}" for i in range(n)]
+    standard = draw(st.lists(st.integers(1400, 2700), min_size=n, max_size=n))
+    gaps = draw(st.lists(st.integers(-150, 400), min_size=n, max_size=n))
+    blitz = [max(1000, s - g) for s, g in zip(standard, gaps, strict=True)]
+    played = draw(st.lists(st.integers(0, 60), min_size=n, max_size=n))
+
+    def listed(kind: str, ratings: list[int]) -> pl.DataFrame:
+        return pl.DataFrame(
+            {
+                "list": [f"fide-{kind}"] * n,
+                "period": ["2022-07"] * n,
+                "player_id": players,
+                "rating": ratings,
+                "rated_games": played,
+                "peak_rating": ratings,
+            },
+            schema=STARTING_LIST_SCHEMA,
+        )
+
+    pair = st.tuples(
+        st.sampled_from(players), st.sampled_from(players), st.sampled_from([0.0, 0.5, 1.0])
+    )
+    frames = []
+    for period in BLITZ_RANGE:
+        pairs = draw(st.lists(pair.filter(lambda t: t[0] != t[1]), max_size=8))
+        rows = [
+            (f"{period}-g{i}", f"B{period}", 1 + i, w, b, s) for i, (w, b, s) in enumerate(pairs)
+        ]
+        frames.append(games_frame(rows, period, rating_list="blitz"))
+    return pl.concat([listed("standard", standard), listed("blitz", blitz)]), pl.concat(frames)
+
+
+@given(blitz_federations())
+@settings(max_examples=30, deadline=None)
+def test_a_blitz_replay_gets_k_20_then_the_raise_once_then_the_standard_k(federation) -> None:
+    start, games = federation
+    states = dict.fromkeys(federation_state_tables("fide"))
+    outputs = dict(fide_lists_periods(games, start, states, None, BLITZ_RANGE))
+    official = start.filter(pl.col("list") == "fide-standard")  # no standard game: unchanged
+    standard = dict(zip(official["player_id"], official["rating"], strict=True))
+    previous: dict[str, int] | None = None
+    for period in BLITZ_RANGE:
+        rules = rules_for_period(period, "blitz")
+        rows = outputs[period].list_rows.filter(pl.col("list") == "fide-blitz")
+        listed = dict(zip(rows["player_id"], rows["rating"], strict=True))
+        expl = outputs[period].explanations["history/fide-blitz-player_explanations"]
+        for p in expl.filter(~pl.col("newcomer") & ~pl.col("dropped")).iter_rows(named=True):
+            if previous is not None:
+                assert p["rating_before"] == previous[p["player_id"]]
+            if period < "2022-10":
+                assert p["k_base"] == 20 and p["k_reason"] == "K 20 for everyone"
+            else:
+                assert p["k_base"] in rules.k_values
+            from_games = p["rating_before"] + p["change"]
+            # the raise exactly once: on the list of 2022-09, to standard - 100
+            target = standard[p["player_id"]] - 100
+            expected = max(from_games, target) if period == "2022-09" else from_games
+            assert listed[p["player_id"]] == expected, (period, p)
+        previous = listed
