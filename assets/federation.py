@@ -8,7 +8,7 @@ month is a backfill from that month on. Built by `assets.systems.system_assets`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import dagster as dg
@@ -29,7 +29,9 @@ from rating_core.budget import MemoryBudget
 from rating_core.lake import tables
 from rating_core.lake.storage import read_table, table_partitions, write_partitioned
 from rating_core.lake.tables import applied_merges
+from rating_core.periods import previous_period
 from rating_core.schemas import GAMES_SCHEMA, RATING_LISTS, empty
+from rating_core.systems.contract import LIST_COLUMN
 from rating_core.systems.corrections import (
     CORRECTION_LOG_SCHEMA,
     applied_birth_years,
@@ -49,10 +51,14 @@ from rating_core.systems.federation import (
 from rating_core.systems.fide.rules import rules_for_period
 from rating_core.systems.input_causes import (
     APPLIED_INPUTS_SCHEMA,
+    carried_causes,
     club_period_inputs,
+    correction_inputs,
     input_causes,
+    new_corrections,
     period_inputs,
 )
+from rating_core.systems.late_results import fide_list_periods
 from rating_core.systems.merges import (
     APPLIED_SCHEMA,
     apply_merges,
@@ -67,6 +73,22 @@ def _games(lake: Path, periods: list[str], source: str) -> pl.DataFrame:
     """The range's games from one kind of source (`federation` or `club`)."""
     games = read_table(lake, "games", periods, schema=GAMES_SCHEMA).collect()
     return games.filter(pl.col("source") == source)
+
+
+def _fide_games(lake: Path, periods: list[str]) -> pl.DataFrame:
+    """The federation games of the range's FIDE lists, by FIDE's closing date (RULES §3.4): a
+    tournament ending on one of the last two days of the month before the range, or of a
+    period of it, goes on the next period's list (`fide_list_periods`)."""
+    read = [previous_period(periods[0]), *periods] if periods else periods
+    games = fide_list_periods(_games(lake, read, "federation"))
+    return games.filter(pl.col("period").is_in(periods)).sort("period", maintain_order=True)
+
+
+def _system_games(system: str) -> Callable[[Path, list[str], str], pl.DataFrame]:
+    """How `system` reads its games of a range: FIDE by closing date, the others as they are."""
+    if system == "fide":
+        return lambda lake, periods, source: _fide_games(lake, periods)
+    return _games
 
 
 def _registry(lake: Path) -> pl.DataFrame | None:
@@ -91,7 +113,7 @@ def _load_federation(system: str):
         corrections = system_corrections(read_table(lake, "corrections").collect(), system)
         before = _correction_logs(lake, system).filter(pl.col("period") < periods[0])
         games, starting_lists = apply_merges(
-            _games(lake, periods, "federation"),
+            _system_games(system)(lake, periods, "federation"),
             read_table(lake, "starting_lists").collect(),
             _merges(lake),
         )
@@ -123,30 +145,49 @@ def _quarantine_corrections(system: str):
     return after
 
 
+def _correction_logs_of(lake: Path, system: str, periods: list[str]) -> dict[str, pl.DataFrame]:
+    """Each period's log of the system's corrections (`history/<system>-corrections`)."""
+    schema = {**CORRECTION_LOG_SCHEMA, "period": pl.String}
+    return read_period_range(lake, corrections_table(system), periods, schema)
+
+
 def _federation_publishing(system: str, reason: str):
     """The merges' publishing (`_publishing`) with the rating officer's corrections: each
-    period's reason also names the corrections applied to it, and a player a correction moved
-    has it as the diff's cause (`correction: rating 1812 -> 1830 (<the officer's reason>)`),
-    beside a merge's cause when both moved them; and with the inputs' causes
-    (`_with_input_causes`)."""
+    period's reason also names the corrections applied to it since its last publication (a
+    revision never repeats one its parent applied), and a player such a correction moved has
+    it as the diff's cause (`correction: rating 1812 -> 1830 (<the officer's reason>)`), beside
+    a merge's cause when both moved them; and with the inputs' causes (`_with_input_causes`),
+    whose record also keeps the corrections applied."""
     merged = _publishing(system, reason)
+    inputs_table = tables.applied_inputs(system)
 
     def publishing(lake: Path, periods: list[str]) -> Publishing:
         base = merged(lake, periods)
-        schema = {**CORRECTION_LOG_SCHEMA, "period": pl.String}
-        logs = read_period_range(lake, corrections_table(system), periods, schema)
+        logs = _correction_logs_of(lake, system, periods)
+        recorded = set(table_partitions(lake, inputs_table))
+        record = read_period_range(lake, inputs_table.name, periods, APPLIED_INPUTS_SCHEMA)
+        new_logs = {
+            period: new_corrections(logs[period], record[period] if period in recorded else None)
+            for period in periods
+        }
 
         def period_reason(period: str) -> str:
-            applied = correction_summary(logs[period])
+            applied = correction_summary(new_logs[period])
             text = base.reason(period)
             return f"{text}; {applied}" if applied else text
 
         def causes(period: str) -> pl.DataFrame | None:
-            return _joined_causes([base.causes(period), correction_causes(logs[period])])
+            return _joined_causes([base.causes(period), correction_causes(new_logs[period])])
 
         return Publishing(reason=period_reason, causes=causes, after=base.after)
 
-    return _with_input_causes(publishing, system, "federation", period_inputs)
+    def corrections_applied(lake: Path, periods: list[str]) -> dict[str, pl.DataFrame]:
+        logs = _correction_logs_of(lake, system, periods)
+        return {period: correction_inputs(logs[period]) for period in periods}
+
+    return _with_input_causes(
+        publishing, system, "federation", period_inputs, extra_inputs=corrections_applied
+    )
 
 
 def _joined_causes(found: list[pl.DataFrame | None]) -> pl.DataFrame | None:
@@ -160,17 +201,22 @@ def _with_input_causes(
     system: str,
     source: str,
     inputs_of: Callable[[pl.DataFrame, pl.DataFrame, str, str], pl.DataFrame],
+    extra_inputs: Callable[[Path, list[str]], Mapping[str, pl.DataFrame]] | None = None,
 ) -> Callable[[Path, list[str]], Publishing]:
     """`inner`'s publishing, where a player moved by a tournament or a starting-list entry new,
     changed or gone since the last publication also has that as the diff's cause (`late result:
-    tournament T (standard)`, `rating_core.systems.input_causes`); the inputs published are
-    recorded in `applied/<system>-inputs` afterwards, for the next publication's causes.
-    `inputs_of` gives a period's inputs from its games (`source`) and the starting lists."""
+    tournament T (standard)`, `rating_core.systems.input_causes`), and a player moved only by
+    an earlier period of the same publication has where it came from (`carried from 2026-03:
+    late result: tournament T (standard)`, `carried_causes`), never the version's reason; the
+    inputs published are recorded in `applied/<system>-inputs` afterwards, for the next
+    publication's causes, with `extra_inputs`' rows (the corrections applied). `inputs_of`
+    gives a period's inputs from its games (`source`) and the starting lists."""
     inputs_table = tables.applied_inputs(system)
+    games_of = _system_games(system)
 
     def publishing(lake: Path, periods: list[str]) -> Publishing:
         base = inner(lake, periods)
-        games = _games(lake, periods, source)
+        games = games_of(lake, periods, source)
         starting_lists = read_table(lake, "starting_lists").collect()
         current = {
             period: inputs_of(
@@ -178,18 +224,31 @@ def _with_input_causes(
             )
             for period in periods
         }
+        extra = extra_inputs(lake, periods) if extra_inputs is not None else {}
         recorded = set(table_partitions(lake, inputs_table))
         inputs_before = read_period_range(lake, inputs_table.name, periods, APPLIED_INPUTS_SCHEMA)
+        own: dict[str, pl.DataFrame | None] = {}
+
+        def own_causes(period: str) -> pl.DataFrame | None:
+            if period not in own:
+                before = inputs_before[period] if period in recorded else None
+                own[period] = _joined_causes(
+                    [base.causes(period), input_causes(current[period], before, system)]
+                )
+            return own[period]
 
         def causes(period: str) -> pl.DataFrame | None:
-            before = inputs_before[period] if period in recorded else None
-            return _joined_causes(
-                [base.causes(period), input_causes(current[period], before, system)]
-            )
+            earlier = [(p, own_causes(p)) for p in periods if p < period]
+            return _joined_causes([own_causes(period), carried_causes(earlier)])
 
         def after(done: list[str]) -> None:
             base.after(done)
-            frames = [current[p].with_columns(period=pl.lit(p)) for p in done]
+            frames = [
+                pl.concat([current[p], *([extra[p]] if p in extra else [])]).with_columns(
+                    period=pl.lit(p)
+                )
+                for p in done
+            ]
             write_partitioned(lake, inputs_table, pl.concat(frames), partitions=done)
 
         return Publishing(reason=base.reason, causes=causes, after=after)
@@ -210,27 +269,47 @@ def _rows(check: CheckInput) -> pl.DataFrame:
     return check.output.list_rows
 
 
+def _by_list_kind(rows: pl.DataFrame) -> list[tuple[str, pl.DataFrame]]:
+    """The rows of each FIDE list (`fide-standard`...) with its kind (`standard`...): each list
+    has its own rules (RULES §3.3)."""
+    if LIST_COLUMN not in rows.columns:
+        return [("standard", rows)]
+    return [
+        (str(name).removeprefix("fide-"), part)
+        for (name,), part in rows.group_by(LIST_COLUMN, maintain_order=True)
+    ]
+
+
 def fide_bad_k(check: CheckInput) -> int:
-    """Rows whose K is not one the period's rules allow (10, 20, 40 or a K x n cap since
-    2014-07; 10, 15, 25 before) or, where the era caps it, K x n > 700."""
+    """Rows whose K is not one the period's rules of their list allow (10, 20, 40 or a K x n
+    cap since 2014-07; 10, 15, 30 before; 20 for everyone on rapid and blitz until 2022-09)
+    or, where the era caps it, K x n > 700."""
     rows = _rows(check)
     if not rows.height:
         return 0
-    rules = rules_for_period(check.period)
-    played = rows.filter(pl.col("games") > 0)
-    allowed = pl.col("k").is_in(list(rules.k_values))
-    if rules.k_times_n_max is None:
-        return played.filter(~allowed).height
-    allowed = allowed | (pl.col("k") == rules.k_times_n_max // pl.col("games"))
-    over = pl.col("k") * pl.col("games") > rules.k_times_n_max
-    return played.filter(~allowed | over).height
+    bad = 0
+    for kind, part in _by_list_kind(rows):
+        rules = rules_for_period(check.period, kind)
+        played = part.filter(pl.col("games") > 0)
+        allowed = pl.col("k").is_in(list(rules.k_values))
+        if rules.k_times_n_max is None:
+            bad += played.filter(~allowed).height
+            continue
+        allowed = allowed | (pl.col("k") == rules.k_times_n_max // pl.col("games"))
+        over = pl.col("k") * pl.col("games") > rules.k_times_n_max
+        bad += played.filter(~allowed | over).height
+    return bad
 
 
 def fide_below_floor(check: CheckInput) -> int:
     """Rows rated below the floor of the period's rules (1000 until 2024-02, 1400 from 2024-03)."""
     rows = _rows(check)
-    floor = rules_for_period(check.period).floor
-    return rows.filter(pl.col("rating") < floor).height if rows.height else 0
+    if not rows.height:
+        return 0
+    return sum(
+        part.filter(pl.col("rating") < rules_for_period(check.period, kind).floor).height
+        for kind, part in _by_list_kind(rows)
+    )
 
 
 def fide_one_sided_games(check: CheckInput) -> int:

@@ -50,17 +50,24 @@ def external() -> Path:
 
 @contextmanager
 def todays_fide_rules() -> Iterator[None]:
-    """Rate every FIDE period by today's rules (RULES §3), without the era of its date nor the
-    one-time compression (RULES §3.3): for tests of today's rules whose periods (2024) predate
+    """Rate every FIDE period by today's rules of its list (RULES §3), without the era of its
+    date nor the one-time raises (RULES §3.3): for tests of today's rules whose periods (2024) predate
     them. The eras themselves are tested in `tests/rating_core/systems/fide/test_eras.py`."""
     from rating_core.systems import federation
     from rating_core.systems.fide import period
-    from rating_core.systems.fide.rules import FIDE_RULES
+    from rating_core.systems.fide.rules import FIDE_ERAS_BY_LIST
+
+    def todays(_period: str, rating_list: str = "standard") -> object:
+        return FIDE_ERAS_BY_LIST[rating_list][-1]
+
+    def none(*_args: object) -> None:
+        return None
 
     with pytest.MonkeyPatch.context() as patch:
         for module in (period, federation):
-            patch.setattr(module, "rules_for_period", lambda _period: FIDE_RULES)
-            patch.setattr(module, "compression_for_list", lambda _period: None)
+            patch.setattr(module, "rules_for_period", todays)
+            patch.setattr(module, "compression_for_list", none)
+            patch.setattr(module, "fast_raise_for_list", none)
         yield
 
 

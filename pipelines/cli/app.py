@@ -283,6 +283,7 @@ def _memory(text: str | None) -> int | None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Materialize everything through Dagster in period order and print the summary."""
+    from pipelines.cli.late_results_config import check_late_results
     from pipelines.cli.prepare import start_warm_up
     from pipelines.cli.timings import StepClock, print_timings
     from rating_core.ingest.inbox import check_merge_chains, inbox_files
@@ -296,6 +297,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     lake = Path(args.lake)
     _check_lake_folder(lake)
     memory = _memory(args.memory)
+    check_late_results()  # ratings.toml's [late_results]: a bad value stops here
     try:  # the inbox's layout, before any work: club folders that cannot each have a list
         inbox_files(inbox)
         check_merge_chains(inbox)

@@ -67,6 +67,17 @@ def _rating(value: float | None) -> str:
     return "" if value is None else f"{value:g}"
 
 
+def _json_rating(row: dict) -> dict:
+    """A row of `ratings_as_of` for JSON, its rating as its list publishes it (`2389` on a
+    FIDE, UKD or club list, never `2389.0`; FIBS keeps its decimal)."""
+    from rating_core.systems.contract import publishes_whole_numbers
+
+    value = row.get("rating")
+    if isinstance(value, float) and value.is_integer() and publishes_whole_numbers(row["list"]):
+        return {**row, "rating": int(value)}
+    return row
+
+
 def show_choice(lake: Path, args: argparse.Namespace) -> tuple[str | None, int | None, str | None]:
     """The period and version `ratings show LIST` reads, given `--as-of` / `--original`, and a
     line saying which version that is (None: the command's own defaults, nothing to say)."""
@@ -186,9 +197,12 @@ def history_as_of(
             {
                 "player": args.player,
                 "as_of": day.isoformat(),
-                "ratings": ratings.with_columns(
-                    pl.col("created_at").dt.strftime("%Y-%m-%dT%H:%M:%S%:z")
-                ).to_dicts(),
+                "ratings": [
+                    _json_rating(row)
+                    for row in ratings.with_columns(
+                        pl.col("created_at").dt.strftime("%Y-%m-%dT%H:%M:%S%:z")
+                    ).to_dicts()
+                ],
                 "history": kept.to_dicts(),
             }
         )

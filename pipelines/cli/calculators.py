@@ -75,7 +75,11 @@ def add_calc_parsers(sub: argparse._SubParsersAction) -> None:
     fide = sub.add_parser("fide", help="FIDE change for one tournament (seed fide-ukd-calculator)")
     fide.add_argument("--rating", type=int, required=True)
     fide.add_argument(
-        "--k", type=int, required=True, help="base K, one of the era's (10, 20, 40 today)"
+        "--k",
+        type=int,
+        required=True,
+        help="base K, one of the era's (10, 20, 40 today; 10, 15, 30 before 2014-07 on the "
+        "standard list; 20 on rapid and blitz before 2022-10)",
     )
     fide.add_argument("--game", action="append", default=[], help="OPPONENT:RESULT, repeatable")
     fide.add_argument(
@@ -83,6 +87,12 @@ def add_calc_parsers(sub: argparse._SubParsersAction) -> None:
         type=_calc_date,
         default=None,
         help="YYYY-MM-DD: rate by the FIDE rules in force that day (default today, UTC)",
+    )
+    fide.add_argument(
+        "--list",
+        choices=("standard", "rapid", "blitz"),
+        default="standard",
+        help="the FIDE list whose rules apply (default standard)",
     )
     _add_json(fide)
 
@@ -122,12 +132,13 @@ def _fide(args: argparse.Namespace) -> dict:
     from rating_core.systems.fide.rules import rules_on
 
     day = args.date or utc_today()
-    rules = rules_on(day)
+    rules = rules_on(day, args.list)
     if args.k not in rules.k_values:
         allowed = ", ".join(str(k) for k in rules.k_values)
         raise UserError(
-            f"calc fide: --k must be one of {allowed} under the {rules.name} rules in force on "
-            f"{day.isoformat()}, not {args.k} (see 'ratings calc fide --help')"
+            f"calc fide: --k must be one of {allowed} under the {rules.name} rules of the "
+            f"{args.list} list in force on {day.isoformat()}, not {args.k} "
+            "(see 'ratings calc fide --help')"
         )
     if not args.game:
         raise UserError("give at least one --game OPPONENT:RESULT")

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import polars as pl
 
     from rating_core.systems.fide.export import Format
+    from rating_core.systems.fide.rules import FideRules
 
 EXPORT_FORMATS = ("csv", "fide-txt", "fide-xml", "fide-txt-combined", "fide-xml-combined")
 
@@ -95,6 +96,15 @@ class Exported:
 FIDE_LISTS = {"standard": "fide-standard", "rapid": "fide-rapid", "blitz": "fide-blitz"}
 
 
+def _next_rules(name: str, period: str) -> FideRules:
+    """The rules of a FIDE list's next period (RULES §3.3: each list its own), whose K the
+    export shows."""
+    from rating_core.periods import next_period
+    from rating_core.systems.fide.rules import rules_for_period
+
+    return rules_for_period(next_period(period), name.removeprefix("fide-"))
+
+
 def export_bytes(lake: Path, name: str, period: str, version: int, fmt: str) -> Exported:
     """A published list in `fmt`.
 
@@ -123,7 +133,7 @@ def export_bytes(lake: Path, name: str, period: str, version: int, fmt: str) -> 
     players = read_table(lake, tables.PLAYERS).collect()
     if not fmt.endswith("-combined"):
         listed = publish.read_list(lake, name, period, version)
-        out = per_list_file(listed, period, kind, players)
+        out = per_list_file(listed, period, kind, players, _next_rules(name, period))
         return Exported(out.data, out.players, out.left_out)
     lists: dict[str, pl.DataFrame | None] = {}
     others = []

@@ -333,6 +333,7 @@ def _print_players(version: PreviewedVersion) -> None:
 def cmd_preview(args: argparse.Namespace) -> int:
     """Print what the next `ratings run` would publish; exit 1 when that run would fail."""
     from pipelines.cli.app import _check_lake_folder
+    from pipelines.cli.late_results_config import check_late_results
     from rating_core.ingest.inbox import inbox_files
     from rating_core.systems.club.folders import ClubFolderError
 
@@ -341,6 +342,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
         raise UserError(f"inbox folder '{inbox}' does not exist")
     lake = Path(args.lake)
     _check_lake_folder(lake)
+    check_late_results()  # ratings.toml's [late_results], as `ratings run` checks it
     try:  # the inbox's layout, before any work (as `ratings run` checks it)
         inbox_files(inbox)
     except ClubFolderError as error:

@@ -13,6 +13,7 @@ from pipelines.cli.output import console, plain, print_json, print_table
 from rating_core.lake import publishing as publish
 from rating_core.lake import revisions, tables
 from rating_core.lake.storage import as_local_path, read_table
+from rating_core.systems.contract import as_published
 
 COMPACT_COLUMNS = ("player_id", "name", "rating", "games", "change", "k", "flag", "experience")
 """What `ratings show` prints without --all (a list has more columns: see the Parquet file)."""
@@ -139,7 +140,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     if in_force and not args.json:
         console.print(in_force, highlight=False, markup=False)
     frame = top_lists.filtered(args, publish.read_list(lake, args.list, period, version), period)
-    shown = frame.drop([c for c in ("list", "period", "version") if c in frame.columns])
+    shown = as_published(
+        frame.drop([c for c in ("list", "period", "version") if c in frame.columns]), args.list
+    )
     if args.json:  # every row unless --top says otherwise: a script is never silently cut short
         manifest = publish.read_manifest(lake, args.list, period, version)
         publication = revisions.publication_of(manifest)
@@ -198,7 +201,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
         return _diff_from_original(args, lake, period, version, manifest)
     if version == 1:
         raise UserError(f"{args.list} {period} v1 is the first version; there is nothing to diff")
-    diff = publish.read_diff(lake, args.list, period, version)
+    diff = as_published(publish.read_diff(lake, args.list, period, version), args.list)
     if args.json:
         print_json({"manifest": manifest, "diff": diff.to_dicts()})
         return 0
@@ -219,7 +222,9 @@ def _diff_from_original(
             if version == original
             else f"{args.list} {period} v{version} is older than its original v{original}"
         )
-    diff = revisions.diff_between(lake, args.list, period, original, version)
+    diff = as_published(
+        revisions.diff_between(lake, args.list, period, original, version), args.list
+    )
     if args.json:
         print_json({"manifest": manifest, "from_version": original, "diff": diff.to_dicts()})
         return 0

@@ -240,7 +240,7 @@ def read_fide_list(path: Path, list_name: str, period: str, source_file: str) ->
             "rating, not on the list",
         )
     following = next_period(period)  # the K a list gives is the one in force next period
-    rated_games, peak = inferred_career(int(following[:4]), rules_for_period(following))
+    rated_games, peak = inferred_career(int(following[:4]), rules_for_period(following, kind))
     rows = rated.select(
         pl.lit(list_name).alias("list"),
         pl.lit(period).alias("period"),

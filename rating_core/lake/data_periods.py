@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
+import polars as pl
+
 from rating_core.lake.storage import read_table, table_partitions
 from rating_core.periods import is_rated_period, next_period, period_range
 
@@ -22,4 +24,23 @@ def data_periods(lake: Path, today: date | None = None) -> list[str]:
     found = {period for period in found if is_rated_period(period, today)}
     if not found:
         return []
-    return period_range(min(found), max(found))
+    last = max(found)
+    if is_rated_period(next_period(last), today) and _closes_late(lake, last):
+        last = next_period(last)  # the FIDE list its last tournaments go on (RULES §3.4)
+    return period_range(min(found), last)
+
+
+def _closes_late(lake: Path, period: str) -> bool:
+    """Whether a federation tournament of `period` ends on one of its last two days, so that
+    FIDE's closing date puts it on the next period's list (RULES §3.4): that period is then
+    rated too (every system's, as a run rates the current month from the data it has), or the
+    tournament would wait for a month with data of its own."""
+    from rating_core.systems.late_results import fide_list_periods
+
+    games = (
+        read_table(lake, "games", [period])
+        .filter(pl.col("source") == "federation")
+        .select("game_id", "tournament_id", "played_at", "period")
+        .collect()
+    )
+    return bool(games.height) and bool((fide_list_periods(games)["period"] > period).any())

@@ -419,7 +419,9 @@ def _make_diff(
     period: str,
     version: int,
 ) -> pl.DataFrame:
-    """One row per key whose value changed, appeared or disappeared, with its cause."""
+    """One row per key whose value changed, appeared or disappeared, with its cause: the causes
+    of its key, else the causes with a null key (what moved everyone else: a change carried from
+    an earlier period), else the version's `reason`."""
 
     def side(frame: pl.DataFrame, label: str) -> pl.DataFrame:
         name = pl.col("name") if "name" in frame.columns else pl.lit(None, pl.String)
@@ -433,9 +435,13 @@ def _make_diff(
     joined = joined.filter(
         pl.col("old").is_null() | pl.col("new").is_null() | (pl.col("old") != pl.col("new"))
     )
+    fallback = reason
     if causes is not None:
         if key not in causes.columns or "cause" not in causes.columns:
             raise ValueError(f"the causes frame needs columns {key!r} and 'cause'")
+        everyone = causes.filter(pl.col(key).is_null()).get_column("cause").drop_nulls()
+        if everyone.len():
+            fallback = "; ".join(dict.fromkeys(str(c) for c in everyone.to_list()))
         per_key = (
             causes.select(pl.col(key).cast(pl.String), pl.col("cause").cast(pl.String))
             .drop_nulls()
@@ -455,7 +461,7 @@ def _make_diff(
         pl.col("old"),
         pl.col("new"),
         (pl.col("new") - pl.col("old")).alias("change"),
-        pl.col("cause").fill_null(reason),
+        pl.col("cause").fill_null(fallback),
     )
     return diff.sort([pl.col("change").abs(), key], descending=[True, False], nulls_last=False)
 

@@ -24,6 +24,36 @@ CLUB_FOLDER = "_club_folder"
 `club_folder` (the list name is made safe from it)."""
 
 
+WHOLE_NUMBER_LISTS = ("fide-", "ukd-", "club-")
+"""Prefixes of the lists that publish whole numbers: their `rating` and `change` are integers
+(FIDE §7.1.2; UKD and clubs likewise), though every `list.parquet` stores them as Float64 so that
+all lists share one schema (FIBS publishes one decimal)."""
+
+WHOLE_NUMBER_COLUMNS = ("rating", "change", "old", "new")
+"""The columns of a list, a diff or a history that hold a published rating or its change."""
+
+
+def publishes_whole_numbers(list_name: str) -> bool:
+    """Whether `list_name`'s ratings and changes are published as whole numbers (`2389`, never
+    `2389.0`): FIDE, UKD and club lists."""
+    return list_name.startswith(WHOLE_NUMBER_LISTS)
+
+
+def as_published(frame: pl.DataFrame, list_name: str) -> pl.DataFrame:
+    """`frame` (rows of one list, its diff or its history) with its rating columns as the list
+    publishes them: Int64 on a whole-number list (`publishes_whole_numbers`), as they are
+    otherwise. A value with a fraction on such a list is never cut: the frame is left as it is."""
+    if not publishes_whole_numbers(list_name):
+        return frame
+    cols = [
+        c
+        for c in WHOLE_NUMBER_COLUMNS
+        if c in frame.columns and frame.schema[c] in (pl.Float64, pl.Float32)
+    ]
+    whole = [c for c in cols if (frame.get_column(c).drop_nulls() % 1 == 0).all()]
+    return frame.with_columns(pl.col(whole).cast(pl.Int64)) if whole else frame
+
+
 RULES_COLUMN = "_rules"
 """Column of list rows naming the rules (era) they were computed by (`FIDE 2025-10`), recorded
 as the manifest's `rules`."""

@@ -47,6 +47,7 @@ from rating_core.systems.fide.rules import (
     FIDE_RULES,
     FIDE_STATE_SCHEMA,
     compression_for_list,
+    fast_raise_for_list,
     rules_for_period,
 )
 from rating_core.systems.period_range import report_period
@@ -150,15 +151,20 @@ def fide_lists_period(
     players: pl.DataFrame | None,
     period: str,
 ) -> dict[str, FidePeriodResult]:
-    """Rate standard, then rapid and blitz (seeded from the period-start standard list), by the
-    rules in force on the period's first day, compressing the list when an era says so."""
+    """Rate standard, then rapid and blitz (seeded from the period-start standard list), each
+    by its own list's rules in force on the period's first day, with the one-time raises its
+    era says are due on this period's list (the compression of 2024-02; on rapid and blitz, the
+    raise of 2022-09 to the period's new standard list - 100)."""
     results: dict[str, FidePeriodResult] = {}
-    rules = rules_for_period(period)
-    compression = compression_for_list(period)
     standard_start = seed_from_records(
-        starts.get("standard"), games, period, "standard", rules.floor
+        starts.get("standard"),
+        games,
+        period,
+        "standard",
+        rules_for_period(period, "standard").floor,
     )
     for rating_list in RATING_LISTS:
+        rules = rules_for_period(period, rating_list)
         start = (
             standard_start
             if rating_list == "standard"
@@ -167,6 +173,7 @@ def fide_lists_period(
         has_games = games.filter(pl.col("rating_list") == rating_list).height > 0
         if start is None and not has_games and pools.get(rating_list) is None:
             continue
+        standard_after = results["standard"].state if "standard" in results else None
         results[rating_list] = fide_period(
             games,
             start if start is not None else pl.DataFrame(schema=FIDE_STATE_SCHEMA),
@@ -176,7 +183,9 @@ def fide_lists_period(
             standard_state=standard_start if rating_list != "standard" else None,
             pool=pools.get(rating_list),
             rules=rules,
-            compression=compression,
+            compression=compression_for_list(period, rating_list),
+            fast_raise=fast_raise_for_list(period, rating_list),
+            standard_after=standard_after,
         )
     return results
 

@@ -14,7 +14,13 @@ compares the period's inputs with that record:
   an entry that differs or is new in a list already there: `changed starting list ...`; an entry
   no longer there: `removed from starting list ...`.
 
-A player moved only because an earlier period changed keeps the version's reason as cause.
+A rating officer's applied corrections are recorded the same way (`correction_inputs`), so a
+revision names only the corrections new since its parent (`new_corrections`), never one its
+parent already applied.
+
+A player moved only because an earlier period of the same publication changed gets
+`carried from 2026-03: late result: tournament T (standard)` (`carried_causes`): the origin
+period and what changed there, never the version's whole reason.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from rating_core.text import format_text
 
 TOURNAMENT = "tournament"
 STARTING_LIST = "starting list"
+CORRECTION = "correction"
 """Values of `source` in the record: what a row of inputs is."""
 
 APPLIED_INPUTS_SCHEMA: TableSchema = {
@@ -38,8 +45,9 @@ APPLIED_INPUTS_SCHEMA: TableSchema = {
     "player_id": pl.String,
     "digest": pl.String,
 }
-"""One row per player per input of a period: a tournament (its id, the digest of its games) or
-the starting list the period starts from (`list@YYYY-MM`, the player's entry as digest)."""
+"""One row per player per input of a period: a tournament (its id, the digest of its games), the
+starting list the period starts from (`list@YYYY-MM`, the player's entry as digest) or an applied
+correction (`list field`, the digest of its value, result and reason)."""
 
 CAUSES_SCHEMA: TableSchema = {"list": pl.String, "player_id": pl.String, "cause": pl.String}
 """Causes per list and player: a standard tournament is a cause on the standard lists only."""
@@ -229,4 +237,97 @@ def input_causes(
         .group_by("list", "player_id")
         .agg(pl.col("cause").sort().str.join("; "))
         .sort("list", "player_id")
+    )
+
+
+# --- corrections ---------------------------------------------------------------------------------
+
+_CORRECTION_FIELDS = ("value", "new", "reason")
+"""The correction-log columns whose change makes a correction new."""
+
+
+def correction_inputs(log: pl.DataFrame) -> pl.DataFrame:
+    """The applied corrections of a period's log (CORRECTION_LOG_SCHEMA) as inputs to record
+    (`APPLIED_INPUTS_SCHEMA`): name `list field`, the list's kind, the player, a digest."""
+    applied = log.filter(pl.col("applied")) if log.height else log
+    if not applied.height:
+        return pl.DataFrame(schema=APPLIED_INPUTS_SCHEMA)
+    fields = [pl.col(c).cast(pl.String).fill_null("") for c in _CORRECTION_FIELDS]
+    return applied.select(
+        pl.lit(CORRECTION).alias("source"),
+        format_text("{} {}", "list", "field").alias("name"),
+        pl.col("list").str.split("-").list.last().alias("rating_list"),
+        pl.col("player_id").cast(pl.String),
+        pl.concat_str(fields, separator="\x1f").alias("digest"),
+    ).cast(APPLIED_INPUTS_SCHEMA)
+
+
+def new_corrections(log: pl.DataFrame, applied: pl.DataFrame | None) -> pl.DataFrame:
+    """The rows of a period's correction `log` that are not applied corrections of the
+    `applied` record (None: no record, the period's first publication: every row)."""
+    if applied is None or not log.height:
+        return log
+    known = applied.filter(pl.col("source") == CORRECTION).select("name", "player_id", "digest")
+    if not known.height:
+        return log
+    mine = correction_inputs(log).select("name", "player_id", "digest")
+    fields = [pl.col(c).cast(pl.String).fill_null("") for c in _CORRECTION_FIELDS]
+    keyed = log.with_columns(
+        format_text("{} {}", "list", "field").alias("_name"),
+        pl.concat_str(fields, separator="\x1f").alias("_digest"),
+    )
+    seen = mine.join(known, on=["name", "player_id", "digest"], how="semi")
+    return keyed.join(
+        seen.rename({"name": "_name", "digest": "_digest"}),
+        on=["_name", "player_id", "_digest"],
+        how="anti",
+        maintain_order="left",
+    ).drop("_name", "_digest")
+
+
+# --- changes carried into later periods ---------------------------------------------------------
+
+CARRIED_MOST = 3
+"""How many of an origin period's causes a carried cause names before `and N more`."""
+
+
+def _summary(causes: pl.Series) -> str:
+    """The distinct causes of one origin, sorted: `a; b; c and 2 more`."""
+    distinct = sorted(
+        {part for text in causes.drop_nulls().to_list() for part in str(text).split("; ")}
+    )
+    shown = "; ".join(distinct[:CARRIED_MOST])
+    more = len(distinct) - CARRIED_MOST
+    return f"{shown} and {more} more" if more > 0 else shown
+
+
+def carried_causes(origins: list[tuple[str, pl.DataFrame | None]]) -> pl.DataFrame | None:
+    """The fallback causes of a later period's diff, from the own causes (`list`, player_id,
+    cause) of the earlier periods of the same publication, oldest first: per list,
+    `carried from 2026-03: late result: tournament T (standard)` (each origin with causes on
+    that list, joined with `; `), with a null player_id (every player the period's own causes
+    do not name). A cause without a list (a merge) is carried on every list. None when no
+    earlier period had a cause."""
+    rows: list[dict[str, object]] = []
+    for period, causes in origins:
+        if causes is None or not causes.height:
+            continue
+        lists = causes.get_column("list") if "list" in causes.columns else None
+        if lists is None:
+            groups = [(None, causes)]
+        else:
+            groups = [
+                (name, part) for (name,), part in causes.group_by("list", maintain_order=True)
+            ]
+        for name, part in groups:
+            text = _summary(part.get_column("cause"))
+            if text:
+                rows.append({"list": name, "cause": f"carried from {period}: {text}"})
+    if not rows:
+        return None
+    frame = pl.DataFrame(rows, schema={"list": pl.String, "cause": pl.String})
+    return (
+        frame.group_by("list", maintain_order=True)
+        .agg(pl.col("cause").str.join("; "))
+        .select("list", pl.lit(None, dtype=pl.String).alias("player_id"), "cause")
     )

@@ -113,7 +113,9 @@ def test_blocking_check_stops_publication(tmp_path: Path, monkeypatch) -> None:
     assert dg.materialize([*INGEST_ASSETS], resources=res).success
     # a floor above every rating makes the blocking check fail: nothing may be published
     monkeypatch.setattr(
-        federation, "rules_for_period", lambda period: replace(FIDE_RULES, floor=5000)
+        federation,
+        "rules_for_period",
+        lambda period, kind="standard": replace(FIDE_RULES, floor=5000),
     )
     result = materialize_period(
         PERIOD_ASSETS,

@@ -188,7 +188,12 @@ def combined_fields(
     is on in that order, as FIDE's combined file has one flag column.
     """
     per_kind = {
-        kind: list_fields(frame, period, players, (rules or {}).get(kind))
+        kind: list_fields(
+            frame,
+            period,
+            players,
+            (rules or {}).get(kind) or rules_for_period(next_period(period), kind),  # its own K
+        )
         for kind in LIST_KINDS
         if (frame := lists.get(kind)) is not None
     }

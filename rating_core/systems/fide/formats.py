@@ -143,6 +143,8 @@ def inferred_career(first_year: int, rules: FideRules = FIDE_RULES) -> tuple[pl.
     junior = (pl.col("birth_year") + rules.junior_age >= first_year).fill_null(False) & (
         rating < rules.junior_below
     )
+    if rules.k_junior is None:  # an era without a junior rule: nobody's K is a junior's
+        junior = pl.lit(False)
     new = (k == rules.k_new).fill_null(False) & ~junior
     fewest_new = pl.max_horizontal(games, pl.lit(rules.newcomer_min_games)).clip(
         upper_bound=rules.new_games - 1

@@ -38,9 +38,11 @@ from rating_core.systems.fide.rules import (
     FIDE_LIST_SCHEMA,
     FIDE_PLAYER_EXPLANATION_SCHEMA,
     FIDE_STATE_SCHEMA,
+    FastListRaise,
     FideRules,
     ListCompression,
     compression_for_list,
+    fast_raise_for_list,
     rules_for_period,
 )
 from rating_core.systems.fide.steps import (
@@ -298,7 +300,7 @@ def fide_game_explanations(
     """
     standard = rating_list == "standard"
     g = _period_games(games, period, rating_list)
-    era = rules if rules is not None else rules_for_period(period)
+    era = rules if rules is not None else rules_for_period(period, rating_list)
     start = _period_start(g, state, period, standard, standard_state)
     coded = code_sides(g, start)
     sides = rate_sides(coded, standard, era, one_game_uncapped(g, coded, standard, era))
@@ -333,6 +335,44 @@ def _compress(everyone: pl.DataFrame, compression: ListCompression | None) -> pl
     )
 
 
+def _raise_fast(
+    everyone: pl.DataFrame, fast_raise: FastListRaise | None, standard_after: pl.DataFrame | None
+) -> pl.DataFrame:
+    """The one-time raise of a rapid or blitz list (RULES §3.3, the lists of 2022-09): a rating
+    more than `gap` below the player's rating on `standard_after` (the same period's standard
+    list) becomes that rating - `gap`; the points added go to `compression` (the column of the
+    one-time raises), and to the exact rating and the peak. Nobody else changes."""
+    if fast_raise is None or standard_after is None:
+        return everyone
+    standard = standard_after.lazy().select(
+        pl.col("player_id").cast(pl.String), pl.col("rating").cast(pl.Int64).alias("_standard")
+    )
+    target = pl.col("_standard") - fast_raise.gap
+    gain = (
+        pl.when(~pl.col("dropped") & (pl.col("rating_after").cast(pl.Int64) < target))
+        .then(target - pl.col("rating_after").cast(pl.Int64))
+        .otherwise(0)
+    )
+    return (
+        everyone.lazy()
+        .join(standard, on="player_id", how="left", maintain_order="left")
+        .with_columns(gain.cast(pl.Int32).alias("_raised"))
+        .with_columns(
+            (pl.col("rating_after") + pl.col("_raised")).cast(pl.Int32).alias("rating_after"),
+            pl.col("rating_exact") + pl.col("_raised"),
+            pl.when(~pl.col("dropped"))
+            .then(pl.col("compression").fill_null(0) + pl.col("_raised"))
+            .cast(pl.Int32)
+            .alias("compression"),
+        )
+        .with_columns(
+            pl.max_horizontal("peak_after", "rating_after").cast(pl.Int32).alias("peak_after")
+        )
+        .drop("_standard", "_raised")
+        .collect()
+    )
+
+
 def fide_period(
     games: pl.DataFrame | pl.LazyFrame,
     state: pl.DataFrame,
@@ -344,6 +384,8 @@ def fide_period(
     rules: FideRules | None = None,
     explain: bool = True,
     compression: ListCompression | None = None,
+    fast_raise: FastListRaise | None = None,
+    standard_after: pl.DataFrame | None = None,
 ) -> FidePeriodResult:
     """Rate one period of one FIDE list (RULES §3), vectorized, from the period-start `state`.
 
@@ -354,16 +396,22 @@ def fide_period(
     pool returned by the previous period. `explain=False` computes the list without the
     per-game explanation table (`fide_game_explanations` builds the same table on its own);
     `explain=True` builds it from the same rated sides, as the pipeline does.
-    `rules`: None rates by the era in force on the period's first day (`rules_for_period`) and
-    applies the compression due on the period's list (`compression_for_list`, the list of
-    2024-02); given rules are applied as they are, with `compression` only when it is given.
+    `rules`: None rates by the era of `rating_list` in force on the period's first day
+    (`rules_for_period`) and applies the one-time raises due on the period's list: the
+    compression (`compression_for_list`, the lists of 2024-02) and, on rapid and blitz, the
+    raise to standard - 100 (`fast_raise_for_list`, the lists of 2022-09) from `standard_after`,
+    the same period's standard list (FIDE_STATE_SCHEMA or list rows: player_id, rating); given
+    rules are applied as they are, with `compression` and `fast_raise` only when given.
     """
     standard = rating_list == "standard"
     g = _period_games(games, period, rating_list)
     p_idx = period_index(period)
     if rules is None:
-        rules = rules_for_period(period)
-        compression = compression_for_list(period) if compression is None else compression
+        rules = rules_for_period(period, rating_list)
+        compression = (
+            compression_for_list(period, rating_list) if compression is None else compression
+        )
+        fast_raise = fast_raise_for_list(period, rating_list) if fast_raise is None else fast_raise
     # The steps of `fide_game_explanations`, plus two jobs on a worker thread (Polars releases
     # the GIL), in order: the events' end dates, which need only the games, beside the id
     # coding; then the newcomer pool, which needs only the coded sides, beside steps 1-4.
@@ -406,8 +454,10 @@ def fide_period(
 
     # One row per player after the period (rated at its start, or published newcomer), in
     # player order: the state, the list, the explanations and the dropped are selections of it.
-    everyone = _compress(
-        pl.concat([per, published_rows.cast(per.schema)]).sort("player_id"), compression
+    everyone = _raise_fast(
+        _compress(pl.concat([per, published_rows.cast(per.schema)]).sort("player_id"), compression),
+        fast_raise,
+        standard_after,
     )
     kept = everyone.filter(~pl.col("dropped"))
     new_state = kept.select(

@@ -477,20 +477,30 @@ def k_base_exprs(rules: FideRules, year: int) -> tuple[pl.Expr, pl.Expr]:
     birth_year (null = not a junior); `year` is the calendar year of the period. Junior: until
     the end of the year of the 18th birthday (`junior_until_year_end`), else until the 18th
     birthday itself, which with the birth year alone is taken as the start of that year (a
-    player is junior while birth_year + 18 is after `year`).
+    player is junior while birth_year + 18 is after `year`). An era with one K for everyone
+    (`k_flat`) or without a junior rule (`k_junior` None) skips those rules.
     """
+    if rules.k_flat is not None:  # rapid and blitz before 2022-10: one K for everyone
+        return pl.lit(rules.k_flat, dtype=pl.Int32), pl.lit(f"K {rules.k_flat} for everyone")
     peak = pl.coalesce(pl.col("peak_rating"), pl.col("rating"))
     top = peak >= rules.top_peak
-    last_junior_year = pl.col("birth_year") + rules.junior_age
-    if not rules.junior_until_year_end:
-        last_junior_year = last_junior_year - 1
-    junior = (last_junior_year >= year).fill_null(False) & (pl.col("rating") < rules.junior_below)
+    if rules.k_junior is None:  # no junior rule in this era
+        junior = pl.lit(False)
+        k_junior = rules.k_default
+    else:
+        last_junior_year = pl.col("birth_year") + rules.junior_age
+        if not rules.junior_until_year_end:
+            last_junior_year = last_junior_year - 1
+        junior = (last_junior_year >= year).fill_null(False) & (
+            pl.col("rating") < rules.junior_below
+        )
+        k_junior = rules.k_junior
     new = (pl.col("rated_games") < rules.new_games).fill_null(False)
     k = (
         pl.when(top)
         .then(rules.k_established_top)
         .when(junior)
-        .then(rules.k_junior)
+        .then(k_junior)
         .when(new)
         .then(rules.k_new)
         .otherwise(rules.k_default)

@@ -376,8 +376,10 @@ def test_every_external_file_goes_through_run(tmp_path: Path, external: Path, er
             assert landed + rejected == _pgn_game_count(inbox / folder / Path(rel).name), rel
     names = set(publish.list_names(lake))
     if era == "karl-mala-2005":
-        # the real TRF is rated and published: players carry their report's FIDE rating
-        example = publish.read_list(lake, "fide-standard", "2005-07")
+        # the real TRF is rated and published: players carry their report's FIDE rating; it
+        # ends on 31 July (TRF 052), so FIDE's closing date puts it on the list of 2005-08
+        # (RULES §3.4), which the run rates though no game is dated August
+        example = publish.read_list(lake, "fide-standard", "2005-08")
         assert example.filter(pl.col("games") > 0).height > 100
     if era == "lichess-and-twic-2025":
         assert {"site-elo", "site-blitz", "fide-standard"} <= names
@@ -443,6 +445,29 @@ def test_late_result_republishes_from_its_month_on(tmp_path: Path, samples: Path
     assert {row["player_id"] for row in shown["diff"]} == {"13400002", "34500002"}
     text = ratings("diff", "fide-standard", "2026-02", "--lake", str(lake)).stdout
     assert "v2 against v1" in text and "13400002" in text
+    # issue 32 item 6: a later period names where its change came from, and its reason only
+    # what changed since its parent (the sample's correction of 2026-04 was applied by v1)
+    late = "late result: tournament late-match-2026-02 (standard)"
+    assert set(feb["cause"].to_list()) == {late}
+    from rating_core.lake.report_data import player_timeline
+
+    for period in ("2026-03", "2026-04"):
+        later = publish.read_diff(lake, "fide-standard", period)
+        assert later.height > 0
+        assert set(later["cause"].to_list()) == {f"carried from 2026-02: {late}"}, period
+        reason = publish.read_manifest(lake, "fide-standard", period)["reason"]
+        assert "correction" not in reason, reason
+        # the report's timeline credits each player's revision to that player's own cause
+        for player in later["player_id"].to_list():
+            timeline = player_timeline(lake, player)
+            revised = timeline.filter(
+                (pl.col("list") == "fide-standard")
+                & (pl.col("period") == period)
+                & (pl.col("version") > 1)
+            )
+            assert revised["cause"].to_list() == [f"carried from 2026-02: {late}"]
+    first = publish.read_manifest(lake, "fide-standard", "2026-04", 1)["reason"]
+    assert "1 correction applied (fide-standard 34500007 rating)" in first
 
 
 def test_explanations_reproduce_published_ukd_changes(sample_lake: Path) -> None:

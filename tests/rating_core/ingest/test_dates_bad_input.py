@@ -10,7 +10,7 @@ move the tournament's period. Asset tier: the ingest assets, then the period ass
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import polars as pl
@@ -22,7 +22,7 @@ from rating_core.lake import publishing as publish
 from rating_core.lake import tables
 from rating_core.lake.data_periods import data_periods
 from rating_core.lake.storage import table_partitions, write_partitioned
-from rating_core.schemas import GAMES_SCHEMA, empty
+from rating_core.schemas import GAMES_SCHEMA, conform, empty
 from tests.support.inbox import (
     FEDERATION_HEADER,
     PLATFORM_HEADER,
@@ -371,3 +371,42 @@ def test_a_lake_with_a_stray_future_partition_recovers(tmp_path: Path) -> None:
     assert publish.latest_version(lake, "site-elo", "2026-01") == 1
     again = ratings("run", "--inbox", str(inbox), "--lake", str(lake))
     assert again.returncode == 0, again.stderr
+
+
+def test_data_periods_reach_the_fide_list_of_the_last_months_late_tournament(
+    tmp_path: Path,
+) -> None:
+    """RULES §3.4: a federation tournament ending on one of the last two days of the last month
+    with data goes on the next period's FIDE list, so the run rates that period too (and only
+    then: one ending on 28 June, or a platform game on 30 June, adds nothing)."""
+
+    def lake_with(rows: list[tuple[str, str | None, str, str]]) -> Path:
+        lake = tmp_path / f"lake-{len(list(tmp_path.iterdir()))}"
+        games = pl.DataFrame(
+            [
+                {
+                    "game_id": g,
+                    "tournament_id": t,
+                    "source": source,
+                    "played_at": datetime.fromisoformat(day).replace(tzinfo=UTC),
+                    "period": day[:7],
+                }
+                for g, t, day, source in rows
+            ]
+        )
+        write_partitioned(lake, tables.GAMES, conform(games, GAMES_SCHEMA))
+        return lake
+
+    today = date(2026, 12, 5)
+    late = lake_with(
+        [("a", "T", "2026-05-10", "federation"), ("b", "U", "2026-06-30", "federation")]
+    )
+    assert data_periods(late, today) == ["2026-05", "2026-06", "2026-07"]
+    in_time = lake_with(
+        [("a", "T", "2026-05-10", "federation"), ("b", "U", "2026-06-28", "federation")]
+    )
+    assert data_periods(in_time, today) == ["2026-05", "2026-06"]
+    online = lake_with([("a", None, "2026-06-30", "platform")])
+    assert data_periods(online, today) == ["2026-06"]
+    # never a period after today's month
+    assert data_periods(late, date(2026, 6, 30)) == ["2026-05", "2026-06"]

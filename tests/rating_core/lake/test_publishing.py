@@ -720,3 +720,21 @@ def test_a_batch_with_a_line_break_in_a_name_publishes_the_same_csv(tmp_path: Pa
     batch = (tmp_path / "batch" / "lists" / LIST / "2024-03" / "v1" / "list.csv").read_bytes()
     alone = (tmp_path / "alone" / "lists" / LIST / "2024-03" / "v1" / "list.csv").read_bytes()
     assert b'"two\nlines"' in batch and batch == alone
+
+
+def test_a_cause_without_a_player_is_everyone_elses_cause(tmp_path: Path) -> None:
+    """A causes row with a null key (a change carried from an earlier period) is the cause of
+    every changed player the other rows do not name, instead of the version's reason."""
+    _publish(tmp_path, _rows(a=1500, b=1600, c=1700))
+    causes = pl.DataFrame(
+        {
+            "player_id": ["a", None],
+            "cause": ["late result: tournament T (standard)", "carried from 2024-02: late T"],
+        }
+    )
+    _publish(tmp_path, _rows(a=1490, b=1610, c=1700), input_digest="new", causes=causes)
+    diff = read_diff(tmp_path, LIST, PERIOD).sort("player_id")
+    assert diff.select("player_id", "cause").rows() == [
+        ("a", "late result: tournament T (standard)"),
+        ("b", "carried from 2024-02: late T"),
+    ]

@@ -163,3 +163,86 @@ def test_a_late_club_tournament_is_a_cause_on_its_clubs_list_only() -> None:
         ("club-odtu-standard", "e", "late result: tournament cup (odtu-standard)"),
     ]
     assert set(before["rating_list"]) == {"ankara-sk-standard"}  # the club's list name
+
+
+# --- issue 32 item 6: corrections recorded, changes carried -------------------------------------
+
+
+def _log(rows: list[tuple[str, str, str, str, bool]]) -> pl.DataFrame:
+    """Correction-log rows: (list, player_id, field, new, applied)."""
+    from rating_core.systems.corrections import CORRECTION_LOG_SCHEMA
+
+    return pl.DataFrame(
+        [
+            {
+                "list": lst,
+                "player_id": pid,
+                "field": field,
+                "value": new,
+                "old": "1500",
+                "new": new if applied else None,
+                "reason": "arbiter's report",
+                "applied": applied,
+                "not_applied": None if applied else "not on the list",
+                "source_file": "federation/corrections.csv",
+                "source_line": 2,
+            }
+            for lst, pid, field, new, applied in rows
+        ],
+        schema=CORRECTION_LOG_SCHEMA,
+    )
+
+
+def test_a_revision_names_only_the_corrections_new_since_its_parent() -> None:
+    from rating_core.systems.input_causes import correction_inputs, new_corrections
+
+    first = _log([("fide-standard", "p1", "rating", "1607", True)])
+    record = correction_inputs(first)
+    assert record.select("source", "name", "rating_list", "player_id").rows() == [
+        ("correction", "fide-standard rating", "standard", "p1")
+    ]
+    assert new_corrections(first, None).height == 1  # no record: the first publication
+    assert new_corrections(first, record).height == 0  # the parent applied it
+    # a second correction, and the first one's value changed: both new
+    second = _log(
+        [("fide-standard", "p1", "rating", "1610", True), ("fide-standard", "p2", "k", "20", True)]
+    )
+    assert new_corrections(second, record)["player_id"].to_list() == ["p1", "p2"]
+    # a correction that did not apply is never recorded
+    assert correction_inputs(_log([("fide-standard", "p3", "k", "20", False)])).height == 0
+
+
+def test_carried_causes_name_the_origin_period_and_what_changed_there() -> None:
+    from rating_core.systems.input_causes import carried_causes
+
+    march = pl.DataFrame(
+        {
+            "list": ["fide-standard", "fide-standard", "ukd-standard"],
+            "player_id": ["a", "b", "a"],
+            "cause": ["late result: tournament T (standard)"] * 3,
+        }
+    )
+    may = pl.DataFrame(
+        {"list": ["fide-standard"], "player_id": ["c"], "cause": ["correction: rating 1 -> 2 (x)"]}
+    )
+    assert carried_causes([("2026-02", None)]) is None
+    carried = carried_causes([("2026-03", march), ("2026-04", None), ("2026-05", may)])
+    assert carried is not None
+    assert carried.sort("list").rows() == [
+        (
+            "fide-standard",
+            None,
+            "carried from 2026-03: late result: tournament T (standard); "
+            "carried from 2026-05: correction: rating 1 -> 2 (x)",
+        ),
+        ("ukd-standard", None, "carried from 2026-03: late result: tournament T (standard)"),
+    ]
+    many = pl.DataFrame(
+        {
+            "list": ["fide-standard"] * 5,
+            "player_id": list("abcde"),
+            "cause": [f"late result: tournament T{i} (standard)" for i in range(5)],
+        }
+    )
+    (text,) = carried_causes([("2026-03", many)])["cause"].to_list()  # type: ignore[index]
+    assert text.endswith("tournament T2 (standard) and 2 more")

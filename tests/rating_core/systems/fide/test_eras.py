@@ -24,10 +24,13 @@ from rating_core.systems.fide.calculator import fide_calculator
 from rating_core.systems.fide.period import fide_game_explanations, fide_period
 from rating_core.systems.fide.rules import (
     FIDE_ERAS,
+    FIDE_ERAS_BY_LIST,
     FIDE_RULES,
     FIDE_STATE_SCHEMA,
+    FastListRaise,
     FideRules,
     compression_for_list,
+    fast_raise_for_list,
     rules_for_period,
     rules_on,
 )
@@ -98,7 +101,9 @@ def compressed(rating: int) -> int:
         ("2014-07", "2014-07"),
         ("2021-12", "2014-07"),
         ("2022-01", "2022-01"),
-        ("2024-02", "2022-01"),
+        ("2022-09", "2022-01"),
+        ("2022-10", "2022-10"),
+        ("2024-02", "2022-10"),
         ("2024-03", "2024-03"),
         ("2024-11", "2024-03"),
         ("2024-12", "2024-12"),
@@ -108,41 +113,82 @@ def compressed(rating: int) -> int:
     ],
 )
 def test_rules_of_a_period_are_those_of_its_first_day(period: str, era: str) -> None:
-    assert rules_for_period(period).name == f"FIDE {era}"
-    first_day = dt.date(int(period[:4]), int(period[5:]), 1)
-    assert rules_on(first_day) == rules_for_period(period)
-    assert rules_on(first_day + dt.timedelta(days=27)) == rules_for_period(period)
+    for kind in ("standard", "rapid", "blitz"):  # every list on the same dates
+        assert rules_for_period(period, kind).name == f"FIDE {era}"
+        assert rules_for_period(period, kind).rating_list == kind
+        first_day = dt.date(int(period[:4]), int(period[5:]), 1)
+        assert rules_on(first_day, kind) == rules_for_period(period, kind)
+        assert rules_on(first_day + dt.timedelta(days=27), kind) == rules_for_period(period, kind)
+    assert rules_for_period(period) == rules_for_period(period, "standard")
 
 
-def test_era_numbers_and_switches() -> None:
-    assert [e.starts for e in FIDE_ERAS] == [
-        "2012-07",
-        "2014-07",
-        "2022-01",
-        "2024-03",
-        "2024-12",
-        "2025-10",
-    ]
+def test_an_unknown_list_kind_is_refused() -> None:
+    with pytest.raises(ValueError, match="rating_list"):
+        rules_for_period("2020-01", "bullet")
+
+
+STARTS = ["2012-07", "2014-07", "2022-01", "2022-10", "2024-03", "2024-12", "2025-10"]
+
+
+def test_standard_era_numbers_and_switches() -> None:
+    """RULES §3.3, the standard column, row by row."""
+    assert [e.starts for e in FIDE_ERAS] == STARTS
     ks = [(e.k_new, e.k_junior, e.k_default, e.k_established_top) for e in FIDE_ERAS]
-    assert ks == [(25, 25, 15, 10)] + [(40, 40, 20, 10)] * 5
-    assert [e.k_times_n_max for e in FIDE_ERAS] == [None] + [700] * 5
-    assert [e.floor for e in FIDE_ERAS] == [1000, 1000, 1000, 1400, 1400, 1400]
-    assert [e.cap_one_game_per_event for e in FIDE_ERAS] == [0, 0, 1, 0, 0, 0]
-    assert [e.junior_until_year_end for e in FIDE_ERAS] == [0, 0, 1, 1, 1, 1]
-    assert [e.fast_excluded_gap for e in FIDE_ERAS] == [None, None, None, None, 600, 600]
-    assert [e.real_difference_from for e in FIDE_ERAS] == [None] * 5 + [2650]
-    assert [e.newcomer_max for e in FIDE_ERAS] == [None, None, None, 2200, 2200, 2200]
-    assert [e.newcomer_hypothetical_games for e in FIDE_ERAS] == [0, 0, 0, 2, 2, 2]
-    assert [e.newcomer_bonus_per_half_point for e in FIDE_ERAS] == [20, 20, 20] + [None] * 3
-    assert [e.compression is not None for e in FIDE_ERAS] == [0, 0, 0, 1, 0, 0]
+    assert ks == [(30, None, 15, 10)] + [(40, 40, 20, 10)] * 6  # no junior rule before 2014-07
+    assert [e.k_values for e in FIDE_ERAS] == [(10, 15, 30)] + [(10, 20, 40)] * 6
+    assert [e.k_flat for e in FIDE_ERAS] == [None] * 7
+    assert [e.k_times_n_max for e in FIDE_ERAS] == [None] + [700] * 6
+    assert [e.floor for e in FIDE_ERAS] == [1000] * 4 + [1400] * 3
+    assert [e.cap_one_game_per_event for e in FIDE_ERAS] == [0, 0, 1, 1, 0, 0, 0]
+    assert [e.junior_until_year_end for e in FIDE_ERAS][1:] == [0, 1, 1, 1, 1, 1]
+    assert [e.fast_excluded_gap for e in FIDE_ERAS] == [None] * 7  # a rapid and blitz rule
+    assert [e.real_difference_from for e in FIDE_ERAS] == [None] * 6 + [2650]
+    assert [e.newcomer_max for e in FIDE_ERAS] == [None] * 4 + [2200] * 3
+    assert [e.newcomer_hypothetical_games for e in FIDE_ERAS] == [0] * 4 + [2] * 3
+    assert [e.newcomer_bonus_per_half_point for e in FIDE_ERAS] == [20] * 4 + [None] * 3
+    assert [e.compression is not None for e in FIDE_ERAS] == [0, 0, 0, 0, 1, 0, 0]
+    assert [e.fast_raise for e in FIDE_ERAS] == [None] * 7
     assert FIDE_RULES is FIDE_ERAS[-1] and FideRules() == FIDE_RULES  # defaults: today's rules
     assert all(e.changes for e in FIDE_ERAS)
+    assert FIDE_ERAS[3].changes == "unchanged on this list"  # 2022-10 is a rapid/blitz row
+
+
+@pytest.mark.parametrize("kind", ["rapid", "blitz"])
+def test_rapid_and_blitz_era_numbers_and_switches(kind: str) -> None:
+    """RULES §3.3, the rapid and blitz column, row by row."""
+    eras = FIDE_ERAS_BY_LIST[kind]
+    assert [e.starts for e in eras] == STARTS
+    assert {e.rating_list for e in eras} == {kind}
+    # K 20 for everyone, with the K x n cap, until 2022-09; then the standard list's K
+    assert [e.k_flat for e in eras] == [20, 20, 20] + [None] * 4
+    assert [e.k_values for e in eras] == [(20,)] * 3 + [(10, 20, 40)] * 4
+    ks = [(e.k_new, e.k_junior, e.k_default, e.k_established_top) for e in eras[3:]]
+    assert ks == [(40, 40, 20, 10)] * 4
+    assert all(e.junior_until_year_end for e in eras[3:])  # the 2022-01 wording
+    assert [e.k_times_n_max for e in eras] == [700] * 7
+    assert [e.floor for e in eras] == [1000] * 4 + [1400] * 3
+    assert [e.cap_one_game_per_event for e in eras] == [0, 0, 1, 1, 0, 0, 0]
+    assert [e.fast_excluded_gap for e in eras] == [None] * 5 + [600] * 2
+    assert [e.real_difference_from for e in eras] == [None] * 7  # a standard rule
+    assert [e.newcomer_max for e in eras] == [None] * 4 + [2200] * 3
+    assert [e.compression is not None for e in eras] == [0, 0, 0, 0, 1, 0, 0]
+    assert [e.fast_raise for e in eras] == [None] * 3 + [FastListRaise(gap=100)] + [None] * 3
+    assert eras[1].changes == eras[6].changes == "unchanged on this list"
 
 
 def test_the_compression_is_due_on_the_list_of_2024_02_only() -> None:
-    assert compression_for_list("2024-02") is not None
-    for period in ("2024-01", "2024-03", "2023-02", "2025-02", "2014-06"):
-        assert compression_for_list(period) is None
+    for kind in ("standard", "rapid", "blitz"):
+        assert compression_for_list("2024-02", kind) is not None
+        for period in ("2024-01", "2024-03", "2023-02", "2025-02", "2014-06", "2022-09"):
+            assert compression_for_list(period, kind) is None
+
+
+def test_the_raise_is_due_on_the_rapid_and_blitz_lists_of_2022_09_only() -> None:
+    for kind in ("rapid", "blitz"):
+        assert fast_raise_for_list("2022-09", kind) == FastListRaise(gap=100)
+        for period in ("2022-08", "2022-10", "2021-09", "2024-02", "2023-09"):
+            assert fast_raise_for_list(period, kind) is None
+    assert fast_raise_for_list("2022-09", "standard") is None
 
 
 # --- RULES §3.3 worked examples ------------------------------------------------------------------
@@ -211,6 +257,86 @@ def test_2024_02_floor_1000_then_compression_and_2024_03_floor_1400() -> None:
     assert row(feb_q.list_rows, "q")["rating"] == 1397 + 241
 
 
+def test_k_30_before_2014_07_then_k_40() -> None:
+    # RULES §3.3: a 2000 player with 12 rated games scores 3/4 against four 2000s (PD .50 each,
+    # sum dR = 1.0): K 30 in 2013-05 -> +30; the same games in 2014-07, K 40 -> +40
+    opponents = [(f"o{i}", 2000, 100, 2000) for i in range(4)]
+    st_ = state_frame([("p", 2000, 12, 2000), *opponents])
+    rows = [(f"g{i}", "T", 3 + i, "p", f"o{i}", 1.0 if i < 3 else 0.0) for i in range(4)]
+    for period, k, change in (("2013-05", 30, 30), ("2014-07", 40, 40)):
+        r = fide_period(games_frame(rows, period), st_, None, period, "standard")
+        p = row(r.player_explanations, "p")
+        assert (p["k_used"], p["change"], p["k_reason"]) == (k, change, "under 30 games")
+
+
+def test_blitz_k_20_for_everyone_until_2022_09_then_the_standard_k() -> None:
+    # RULES §3.3: 2018-03 blitz, a 1500 player (15 years old, 3 rated games: K 40 by the
+    # standard rules) beats a 1500: K 20 -> +10; in 2022-10 the same junior gets K 40 -> +20
+    st_ = state_frame([("kid", 1500, 3, 1500), ("opp", 1500, 100, 1500)])
+    for period, year, k, change in (("2018-03", 2003, 20, 10), ("2022-10", 2007, 40, 20)):
+        players = pl.DataFrame({"player_id": ["kid"], "birth_year": [year]})  # 15 that year
+        g = games_frame([("g1", "T", 5, "kid", "opp", 1.0)], period, rating_list="blitz")
+        r = fide_period(g, st_, players, period, "blitz")
+        kid = row(r.player_explanations, "kid")
+        assert (kid["k_used"], kid["change"]) == (k, change), period
+        assert kid["k_reason"] == ("K 20 for everyone" if period < "2022-10" else "junior")
+        opp = row(r.player_explanations, "opp")  # established: 20 in both eras
+        assert (opp["k_used"], opp["change"]) == (20, -10)
+    # the standard list in 2018-03 keeps its own K: the junior's 40
+    g = games_frame([("g1", "T", 5, "kid", "opp", 1.0)], "2018-03")
+    players = pl.DataFrame({"player_id": ["kid"], "birth_year": [2003]})
+    assert (
+        row(fide_period(g, st_, players, "2018-03", "standard").player_explanations, "kid")[
+            "k_used"
+        ]
+        == 40
+    )
+
+
+def _raise_federation(kind: str) -> tuple[pl.DataFrame, dict[str, pl.DataFrame | None]]:
+    """RULES §3.3's raise example: standard 2732 / rapid 2283, standard 2000 / rapid 1950, and
+    a rapid player with no standard rating (1700); no game."""
+    standard = state_frame([("a", 2732, 100, 2740), ("b", 2000, 100, 2000)])
+    fast = state_frame([("a", 2283, 100, 2290), ("b", 1950, 100, 1960), ("c", 1700, 50, 1700)])
+    return standard, {"standard": standard, kind: fast}
+
+
+@pytest.mark.parametrize("kind", ["rapid", "blitz"])
+def test_raise_of_2022_10_on_the_lists_of_2022_09_only(kind: str) -> None:
+    from rating_core.systems.federation import fide_lists_period
+
+    _, starts = _raise_federation(kind)
+    empty_games = games_frame([], "2022-09", rating_list=kind)
+    sep = fide_lists_period(empty_games, starts, {}, None, "2022-09")
+    listed = dict(zip(sep[kind].list_rows["player_id"], sep[kind].list_rows["rating"], strict=True))
+    # 2732 - 100 = 2632 > 2283: raised; 2000 - 100 = 1900 < 1950: unchanged; c: no standard
+    assert listed == {"a": 2632, "b": 1950, "c": 1700}
+    assert row(sep[kind].state, "a")["peak_rating"] == 2632  # a published rating: the new peak
+    added = dict(sep[kind].player_explanations.select("player_id", "compression").rows())
+    assert added == {"a": 349, "b": 0, "c": 0}
+    assert row(sep["standard"].list_rows, "a")["rating"] == 2732  # the standard list: as it was
+    # period 2022-10 starts from the raised values and raises nothing again; 2022-08 raises nothing
+    after = {"standard": sep["standard"].state, kind: sep[kind].state}
+    octo = fide_lists_period(games_frame([], "2022-10", kind), after, {}, None, "2022-10")
+    assert octo[kind].list_rows["rating"].to_list() == [2632, 1950, 1700]
+    assert octo[kind].player_explanations["compression"].null_count() == 3
+    aug = fide_lists_period(games_frame([], "2022-08", kind), starts, {}, None, "2022-08")
+    assert aug[kind].list_rows["rating"].to_list() == [2283, 1950, 1700]
+
+
+def test_the_raise_is_against_the_standard_list_after_the_period() -> None:
+    from rating_core.systems.federation import fide_lists_period
+
+    # "a" gains on the standard list of 2022-09: 2700 beats 2200 (capped, PD .92, K 10 -> +1 ->
+    # 2701); the raise uses that new standard rating: 2701 - 100 = 2601
+    standard = state_frame([("a", 2700, 100, 2740), ("z", 2200, 100, 2200)])
+    rapid = state_frame([("a", 2283, 100, 2290)])
+    g = games_frame([("g1", "T", 4, "a", "z", 1.0)], "2022-09")
+    out = fide_lists_period(g, {"standard": standard, "rapid": rapid}, {}, None, "2022-09")
+    assert row(out["standard"].list_rows, "a")["rating"] == 2701
+    assert row(out["rapid"].list_rows, "a")["rating"] == 2601
+
+
 # --- the other switches, by hand ------------------------------------------------------------------
 
 
@@ -247,13 +373,13 @@ def test_k_values_before_and_after_2014_07_and_the_k_times_n_cap() -> None:
             ("opp", 1800, 100, 1800),
         ]
     )
-    # 40 games of "new" in one period: K 25 x 40 = 1000, no cap before 2014-07;
+    # 40 games of "new" in one period: K 30 x 40 = 1200, no cap before 2014-07;
     # from 2014-07 K 40 x 40 > 700 -> K 17 (17 x 40 = 680)
     games = [(f"g{i}", "T", 1 + i % 28, "new", "opp", 0.5) for i in range(40)]
     early = fide_period(games_frame(games, "2013-05"), st_, None, "2013-05", "standard")
     k = dict(early.player_explanations.select("player_id", "k_base").rows())
-    assert k == {"new": 25, "est": 15, "top": 10, "opp": 15}
-    assert row(early.player_explanations, "new")["k_used"] == 25
+    assert k == {"new": 30, "est": 15, "top": 10, "opp": 15}
+    assert row(early.player_explanations, "new")["k_used"] == 30
     late = fide_period(games_frame(games, "2014-07"), st_, None, "2014-07", "standard")
     k = dict(late.player_explanations.select("player_id", "k_base").rows())
     assert k == {"new": 40, "est": 20, "top": 10, "opp": 20}
@@ -274,7 +400,8 @@ def test_junior_until_the_18th_birthday_then_until_the_end_of_that_year() -> Non
     assert k_base("2022-11", rules_for_period("2021-12")) == 20
     assert k_base("2021-12") == 40
     assert k_base("2023-01") == 20
-    assert k_base("2013-05") == 25  # the earliest era's junior K
+    assert k_base("2013-05") == 15  # no junior rule before 2014-07: established, under 2400
+    assert k_base("2014-07") == 40  # 18 in 2022: still under 18 in 2014
 
 
 def _newcomer_games(player: str, opponents: list[int], points: list[float], period: str):
@@ -333,9 +460,9 @@ def test_calculator_by_date() -> None:
     limited = fide_calculator(2700, 10, [(2200, 1.0), (2250, 1.0)], rules_on(dt.date(2023, 5, 2)))
     assert [g["D"] for g in limited["games"]] == [-400, -450]
     assert (limited["change_exact"], limited["change"]) == (1.4, 1)
-    # before 2014-07 no K x n cap: K 25 over 40 games stays 25 (from 2014-07, 17)
+    # before 2014-07 no K x n cap: K 30 over 40 games stays 30 (from 2014-07, 17)
     many = [(1800, 0.5)] * 40
-    assert fide_calculator(1800, 25, many, rules_on(dt.date(2013, 1, 1)))["k"] == 25
+    assert fide_calculator(1800, 30, many, rules_on(dt.date(2013, 1, 1)))["k"] == 30
     assert fide_calculator(1800, 40, many, rules_on(dt.date(2014, 7, 1)))["k"] == 17
 
 
@@ -430,3 +557,74 @@ def test_each_period_of_a_replay_follows_the_rules_of_its_era(federation) -> Non
         lower = ge.filter(pl.col("counted") & (pl.col("d_raw") > rules.difference_cap))
         assert (lower["d_used"] == rules.difference_cap).all()  # the lower side: always capped
         previous_list = listed
+
+
+# --- a random blitz list replayed across the raise of 2022-10 -------------------------------------
+
+BLITZ_RANGE = ["2022-08", "2022-09", "2022-10", "2022-11"]
+
+
+@st.composite
+def blitz_federations(draw):
+    """3 to 6 players on the standard and blitz starting lists of 2022-07 (blitz ratings up to
+    400 below standard), 0 to 8 blitz games per period."""
+    n = draw(st.integers(3, 6))
+    players = [f"p{i}" for i in range(n)]
+    standard = draw(st.lists(st.integers(1400, 2700), min_size=n, max_size=n))
+    gaps = draw(st.lists(st.integers(-150, 400), min_size=n, max_size=n))
+    blitz = [max(1000, s - g) for s, g in zip(standard, gaps, strict=True)]
+    played = draw(st.lists(st.integers(0, 60), min_size=n, max_size=n))
+
+    def listed(kind: str, ratings: list[int]) -> pl.DataFrame:
+        return pl.DataFrame(
+            {
+                "list": [f"fide-{kind}"] * n,
+                "period": ["2022-07"] * n,
+                "player_id": players,
+                "rating": ratings,
+                "rated_games": played,
+                "peak_rating": ratings,
+            },
+            schema=STARTING_LIST_SCHEMA,
+        )
+
+    pair = st.tuples(
+        st.sampled_from(players), st.sampled_from(players), st.sampled_from([0.0, 0.5, 1.0])
+    )
+    frames = []
+    for period in BLITZ_RANGE:
+        pairs = draw(st.lists(pair.filter(lambda t: t[0] != t[1]), max_size=8))
+        rows = [
+            (f"{period}-g{i}", f"B{period}", 1 + i, w, b, s) for i, (w, b, s) in enumerate(pairs)
+        ]
+        frames.append(games_frame(rows, period, rating_list="blitz"))
+    return pl.concat([listed("standard", standard), listed("blitz", blitz)]), pl.concat(frames)
+
+
+@given(blitz_federations())
+@settings(max_examples=30, deadline=None)
+def test_a_blitz_replay_gets_k_20_then_the_raise_once_then_the_standard_k(federation) -> None:
+    start, games = federation
+    states = dict.fromkeys(federation_state_tables("fide"))
+    outputs = dict(fide_lists_periods(games, start, states, None, BLITZ_RANGE))
+    official = start.filter(pl.col("list") == "fide-standard")  # no standard game: unchanged
+    standard = dict(zip(official["player_id"], official["rating"], strict=True))
+    previous: dict[str, int] | None = None
+    for period in BLITZ_RANGE:
+        rules = rules_for_period(period, "blitz")
+        rows = outputs[period].list_rows.filter(pl.col("list") == "fide-blitz")
+        listed = dict(zip(rows["player_id"], rows["rating"], strict=True))
+        expl = outputs[period].explanations["history/fide-blitz-player_explanations"]
+        for p in expl.filter(~pl.col("newcomer") & ~pl.col("dropped")).iter_rows(named=True):
+            if previous is not None:
+                assert p["rating_before"] == previous[p["player_id"]]
+            if period < "2022-10":
+                assert p["k_base"] == 20 and p["k_reason"] == "K 20 for everyone"
+            else:
+                assert p["k_base"] in rules.k_values
+            from_games = p["rating_before"] + p["change"]
+            # the raise exactly once: on the list of 2022-09, to standard - 100
+            target = standard[p["player_id"]] - 100
+            expected = max(from_games, target) if period == "2022-09" else from_games
+            assert listed[p["player_id"]] == expected, (period, p)
+        previous = listed

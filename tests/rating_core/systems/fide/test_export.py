@@ -448,6 +448,16 @@ def test_the_k_is_that_of_the_next_periods_era() -> None:
     assert (old.k_new, old.k_default) != (40, 20)
     assert ks("2012-12") == [str(old.k_new), str(old.k_default)]
     assert ks("2026-05") == ["40", "20"]
+    # RULES §3.3: the K of a rapid list of 2021-12 is January 2022's rapid K, 20 for everyone;
+    # the combined file takes each list's own rules
+    rapid = rules_for_period("2022-01", "rapid")
+    assert rapid.k_values == (20,)
+    _, fast = cut_by_bytes(per_list_file(frame, "2021-12", "txt", None, rapid).data, PER_LIST_CUTS)
+    assert [p["k"] for p in fast] == ["20", "20"]
+    lists = {"standard": frame, "rapid": frame}
+    combined = combined_file(lists, "2021-12", "xml").data.decode("ascii")
+    assert "<k>40</k>" in combined and "<rapid_k>20</rapid_k>" in combined
+    assert "<rapid_k>40</rapid_k>" not in combined
 
 
 @pytest.mark.parametrize("fmt", ["txt", "xml"])

@@ -20,13 +20,25 @@ from rating_core.systems.fide.period import (
     fide_period,
     fide_state_from_starting_list,
 )
-from rating_core.systems.fide.rules import FIDE_POOL_SCHEMA, FIDE_RULES, FIDE_STATE_SCHEMA
+from rating_core.systems.fide.rules import (
+    FIDE_ERAS_BY_LIST,
+    FIDE_POOL_SCHEMA,
+    FIDE_RULES,
+    FIDE_STATE_SCHEMA,
+    FideRules,
+)
 from rating_core.systems.fide.steps import k_capped_expr
 from rating_core.systems.fide.tables import (
     PD_HIGH_BY_ABS_D,
     dp_for_p_hundredths,
     pd_hundredths,
 )
+
+
+def fide_rules_of(standard: bool) -> FideRules:
+    """Today's rules of the standard list, or of rapid (and blitz)."""
+    return FIDE_ERAS_BY_LIST["standard" if standard else "rapid"][-1]
+
 
 # RULES §3 as in force today, on periods of 2024 (the eras: tests/rating_core/systems/fide/test_eras.py).
 pytestmark = pytest.mark.usefixtures("fide_rules_of_today")
@@ -866,8 +878,9 @@ def test_counted_sums_match_the_explanation_steps(seed: int, standard: bool) -> 
         schema={"white_id": pl.String, "black_id": pl.String, "white_score": pl.Float64},
     )
     coded = fide_steps.code_sides(g, start)
-    n, total = fide_steps.counted_sums(coded, standard, players, FIDE_RULES)
-    s = fide_steps.rate_sides(coded, standard, FIDE_RULES)
+    rules = fide_rules_of(standard)
+    n, total = fide_steps.counted_sums(coded, standard, players, rules)
+    s = fide_steps.rate_sides(coded, standard, rules)
     counted = np.concatenate((s.counted, s.counted))
     expected_n = np.bincount(s.own_code[counted], minlength=players)
     expected_sum = np.zeros(players, dtype=np.int64)

@@ -173,11 +173,11 @@ def test_hand_written_fide_lines_read_with_k_as_career_and_peak(tmp_path: Path) 
 
 
 def test_a_list_before_2014_07_reads_k_by_the_rules_of_its_era(tmp_path: Path) -> None:
-    """Before 2014-07 a new player's K was 25 and an established one's 15: K 25 of an adult
-    means fewer than 30 games then (today's rules would read it as 30 completed)."""
+    """Before 2014-07 a new player's K was 30 and an established one's 15 (RULES §3.3): K 30 of
+    an adult means fewer than 30 games then (today's rules would read it as 30 completed)."""
     lines = [
         txt_header("2012-12"),
-        line(STARTS, id="1", name="New, Adult", rating="1700", gms="7", k="25", bday="1980"),
+        line(STARTS, id="1", name="New, Adult", rating="1700", gms="7", k="30", bday="1980"),
         line(STARTS, id="2", name="Old, Hand", rating="1800", gms="3", k="15", bday="1970"),
         "",
     ]

@@ -12,7 +12,7 @@ import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rating_core.systems.fide.rules import FIDE_ERAS, FIDE_RULES, FideRules
+from rating_core.systems.fide.rules import FIDE_ERAS, FIDE_ERAS_BY_LIST, FIDE_RULES, FideRules
 from rating_core.systems.fide.steps import (
     _PD_BY_D_I64,
     _side_steps,
@@ -23,6 +23,8 @@ from rating_core.systems.fide.steps import (
     rate_sides,
     real_difference_expr,
 )
+
+FAST_RULES = FIDE_ERAS_BY_LIST["rapid"][-1]  # today's rapid (and blitz) rules
 
 # Ratings on the rules' edges (400 cap, real D from 2650, the 600-point rule, the PD table's
 # "> 735" end) and anywhere between; None is a player listed without a rating.
@@ -61,12 +63,13 @@ def test_polars_numpy_and_numba_steps_agree_per_counted_side(
 ) -> None:
     g, start = _sides(games)
     coded = code_sides(g, start)
-    numpy_steps = rate_sides(coded, standard, FIDE_RULES)
+    rules = FIDE_RULES if standard else FAST_RULES
+    numpy_steps = rate_sides(coded, standard, rules)
     n_games = g.height
     counted = np.concatenate((numpy_steps.counted, numpy_steps.counted))  # side-major
 
     # numba: which sides the kernel counts and the ΔR it adds, per side (one side per player).
-    numba_n, numba_sum = counted_sums(coded, standard, start.height, FIDE_RULES)
+    numba_n, numba_sum = counted_sums(coded, standard, start.height, rules)
     order = coded.own_code  # side -> its row of `start`
     assert (numba_n[order] == counted).all()
 
@@ -86,7 +89,7 @@ def test_polars_numpy_and_numba_steps_agree_per_counted_side(
             {"own_rating": own, "opponent_rating": opp, "score": score},
             schema={"own_rating": pl.Int64, "opponent_rating": pl.Int64, "score": pl.Float64},
         ),
-        FIDE_RULES,
+        rules,
         pl.lit(standard) & (pl.col("own_rating") >= FIDE_RULES.real_difference_from),
     ).collect()
 
@@ -111,7 +114,7 @@ def test_steps_on_the_rules_edges() -> None:
     ]
     g, start = _sides(games)
     standard = rate_sides(code_sides(g, start), True, FIDE_RULES)
-    fast = rate_sides(code_sides(g, start), False, FIDE_RULES)
+    fast = rate_sides(code_sides(g, start), False, FAST_RULES)
     assert standard.counted.tolist() == [True, True, True, False]
     assert fast.counted.tolist() == [True, True, False, False]
     # side-major: white sides 0..3, black sides 4..7
@@ -143,7 +146,7 @@ ERA_RATINGS = st.lists(
 @given(
     games=ERA_GAMES,
     ratings=ERA_RATINGS,
-    era=st.sampled_from(FIDE_ERAS),
+    era=st.sampled_from(FIDE_ERAS + FIDE_ERAS_BY_LIST["rapid"]),
     standard=st.booleans(),
 )
 @settings(max_examples=150, deadline=None)

@@ -1,0 +1,61 @@
+"""`[late_results]` of `ratings.toml` in the working directory (DESIGN §2, RULES §3.4): the
+late-results policy of each list family, read and validated before a run or a preview does any
+work, so that a bad value is one `ratings:` sentence naming the file, the key and the value.
+
+A small reader of its own, for this table only (the general `ratings.toml` loader of the
+command line reads `lake` and `inbox`); the policy model and its validation are
+`rating_core.systems.late_results`.
+
+Not yet applied: a run still revises the published periods a late result concerns, under
+either policy; `check_late_results` says so in one note when the file chooses a policy.
+"""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from pathlib import Path
+
+from pipelines.cli.errors import UserError
+from rating_core.systems.late_results import (
+    LateResultsError,
+    LateResultsPolicy,
+    late_results_policy,
+)
+
+CONFIG_FILE = "ratings.toml"
+TABLE = "late_results"
+
+NOT_APPLIED = (
+    "ratings: note: {file} [late_results] is valid, but this version does not apply the "
+    "policy yet: every late result revises the published periods it concerns"
+)
+
+
+def read_late_results(folder: Path | None = None) -> tuple[LateResultsPolicy, bool]:
+    """The policy of `<folder>/ratings.toml`'s `[late_results]` (folder: the working
+    directory), and whether the file sets one; the defaults when there is no file or no
+    table. A file that is not TOML or a bad key or value raises `UserError` in one sentence."""
+    path = (folder or Path.cwd()) / CONFIG_FILE
+    if not path.is_file():
+        return late_results_policy(None), False
+    try:
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
+        raise UserError(f"{CONFIG_FILE} is not valid TOML ({error})") from error
+    except OSError as error:
+        raise UserError(f"cannot read {CONFIG_FILE} ({error.strerror})") from error
+    table = document.get(TABLE)
+    try:
+        return late_results_policy(table, CONFIG_FILE), table is not None
+    except LateResultsError as error:
+        raise UserError(str(error)) from error
+
+
+def check_late_results(folder: Path | None = None) -> LateResultsPolicy:
+    """`read_late_results`, with a note on stderr when the file chooses a policy (which this
+    version reads and validates but does not apply yet)."""
+    policy, chosen = read_late_results(folder)
+    if chosen:
+        print(NOT_APPLIED.format(file=CONFIG_FILE), file=sys.stderr)
+    return policy
