@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from pipelines.cli import as_of, query, report
+from pipelines.cli import as_of, config, query, report
 from pipelines.cli.errors import UserError, debug_enabled, describe_exception
 from pipelines.cli.output import console, err_console
 
@@ -70,6 +70,10 @@ _ARGPARSE_WORDING = [
     (
         re.compile(r"^argument (?P<opt>[^:]+): ignored explicit argument (?P<value>.+)$"),
         "{opt} takes no value (got {value})",
+    ),
+    (  # a type's own sentence about the value (the calculators' numbers, --port)
+        re.compile(r"^argument (?P<opt>[^:]+): (?P<problem>(?:takes|must) .+)$"),
+        "{opt} {problem}",
     ),
     (re.compile(r"^argument (?P<opt>[^:]+): (?P<problem>.+)$"), "{opt}: {problem}"),
 ]
@@ -129,7 +133,9 @@ def _lake_folder(text: str) -> str:
 
 def _add_lake(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--lake", default="lake", type=_lake_folder, help="lake folder (default ./lake)"
+        "--lake",
+        type=_lake_folder,
+        help=f"lake folder (default ${config.LAKE_ENV}, then {config.CONFIG_FILE}, then ./lake)",
     )
 
 
@@ -141,6 +147,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser of every subcommand, or of `command` alone: a command imports only its
     own modules (`ratings query "SELECT 1"` starts without Polars, issue 31)."""
     parser = _Parser(prog="ratings", description="Rating-list pipeline.")
+    parser.add_argument("--version", action="version", version=_version())
     sub = parser.add_subparsers(dest="command", required=True)
 
     def wanted(name: str) -> bool:
@@ -161,10 +168,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
         add_preview_parser(sub)
     if wanted("ui"):
+        from pipelines.cli import ui_options
+
         ui = sub.add_parser("ui", help="open the Dagster web UI on this workspace")
-        ui.add_argument("--inbox", default="data_samples")
+        ui.add_argument("--inbox", help=INBOX_HELP)
         _add_lake(ui)
-        ui.add_argument("--port", type=int, default=3000)
+        ui.add_argument("--port", type=ui_options.port, default=3000, help="1 to 65535")
+        ui_options.add_ui_options(ui)
     if wanted("report"):
         report.add_report_parser(sub, _add_lake)
     if wanted("export"):
@@ -176,13 +186,32 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
         calc = sub.add_parser("calc", help="the calculators of the seed pages, every step shown")
         calculators.add_calc_parsers(calc.add_subparsers(dest="system", required=True))
+    if wanted("completion"):
+        from pipelines.cli import completion
+
+        completion.add_completion_parser(sub)
     return parser
+
+
+INBOX_HELP = (
+    f"inbox folder (default ${config.INBOX_ENV}, then {config.CONFIG_FILE}, then data_samples)"
+)
+
+
+def _version() -> str:
+    """`ratings --version`: the installed package's version."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"ratings {version('rating-lists')}"
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "ratings (version unknown: not installed)"
 
 
 def _add_run_parser(sub: argparse._SubParsersAction) -> None:
     """`ratings run`."""
     run = sub.add_parser("run", help="ingest the inbox and publish every list, period by period")
-    run.add_argument("--inbox", default="data_samples", help="inbox folder (default data_samples)")
+    run.add_argument("--inbox", help=INBOX_HELP)
     _add_lake(run)
     run.add_argument(
         "--full", action="store_true", help="recompute every period, not only from the first change"
@@ -339,10 +368,13 @@ def cmd_ui(args: argparse.Namespace) -> int:
     Dagster instance, so the UI shows the materializations and checks of `ratings run`.
 
     The UI does not take the lake's lock (only `ratings run` does)."""
+    from pipelines.cli.ui_options import check_lake, quiet_environment
+
     root = Path(__file__).resolve().parents[2]
     lake = Path(args.lake)
     _check_lake_folder(lake)
-    env = ui_environment(Path(args.inbox), lake)
+    check_lake(lake, args.create)
+    env = quiet_environment(ui_environment(Path(args.inbox), lake))
     dagster = Path(sys.executable).with_name("dagster")
     command = [str(dagster), "dev", "-w", str(root / "workspace.yaml"), "-p", str(args.port)]
     return subprocess.call(command, cwd=root, env=env)
@@ -394,15 +426,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         "calc": "pipelines.cli.calculators:cmd_calc",
         "report": report.cmd_report,
         "export": "pipelines.cli.export:cmd_export",
+        "completion": "pipelines.cli.completion:cmd_completion",
     }  # "module:function": imported only when that command runs
     command = "the command line"
     if argv is None:  # the `ratings` process itself: no collection until its imports are done
         gc.disable()
     try:
+        if argv is None:  # the `ratings` process itself: no library warning reaches the user
+            from pipelines.cli.completion import complete_if_asked
+
+            complete_if_asked(build_parser)
+            _silence_warnings()
         words = list(sys.argv[1:] if argv is None else argv)
         first = words[0] if words else None
         args = build_parser(first if first in handlers else None).parse_args(argv)
         command = f"'ratings {args.command}'"
+        config.apply(args)
         if args.command not in IMPORTS_DAGSTER:
             resume_collection()
         handler = handlers[args.command]
@@ -424,6 +463,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         _say(describe_exception(error, command))
         return 1
+
+
+def _silence_warnings() -> None:
+    """Hide Python warnings (a library's deprecations are for developers), unless
+    `RATINGS_DEBUG` asks to see everything."""
+    import warnings
+
+    if not debug_enabled():
+        warnings.simplefilter("ignore")
 
 
 def _say(sentence: str) -> None:

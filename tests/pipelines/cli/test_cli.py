@@ -575,7 +575,7 @@ def test_the_parser_and_the_read_commands_import_no_dagster() -> None:
     and `ui` need Dagster, and `run` starts reading its PGN files before it imports it."""
     probe = (
         "import sys\n"
-        "from pipelines import cli\n"
+        "from pipelines.cli import app as cli\n"
         "cli.build_parser().parse_args(['show', '--lake', 'lake'])\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'dagster'))\n"
     )

@@ -257,7 +257,7 @@ def test_query_of_tables_imports_neither_polars_nor_arrow(lake: str, sql: str) -
     views lists their files and reads their footers with DuckDB, without the catalogue."""
     probe = (
         "import sys\n"
-        "from pipelines import cli\n"
+        "from pipelines.cli import app as cli\n"
         f"status = cli.main(['query', {sql!r}, '--lake', {lake!r}, '--csv'])\n"
         "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'polars', 'pyarrow', 'dagster'})\n"
         "print(status, heavy)\n"
