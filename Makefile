@@ -14,17 +14,30 @@ export UV_COMPILE_BYTECODE := 1
 .PHONY: setup run test test-fast lint bench bench-e2e bench-scale clean
 
 $(UV):
+	@echo "setting up: installing uv $(UV_VERSION) into $(TOOLS) (once, a few seconds)"
 	$(PYTHON) -m venv $(TOOLS)
 	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
 
-.venv/.synced: uv.lock pyproject.toml | $(UV)
-	$(UV) sync --frozen
+# `make run` installs only what running needs (no test tools); `make setup`, `make test` and
+# the other developer targets add the dev group. --inexact: a run after `make test` keeps the
+# test tools rather than removing them.
+.venv/.synced-run: uv.lock pyproject.toml | $(UV)
+	@echo "setting up: installing the packages ratings needs into .venv and compiling their"
+	@echo "  bytecode (first time: about 20 s from the download cache, longer if it must download)"
+	$(UV) sync --frozen --no-dev --inexact
+	@echo "setting up: compiling the project's own bytecode"
 	.venv/bin/python -m compileall -q rating_core assets pipelines
 	touch $@
 
+.venv/.synced: uv.lock pyproject.toml | $(UV)
+	@echo "setting up: installing the packages and the test tools into .venv"
+	$(UV) sync --frozen
+	.venv/bin/python -m compileall -q rating_core assets pipelines
+	touch $@ .venv/.synced-run
+
 setup: .venv/.synced
 
-run: setup
+run: .venv/.synced-run
 	.venv/bin/ratings run --inbox data_samples --lake lake
 	.venv/bin/ratings report --lake lake --output lake/report.html
 

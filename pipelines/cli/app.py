@@ -301,6 +301,7 @@ def _memory(text: str | None) -> int | None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Materialize everything through Dagster in period order and print the summary."""
+    from pipelines.cli.disk import as_disk_full
     from pipelines.cli.prepare import start_warm_up
     from pipelines.cli.timings import StepClock, print_timings
     from rating_core.ingest.inbox import check_merge_chains, inbox_files
@@ -322,22 +323,31 @@ def cmd_run(args: argparse.Namespace) -> int:
     # a first run's warm-up processes compile the cold kernels from now on, while Dagster is
     # imported and the lake's instance opened
     warm_up = start_warm_up(inbox)
+    if warm_up is not None:  # a first run: say so at once, before the seconds of importing
+        for line in warm_up.lines():
+            console.print(line, highlight=False)
     try:
         from pipelines.cli.run import run_pipeline
         from pipelines.cli.summary import print_summary
 
         resume_collection()
         clock.lap("imports")
-        outcome = run_pipeline(
-            inbox,
-            lake,
-            console=console,
-            full=args.full,
-            executor=args.executor,
-            warm_up=warm_up,
-            clock=clock,
-            memory=memory,
-        )
+        try:
+            outcome = run_pipeline(
+                inbox,
+                lake,
+                console=console,
+                full=args.full,
+                executor=args.executor,
+                warm_up=warm_up,
+                clock=clock,
+                memory=memory,
+            )
+        except Exception as error:  # a full disk may say only "disk I/O error": say it is full
+            full = as_disk_full(error, lake, "'ratings run'")
+            if full is error:
+                raise
+            raise full from None
     finally:
         if warm_up is not None:  # ended by the run; here if the run never started
             warm_up.stop()
@@ -346,6 +356,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     clock.lap("summary")
     if args.timings:
         print_timings(clock, console)
+    if outcome.stopped is not None:  # after the summary of what was published before it
+        raise as_disk_full(outcome.stopped, lake, "'ratings run'")
     return 0 if outcome.ok else 1
 
 

@@ -108,10 +108,12 @@ def cold_groups(inbox: Path, groups: Iterable[KernelGroup] = GROUPS) -> list[Ker
 def preparing_lines(inbox: Path, groups: Iterable[KernelGroup] = GROUPS) -> list[str]:
     """One line per group a first run compiles, with about how long it takes (each fits 80
     columns); empty when everything the run needs is cached."""
-    return [
-        f"preparing {g.name} (first run on this machine, about {g.seconds} s)"
-        for g in cold_groups(inbox, groups)
-    ]
+    return [_preparing_line(g) for g in cold_groups(inbox, groups)]
+
+
+def _preparing_line(group: KernelGroup) -> str:
+    """`preparing the PGN scanner (first run on this machine, about 8 s)`."""
+    return f"preparing {group.name} (first run on this machine, about {group.seconds} s)"
 
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data_samples"
@@ -236,6 +238,10 @@ class WarmUp:
         deadline = time.monotonic() + WARM_UP_WAIT_S
         while process.poll() is None and time.monotonic() < deadline and not _ready(group):
             time.sleep(WARM_UP_POLL_S)
+
+    def lines(self) -> list[str]:
+        """The line per group being compiled that a first run prints (`preparing_lines`)."""
+        return [_preparing_line(g) for g in self.groups.values()]
 
     def finish(self) -> None:
         """Wait for every group (the run needs all it started), then end the processes."""

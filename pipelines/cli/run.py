@@ -22,6 +22,7 @@ from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
 from assets.partitions import partition_of_period
 from assets.resources import PipelinePaths, lake_instance
 from assets.systems import FIRST_FAILING_PERIOD
+from pipelines.cli.disk import without_dagster_log_failures
 from pipelines.cli.errors import UserError, debug_enabled, describe_error_info, is_internal
 from pipelines.cli.output import err_console
 from pipelines.cli.prepare import WarmUp, preparing_lines, start_warm_up
@@ -58,6 +59,9 @@ class RunOutcome:
     published: list[dict] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     versions_before: pl.DataFrame | None = None
+    stopped: Exception | None = None
+    """The error that stopped the range mid-way (a full disk): the summary says what was
+    published before it, then the command line says the error."""
 
     def __post_init__(self) -> None:
         if self.versions_before is None:
@@ -66,7 +70,7 @@ class RunOutcome:
     @property
     def ok(self) -> bool:
         """True when every step and every blocking check passed."""
-        return not self.failures
+        return not self.failures and self.stopped is None
 
     def on_disk(self) -> list[dict]:
         """Every list version this run published, read from the lake (reported or not), then the
@@ -210,7 +214,10 @@ def run_pipeline(
     command = shlex.join(["ratings", *sys.argv[1:]])
     clock = clock or StepClock()
     try:
-        with hold_lake(lake, command, on_wait=lambda holder: _waiting(lake, holder)):
+        with (
+            without_dagster_log_failures(),
+            hold_lake(lake, command, on_wait=lambda holder: _waiting(lake, holder)),
+        ):
             clean_interrupted_writes(lake)
             with lake_instance(lake) as instance:
                 clock.lap("lake lock, Dagster instance")
@@ -235,9 +242,10 @@ def _run_holding_lock(
 ) -> RunOutcome:
     """`run_pipeline`'s work, once the lake's lock is held, recorded in `instance`."""
     console = console or Console()
-    for line in preparing_lines(inbox):  # numba compiles on a first run: say so, never sit silent
-        console.print(line, highlight=False)
-    warm_up = warm_up or start_warm_up(inbox)
+    if warm_up is None:  # else the caller started it and said so (`ratings run`)
+        for line in preparing_lines(inbox):  # numba compiles on a first run: never sit silent
+            console.print(line, highlight=False)
+        warm_up = start_warm_up(inbox)
     try:
         with ProgressDisplay() as display:  # on stderr: the spinner, and long work's progress
             return _rate_and_publish(
@@ -315,8 +323,23 @@ def _rate_and_publish(
     if not to_run:
         return outcome
     assets = period_assets(periods[0])  # partitions from the first period
-    first, last = to_run[0], to_run[-1]
     launch = _RangeLauncher(assets, resources, instance, periods[0], executor, systems(lake))
+    try:
+        _publish_range(outcome, launch, display, to_run)
+    except Exception as error:  # the machine failed mid-range (a full disk): the summary says
+        outcome.stopped = error  # what was published before it, then the command line the error
+    if outcome.ok:
+        record_run_inputs(lake, digests)
+    clock.lap("rating and publishing run")
+    return outcome
+
+
+def _publish_range(
+    outcome: RunOutcome, launch: _RangeLauncher, display: ProgressDisplay, to_run: list[str]
+) -> None:
+    """Rate and publish the periods `to_run`, adding what was published and every failure to
+    `outcome`; a system whose blocking check failed publishes up to the period before."""
+    first, last = to_run[0], to_run[-1]
     span = first if first == last else f"{first} to {last} ({len(to_run)} periods)"
     with display.status(f"rating and publishing {span}"), listening(display):
         result = launch(first, last)
@@ -339,10 +362,6 @@ def _rate_and_publish(
             outcome.failures.append(
                 f"{spec.name} lists published up to {upto} only: check {names} failed in {period}"
             )
-    if not outcome.failures:
-        record_run_inputs(lake, digests)
-    clock.lap("rating and publishing run")
-    return outcome
 
 
 def systems(lake: Path) -> list[str] | None:
