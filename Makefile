@@ -22,11 +22,10 @@ $(UV):
 # the other developer targets add the dev group. --inexact: a run after `make test` keeps the
 # test tools rather than removing them.
 .venv/.synced-run: uv.lock pyproject.toml | $(UV)
-	@echo "setting up: installing the packages ratings needs into .venv and compiling their"
-	@echo "  bytecode (first time: about 20 s from the download cache, longer if it must download)"
-	$(UV) sync --frozen --no-dev --inexact
-	@echo "setting up: compiling the project's own bytecode"
-	.venv/bin/python -m compileall -q rating_core assets pipelines
+	@echo "setting up: installing the packages ratings needs into .venv"
+	UV_COMPILE_BYTECODE=0 $(UV) sync --frozen --no-dev --inexact
+	@echo "setting up: compiling their bytecode once (about 10 to 30 s, with progress)"
+	.venv/bin/python tools/compile_bytecode.py .venv/lib/python*/site-packages rating_core assets pipelines
 	touch $@
 
 .venv/.synced: uv.lock pyproject.toml | $(UV)

@@ -49,7 +49,7 @@ _ARGPARSE_WORDING = [
     ),
     (
         re.compile(
-            r"^argument command: invalid choice: (?P<value>\S+) \(choose from (?P<choices>.+)\)$"
+            r"^argument (?:command|COMMAND): invalid choice: (?P<value>\S+) \(choose from (?P<choices>.+)\)$"
         ),
         "unknown command {value}; the commands are {choices}",
     ),
@@ -88,7 +88,10 @@ def _argument_sentence(prog: str, message: str, choices: dict[str, list[str]]) -
     """One sentence for an argparse error, naming the command and pointing at its --help."""
     text = message.strip()
     for dest, names in choices.items():
-        if text == f"the following arguments are required: {dest}":
+        if text in (
+            f"the following arguments are required: {dest}",
+            f"the following arguments are required: {dest.upper()}",
+        ):
             text = f"the following arguments are required: {_ARGUMENT_NAMES.get(dest, dest)}"
             text += f" ({', '.join(names)})"
     for pattern, wording in _ARGPARSE_WORDING:
@@ -148,7 +151,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     own modules (`ratings query "SELECT 1"` starts without Polars, issue 31)."""
     parser = _Parser(prog="ratings", description="Rating-list pipeline.")
     parser.add_argument("--version", action="version", version=_version())
-    sub = parser.add_subparsers(dest="command", required=True)
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def wanted(name: str) -> bool:
         return command is None or command == name
@@ -326,6 +329,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if warm_up is not None:  # a first run: say so at once, before the seconds of importing
         for line in warm_up.lines():
             console.print(line, highlight=False)
+        console.print("loading Dagster and the pipeline meanwhile", highlight=False)
     try:
         from pipelines.cli.run import run_pipeline
         from pipelines.cli.summary import print_summary

@@ -130,6 +130,9 @@ machine, side by side)."""
 
 WARM_UP_POLL_S = 0.05
 
+WARM_UP_SAY_S = 4.0
+"""While a run waits for its warm-up, a line every this many seconds says it still compiles."""
+
 
 def kernel_name(kernel: Any) -> str:
     """`module.function` of a numba kernel: its key in `SIGNATURES_FILE`."""
@@ -228,14 +231,14 @@ class WarmUp:
     processes: dict[str, subprocess.Popen[bytes]]
     groups: dict[str, KernelGroup]
 
-    def wait_for(self, group: KernelGroup) -> None:
+    def wait_for(self, group: KernelGroup, seconds: float = WARM_UP_WAIT_S) -> None:
         """Return once every kernel of `group` is in numba's cache, or its process has ended (a
-        group nobody compiles returns at once). numba writes each cache file under a temporary
-        name and renames it, so a kernel seen cached is whole."""
+        group nobody compiles returns at once), or after `seconds`. numba writes each cache file
+        under a temporary name and renames it, so a kernel seen cached is whole."""
         process = self.processes.get(group.name)
         if process is None:
             return
-        deadline = time.monotonic() + WARM_UP_WAIT_S
+        deadline = time.monotonic() + seconds
         while process.poll() is None and time.monotonic() < deadline and not _ready(group):
             time.sleep(WARM_UP_POLL_S)
 
@@ -243,10 +246,24 @@ class WarmUp:
         """The line per group being compiled that a first run prints (`preparing_lines`)."""
         return [_preparing_line(g) for g in self.groups.values()]
 
-    def finish(self) -> None:
-        """Wait for every group (the run needs all it started), then end the processes."""
+    def finish(self, on_wait: Callable[[float], None] | None = None) -> None:
+        """Wait for every group (the run needs all it started), then end the processes;
+        `on_wait(seconds)` is called every WARM_UP_SAY_S while the wait lasts (so a run off a
+        terminal still says it is compiling, however long a loaded machine takes)."""
+        started = time.monotonic()
+        said = started
         for group in self.groups.values():
-            self.wait_for(group)
+            while True:
+                self.wait_for(group, min(WARM_UP_SAY_S, WARM_UP_WAIT_S))
+                process = self.processes.get(group.name)
+                now = time.monotonic()
+                if process is None or process.poll() is not None or _ready(group):
+                    break
+                if now - started > WARM_UP_WAIT_S:
+                    break
+                if on_wait is not None and now - said >= WARM_UP_SAY_S:
+                    on_wait(now - started)
+                    said = now
         self.stop()
 
     def stop(self) -> None:

@@ -92,9 +92,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         progress.update(drawing, description=f"writing {output}")
         write_atomically(output, page.encode("utf-8"))
     size = len(page.encode("utf-8")) / 1e6
-    console.print(
-        f"wrote {output} ({len(charts)} charts, {size:.1f} MB): open {output.resolve().as_uri()} "
-        "in a browser (no network needed)",
+    console.print(  # two lines: the path and the link each stay whole at 80 columns
+        f"wrote {output} ({len(charts)} charts, {size:.1f} MB)\n"
+        f"open it in a browser (no network needed):\n  {output.resolve().as_uri()}",
         highlight=False,
         markup=False,
         soft_wrap=True,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -264,6 +265,19 @@ def _run_holding_lock(
             warm_up.stop()
 
 
+def _still_preparing(display: ProgressDisplay) -> Callable[[float], None]:
+    """Off a terminal (no spinner), the line a run prints while it still waits for its kernels:
+    the estimate printed first holds on a quiet machine, not on a loaded one."""
+
+    def say(seconds: float) -> None:
+        display.console.print(
+            f"still preparing the kernels ({seconds:.0f} s so far; a busy machine takes longer)",
+            highlight=False,
+        )
+
+    return say
+
+
 def _check_players_fit(lake: Path, budget: MemoryBudget) -> None:
     """Refuse, before rating, a lake whose players alone would not fit the budget."""
     if budget.total is None:
@@ -295,7 +309,7 @@ def _rate_and_publish(
     resources = {"paths": PipelinePaths(inbox=str(inbox), lake=str(lake), memory=budget.total or 0)}
     if warm_up is not None:
         with display.status("preparing the kernels"):
-            warm_up.finish()
+            warm_up.finish(on_wait=None if display.terminal else _still_preparing(display))
         clock.lap("kernels compiling")
     with display.status("ingesting the inbox"), listening(display):
         ingest = dg.materialize(
