@@ -25,7 +25,7 @@ def port(text: str) -> int:
         raise argparse.ArgumentTypeError(f"takes a port number, not '{text}'") from None
     if not PORTS[0] <= value <= PORTS[1]:
         raise argparse.ArgumentTypeError(
-            f"a port is a number from {PORTS[0]} to {PORTS[1]}, not {value}"
+            f"must be a port number from {PORTS[0]} to {PORTS[1]}, not {value}"
         )
     return value
 
