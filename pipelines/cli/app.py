@@ -306,6 +306,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Materialize everything through Dagster in period order and print the summary."""
     from pipelines.cli.disk import as_disk_full
     from pipelines.cli.prepare import start_warm_up
+    from pipelines.cli.ticker import ticking
     from pipelines.cli.timings import StepClock, print_timings
     from rating_core.ingest.inbox import check_merge_chains, inbox_files
     from rating_core.ingest.merges import MergeChainError
@@ -331,8 +332,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             console.print(line, highlight=False)
         console.print("loading Dagster and the pipeline meanwhile", highlight=False)
     try:
-        from pipelines.cli.run import run_pipeline
-        from pipelines.cli.summary import print_summary
+        with ticking(_still_loading if warm_up is not None and not console.is_terminal else None):
+            from pipelines.cli.run import run_pipeline
+            from pipelines.cli.summary import print_summary
 
         resume_collection()
         clock.lap("imports")
@@ -363,6 +365,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     if outcome.stopped is not None:  # after the summary of what was published before it
         raise as_disk_full(outcome.stopped, lake, "'ratings run'")
     return 0 if outcome.ok else 1
+
+
+def _still_loading(seconds: float) -> None:
+    """A first run's line while Dagster and the pipeline load (off a terminal)."""
+    console.print(
+        f"still loading Dagster and the pipeline ({seconds:.0f} s so far)", highlight=False
+    )
 
 
 def ui_environment(inbox: Path, lake: Path) -> dict[str, str]:

@@ -25,7 +25,7 @@ from assets.resources import PipelinePaths, lake_instance
 from assets.systems import FIRST_FAILING_PERIOD
 from pipelines.cli.disk import without_dagster_log_failures
 from pipelines.cli.errors import UserError, debug_enabled, describe_error_info, is_internal
-from pipelines.cli.output import err_console
+from pipelines.cli.output import console, err_console
 from pipelines.cli.prepare import WarmUp, preparing_lines, start_warm_up
 from pipelines.cli.progress import ProgressDisplay
 from pipelines.cli.timings import StepClock
@@ -265,12 +265,12 @@ def _run_holding_lock(
             warm_up.stop()
 
 
-def _still_preparing(display: ProgressDisplay) -> Callable[[float], None]:
+def _still_preparing() -> Callable[[float], None]:
     """Off a terminal (no spinner), the line a run prints while it still waits for its kernels:
     the estimate printed first holds on a quiet machine, not on a loaded one."""
 
-    def say(seconds: float) -> None:
-        display.console.print(
+    def say(seconds: float) -> None:  # on stdout, beside the first run's `preparing` lines
+        console.print(
             f"still preparing the kernels ({seconds:.0f} s so far; a busy machine takes longer)",
             highlight=False,
         )
@@ -309,7 +309,7 @@ def _rate_and_publish(
     resources = {"paths": PipelinePaths(inbox=str(inbox), lake=str(lake), memory=budget.total or 0)}
     if warm_up is not None:
         with display.status("preparing the kernels"):
-            warm_up.finish(on_wait=None if display.terminal else _still_preparing(display))
+            warm_up.finish(on_wait=None if display.terminal else _still_preparing())
         clock.lap("kernels compiling")
     with display.status("ingesting the inbox"), listening(display):
         ingest = dg.materialize(
