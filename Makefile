@@ -15,8 +15,11 @@ export UV_COMPILE_BYTECODE := 1
 
 $(UV):
 	@echo "setting up: installing uv $(UV_VERSION) into $(TOOLS) (once, a few seconds)"
-	$(PYTHON) -m venv $(TOOLS)
-	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	$(PYTHON) -m venv --without-pip $(TOOLS)
+	@# the system's pip installs into .tools (seconds); without one, .tools gets its own pip
+	$(PYTHON) -m pip --python $(TOOLS)/bin/python install --quiet --disable-pip-version-check uv==$(UV_VERSION) \
+	  || { $(TOOLS)/bin/python -m ensurepip --default-pip && \
+	       $(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION); }
 
 # `make run` installs only what running needs (no test tools); `make setup`, `make test` and
 # the other developer targets add the dev group. --inexact: a run after `make test` keeps the

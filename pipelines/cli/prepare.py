@@ -130,7 +130,7 @@ machine, side by side)."""
 
 WARM_UP_POLL_S = 0.05
 
-WARM_UP_SAY_S = 4.0
+WARM_UP_SAY_S = 3.0
 """While a run waits for its warm-up, a line every this many seconds says it still compiles."""
 
 

@@ -8,7 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 
-EVERY_S = 4.0
+EVERY_S = 3.0
 """Seconds between two lines."""
 
 
