@@ -14,17 +14,32 @@ export UV_COMPILE_BYTECODE := 1
 .PHONY: setup run test test-fast lint docs bench bench-e2e bench-scale clean
 
 $(UV):
-	$(PYTHON) -m venv $(TOOLS)
-	$(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION)
+	@echo "setting up: installing uv $(UV_VERSION) into $(TOOLS) (once, a few seconds)"
+	$(PYTHON) -m venv --without-pip $(TOOLS)
+	@# the system's pip installs into .tools (seconds); without one, .tools gets its own pip
+	$(PYTHON) -m pip --python $(TOOLS)/bin/python install --quiet --disable-pip-version-check uv==$(UV_VERSION) \
+	  || { $(TOOLS)/bin/python -m ensurepip --default-pip && \
+	       $(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION); }
+
+# `make run` installs only what running needs (no test tools); `make setup`, `make test` and
+# the other developer targets add the dev group. --inexact: a run after `make test` keeps the
+# test tools rather than removing them.
+.venv/.synced-run: uv.lock pyproject.toml | $(UV)
+	@echo "setting up: installing the packages ratings needs into .venv"
+	UV_COMPILE_BYTECODE=0 $(UV) sync --frozen --no-dev --inexact
+	@echo "setting up: compiling their bytecode once (about 10 to 30 s, with progress)"
+	.venv/bin/python tools/compile_bytecode.py .venv/lib/python*/site-packages rating_core assets pipelines
+	touch $@
 
 .venv/.synced: uv.lock pyproject.toml | $(UV)
+	@echo "setting up: installing the packages and the test tools into .venv"
 	$(UV) sync --frozen
 	.venv/bin/python -m compileall -q rating_core assets pipelines
-	touch $@
+	touch $@ .venv/.synced-run
 
 setup: .venv/.synced
 
-run: setup
+run: .venv/.synced-run
 	.venv/bin/ratings run --inbox data_samples --lake lake
 	.venv/bin/ratings report --lake lake --output lake/report.html
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from pipelines.cli import as_of, query, report
+from pipelines.cli import as_of, config, query, report
 from pipelines.cli.errors import UserError, debug_enabled, describe_exception
 from pipelines.cli.output import console, err_console
 
@@ -49,7 +49,7 @@ _ARGPARSE_WORDING = [
     ),
     (
         re.compile(
-            r"^argument command: invalid choice: (?P<value>\S+) \(choose from (?P<choices>.+)\)$"
+            r"^argument (?:command|COMMAND): invalid choice: (?P<value>\S+) \(choose from (?P<choices>.+)\)$"
         ),
         "unknown command {value}; the commands are {choices}",
     ),
@@ -71,6 +71,10 @@ _ARGPARSE_WORDING = [
         re.compile(r"^argument (?P<opt>[^:]+): ignored explicit argument (?P<value>.+)$"),
         "{opt} takes no value (got {value})",
     ),
+    (  # a type's own sentence about the value (the calculators' numbers, --port)
+        re.compile(r"^argument (?P<opt>[^:]+): (?P<problem>(?:takes|must) .+)$"),
+        "{opt} {problem}",
+    ),
     (re.compile(r"^argument (?P<opt>[^:]+): (?P<problem>.+)$"), "{opt}: {problem}"),
 ]
 """argparse's error messages, in the plain wording of the rest of the command line."""
@@ -84,7 +88,10 @@ def _argument_sentence(prog: str, message: str, choices: dict[str, list[str]]) -
     """One sentence for an argparse error, naming the command and pointing at its --help."""
     text = message.strip()
     for dest, names in choices.items():
-        if text == f"the following arguments are required: {dest}":
+        if text in (
+            f"the following arguments are required: {dest}",
+            f"the following arguments are required: {dest.upper()}",
+        ):
             text = f"the following arguments are required: {_ARGUMENT_NAMES.get(dest, dest)}"
             text += f" ({', '.join(names)})"
     for pattern, wording in _ARGPARSE_WORDING:
@@ -129,7 +136,9 @@ def _lake_folder(text: str) -> str:
 
 def _add_lake(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--lake", default="lake", type=_lake_folder, help="lake folder (default ./lake)"
+        "--lake",
+        type=_lake_folder,
+        help=f"lake folder (default ${config.LAKE_ENV}, then {config.CONFIG_FILE}, then ./lake)",
     )
 
 
@@ -141,7 +150,8 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The argument parser of every subcommand, or of `command` alone: a command imports only its
     own modules (`ratings query "SELECT 1"` starts without Polars, issue 31)."""
     parser = _Parser(prog="ratings", description="Rating-list pipeline.")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.add_argument("--version", action="version", version=_version())
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     def wanted(name: str) -> bool:
         return command is None or command == name
@@ -161,10 +171,13 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
         add_preview_parser(sub)
     if wanted("ui"):
+        from pipelines.cli import ui_options
+
         ui = sub.add_parser("ui", help="open the Dagster web UI on this workspace")
-        ui.add_argument("--inbox", default="data_samples")
+        ui.add_argument("--inbox", help=INBOX_HELP)
         _add_lake(ui)
-        ui.add_argument("--port", type=int, default=3000)
+        ui.add_argument("--port", type=ui_options.port, default=3000, help="1 to 65535")
+        ui_options.add_ui_options(ui)
     if wanted("report"):
         report.add_report_parser(sub, _add_lake)
     if wanted("export"):
@@ -184,13 +197,32 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
         calc = sub.add_parser("calc", help="the calculators of the seed pages, every step shown")
         calculators.add_calc_parsers(calc.add_subparsers(dest="system", required=True))
+    if wanted("completion"):
+        from pipelines.cli import completion
+
+        completion.add_completion_parser(sub)
     return parser
+
+
+INBOX_HELP = (
+    f"inbox folder (default ${config.INBOX_ENV}, then {config.CONFIG_FILE}, then data_samples)"
+)
+
+
+def _version() -> str:
+    """`ratings --version`: the installed package's version."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"ratings {version('rating-lists')}"
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "ratings (version unknown: not installed)"
 
 
 def _add_run_parser(sub: argparse._SubParsersAction) -> None:
     """`ratings run`."""
     run = sub.add_parser("run", help="ingest the inbox and publish every list, period by period")
-    run.add_argument("--inbox", default="data_samples", help="inbox folder (default data_samples)")
+    run.add_argument("--inbox", help=INBOX_HELP)
     _add_lake(run)
     run.add_argument(
         "--full", action="store_true", help="recompute every period, not only from the first change"
@@ -283,8 +315,10 @@ def _memory(text: str | None) -> int | None:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """Materialize everything through Dagster in period order and print the summary."""
+    from pipelines.cli.disk import as_disk_full
     from pipelines.cli.late_results_config import check_late_results
     from pipelines.cli.prepare import start_warm_up
+    from pipelines.cli.ticker import ticking
     from pipelines.cli.timings import StepClock, print_timings
     from rating_core.ingest.inbox import check_merge_chains, inbox_files
     from rating_core.ingest.merges import MergeChainError
@@ -306,22 +340,33 @@ def cmd_run(args: argparse.Namespace) -> int:
     # a first run's warm-up processes compile the cold kernels from now on, while Dagster is
     # imported and the lake's instance opened
     warm_up = start_warm_up(inbox)
+    if warm_up is not None:  # a first run: say so at once, before the seconds of importing
+        for line in warm_up.lines():
+            console.print(line, highlight=False)
+        console.print("loading Dagster and the pipeline meanwhile", highlight=False)
     try:
-        from pipelines.cli.run import run_pipeline
-        from pipelines.cli.summary import print_summary
+        with ticking(_still_loading if warm_up is not None and not console.is_terminal else None):
+            from pipelines.cli.run import run_pipeline
+            from pipelines.cli.summary import print_summary
 
         resume_collection()
         clock.lap("imports")
-        outcome = run_pipeline(
-            inbox,
-            lake,
-            console=console,
-            full=args.full,
-            executor=args.executor,
-            warm_up=warm_up,
-            clock=clock,
-            memory=memory,
-        )
+        try:
+            outcome = run_pipeline(
+                inbox,
+                lake,
+                console=console,
+                full=args.full,
+                executor=args.executor,
+                warm_up=warm_up,
+                clock=clock,
+                memory=memory,
+            )
+        except Exception as error:  # a full disk may say only "disk I/O error": say it is full
+            full = as_disk_full(error, lake, "'ratings run'")
+            if full is error:
+                raise
+            raise full from None
     finally:
         if warm_up is not None:  # ended by the run; here if the run never started
             warm_up.stop()
@@ -330,7 +375,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     clock.lap("summary")
     if args.timings:
         print_timings(clock, console)
+    if outcome.stopped is not None:  # after the summary of what was published before it
+        raise as_disk_full(outcome.stopped, lake, "'ratings run'")
     return 0 if outcome.ok else 1
+
+
+def _still_loading(seconds: float) -> None:
+    """A first run's line while Dagster and the pipeline load (off a terminal)."""
+    console.print(
+        f"still loading Dagster and the pipeline ({seconds:.0f} s so far)", highlight=False
+    )
 
 
 def ui_environment(inbox: Path, lake: Path) -> dict[str, str]:
@@ -352,10 +406,13 @@ def cmd_ui(args: argparse.Namespace) -> int:
     Dagster instance, so the UI shows the materializations and checks of `ratings run`.
 
     The UI does not take the lake's lock (only `ratings run` does)."""
+    from pipelines.cli.ui_options import check_lake, quiet_environment
+
     root = Path(__file__).resolve().parents[2]
     lake = Path(args.lake)
     _check_lake_folder(lake)
-    env = ui_environment(Path(args.inbox), lake)
+    check_lake(lake, args.create)
+    env = quiet_environment(ui_environment(Path(args.inbox), lake))
     dagster = Path(sys.executable).with_name("dagster")
     command = [str(dagster), "dev", "-w", str(root / "workspace.yaml"), "-p", str(args.port)]
     return subprocess.call(command, cwd=root, env=env)
@@ -410,15 +467,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         "tournament": "pipelines.cli.tournament:cmd_tournament",
         "find": "pipelines.cli.tournament:cmd_find",
         "reconcile": "pipelines.cli.reconcile:cmd_reconcile",
+        "completion": "pipelines.cli.completion:cmd_completion",
     }  # "module:function": imported only when that command runs
     command = "the command line"
     if argv is None:  # the `ratings` process itself: no collection until its imports are done
         gc.disable()
     try:
+        if argv is None:  # the `ratings` process itself: no library warning reaches the user
+            from pipelines.cli.completion import complete_if_asked
+
+            complete_if_asked(build_parser)
+            _silence_warnings()
         words = list(sys.argv[1:] if argv is None else argv)
         first = words[0] if words else None
         args = build_parser(first if first in handlers else None).parse_args(argv)
         command = f"'ratings {args.command}'"
+        config.apply(args)
         if args.command not in IMPORTS_DAGSTER:
             resume_collection()
         handler = handlers[args.command]
@@ -440,6 +504,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         _say(describe_exception(error, command))
         return 1
+
+
+def _silence_warnings() -> None:
+    """Hide Python warnings (a library's deprecations are for developers), unless
+    `RATINGS_DEBUG` asks to see everything."""
+    import warnings
+
+    if not debug_enabled():
+        warnings.simplefilter("ignore")
 
 
 def _say(sentence: str) -> None:

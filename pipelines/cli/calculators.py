@@ -7,6 +7,7 @@ Argument forms are a contract (scripts depend on them), e.g.
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Callable
 from datetime import date
 
@@ -35,6 +36,67 @@ def parse_result(text: str) -> float:
     return value
 
 
+RATING_RANGE = (0.0, 4000.0)
+"""Every rating a calculator takes (own, opponent, site Elo), inclusive: no rating system here
+has a negative rating or one above 4000 (a mistyped 1e9 is refused, not computed)."""
+K_RANGE = (0.0, 100.0)
+"""`calc elo --k`: more than 0, at most 100 (FIDE's largest K is 40)."""
+MATCH_LENGTH_RANGE = (1, 99)
+"""`calc fibs --length`: a match of 1 to 99 points."""
+
+
+def _finite(text: str, whole: bool) -> float:
+    """`text` as a finite number (a whole one when `whole`), or ArgumentTypeError."""
+    try:
+        value = float(text)
+    except ValueError:
+        kind = "a whole number" if whole else "a number"
+        raise argparse.ArgumentTypeError(f"takes {kind}, not '{text}'") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"takes a finite number, not '{text}'")
+    if whole and value != int(value):
+        raise argparse.ArgumentTypeError(f"takes a whole number, not '{text}'")
+    return value
+
+
+def number_in(
+    low: float, high: float | None, *, whole: bool = False, above_low: bool = False
+) -> Callable[[str], float]:
+    """An argparse type: a finite number from `low` (excluded with `above_low`) to `high`
+    (None: no upper bound), so NaN, infinities, negative counts and absurd ratings are one
+    sentence before any computation."""
+
+    def parse(text: str) -> float:
+        value = _finite(text.strip(), whole)
+        too_low = value <= low if above_low else value < low
+        if too_low or (high is not None and value > high):
+            if high is None:
+                bounds = f"more than {low:g}" if above_low else f"{low:g} or more"
+            elif above_low:
+                bounds = f"more than {low:g} and at most {high:g}"
+            else:
+                bounds = f"from {low:g} to {high:g}"
+            raise argparse.ArgumentTypeError(f"must be {bounds}, not {text.strip()}")
+        return value
+
+    return parse
+
+
+def whole_in(low: int, high: int | None) -> Callable[[str], int]:
+    """An argparse type: a whole number from `low` to `high` (None: no upper bound)."""
+    check = number_in(low, high, whole=True)
+
+    def parse(text: str) -> int:
+        return int(check(text))
+
+    return parse
+
+
+rating = number_in(*RATING_RANGE)
+whole_rating = whole_in(int(RATING_RANGE[0]), int(RATING_RANGE[1]))
+count = whole_in(0, None)
+
+
 def parse_game(text: str, allow_unrated: bool = False) -> tuple[int | None, float]:
     """`OPPONENT:RESULT`, e.g. `1900:1`; with allow_unrated, `-:1` for an opponent without rating."""
     opponent, sep, result = text.partition(":")
@@ -43,12 +105,10 @@ def parse_game(text: str, allow_unrated: bool = False) -> tuple[int | None, floa
     if opponent.strip() == "-" and allow_unrated:
         return None, parse_result(result)
     try:
-        rating = int(opponent)
-    except ValueError:
-        raise UserError(
-            f"opponent rating '{opponent}' in game '{text}' is not a whole number"
-        ) from None
-    return rating, parse_result(result)
+        opponent_rating = whole_rating(opponent)
+    except argparse.ArgumentTypeError as error:
+        raise UserError(f"the opponent rating in game '{text}' {error}") from None
+    return opponent_rating, parse_result(result)
 
 
 def _calc_date(text: str) -> date:
@@ -66,17 +126,19 @@ def _add_json(parser: argparse.ArgumentParser) -> None:
 def add_calc_parsers(sub: argparse._SubParsersAction) -> None:
     """Register the five calculators under `ratings calc`."""
     elo = sub.add_parser("elo", help="plain Elo for one game (seed elo-calculator)")
-    elo.add_argument("--rating", type=float, required=True)
-    elo.add_argument("--opponent", type=float, required=True)
+    elo.add_argument("--rating", type=rating, required=True, help="0 to 4000")
+    elo.add_argument("--opponent", type=rating, required=True, help="0 to 4000")
     elo.add_argument("--result", required=True, help="1, 0.5 or 0")
-    elo.add_argument("--k", type=float, default=32)
+    elo.add_argument(
+        "--k", type=number_in(*K_RANGE, above_low=True), default=32, help="more than 0, up to 100"
+    )
     _add_json(elo)
 
     fide = sub.add_parser("fide", help="FIDE change for one tournament (seed fide-ukd-calculator)")
-    fide.add_argument("--rating", type=int, required=True)
+    fide.add_argument("--rating", type=whole_rating, required=True, help="0 to 4000")
     fide.add_argument(
         "--k",
-        type=int,
+        type=whole_in(1, None),
         required=True,
         help="base K, one of the era's (10, 20, 40 today; 10, 15, 30 before 2014-07 on the "
         "standard list; 20 on rapid and blitz before 2022-10)",
@@ -97,25 +159,30 @@ def add_calc_parsers(sub: argparse._SubParsersAction) -> None:
     _add_json(fide)
 
     ukd = sub.add_parser("ukd", help="UKD change for one tournament (seed fide-ukd-calculator)")
-    ukd.add_argument("--rating", type=int, required=True)
+    ukd.add_argument("--rating", type=whole_rating, required=True, help="0 to 4000")
     ukd.add_argument("--game", action="append", default=[], help="OPPONENT:RESULT or -:RESULT")
     _add_json(ukd)
 
     fibs = sub.add_parser("fibs", help="FIBS backgammon match (seed backgammon-fibs-rating)")
-    fibs.add_argument("--rating", type=float, required=True)
-    fibs.add_argument("--opponent", type=float, required=True)
-    fibs.add_argument("--length", type=int, required=True, help="match length N in points")
-    fibs.add_argument("--experience", type=int, default=0)
+    fibs.add_argument("--rating", type=rating, required=True, help="0 to 4000")
+    fibs.add_argument("--opponent", type=rating, required=True, help="0 to 4000")
+    fibs.add_argument(
+        "--length",
+        type=whole_in(*MATCH_LENGTH_RANGE),
+        required=True,
+        help="match length N in points, 1 to 99",
+    )
+    fibs.add_argument("--experience", type=count, default=0, help="matches played, 0 or more")
     _add_json(fibs)
 
     site = sub.add_parser("site", help="site rating: one game's category and site-Elo change")
     site.add_argument("--category", required=True, choices=CATEGORIES)
-    site.add_argument("--rating", type=float, required=True, help="your category rating")
-    site.add_argument("--opponent", type=float, required=True, help="opponent's category rating")
-    site.add_argument("--games", type=int, default=0, help="your rated games in the category")
-    site.add_argument("--site-elo", type=float, required=True)
-    site.add_argument("--opponent-site-elo", type=float, required=True)
-    site.add_argument("--site-games", type=int, default=0, help="your rated games overall")
+    site.add_argument("--rating", type=rating, required=True, help="your category rating")
+    site.add_argument("--opponent", type=rating, required=True, help="opponent's category rating")
+    site.add_argument("--games", type=count, default=0, help="your rated games in the category")
+    site.add_argument("--site-elo", type=rating, required=True, help="0 to 4000")
+    site.add_argument("--opponent-site-elo", type=rating, required=True, help="0 to 4000")
+    site.add_argument("--site-games", type=count, default=0, help="your rated games overall")
     site.add_argument("--result", required=True, help="1, 0.5 or 0")
     _add_json(site)
 

@@ -48,6 +48,8 @@ _CLASS_NAME = re.compile(
 )
 """A Python class name in a message (`polars.exceptions.ComputeError: `, `ValueError`), not a
 file name that happens to end like one (`platform/MyError.csv`)."""
+_SQLITE_FULL = "database or disk is full"
+"""sqlite's SQLITE_FULL, as its Python driver words it."""
 _DAMAGED_FILE = ("invalid thrift", "out of specification", "must end with par1", "corrupt")
 
 
@@ -194,6 +196,9 @@ def explain(chain: list[ErrorFacts], where: str) -> str:
         sentence = _environment(facts)
         if sentence is not None:
             return sentence
+    for facts in chain:  # sqlite (the Dagster instance) says it in words, without an errno
+        if _SQLITE_FULL in facts.text.lower():
+            return _environment(ErrorFacts(facts.cls_name, facts.text, errnos.ENOSPC)) or ""
     for facts in chain:
         if facts.cls_name in _DECODING:
             detail = plain(facts.text)

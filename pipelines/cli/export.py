@@ -1,26 +1,24 @@
 """`ratings export LIST`: a published list written as CSV or in FIDE's TXT / XML download formats
 (DESIGN §7), so Swiss-Manager, Vega and other tools that import FIDE lists can read ours.
 
-Reads only; the output file is written atomically (a temporary file beside it, fsynced, renamed
-over it), so a reader never sees half a list.
+Reads only; the output file is written atomically and never inside published data
+(`pipelines.cli.outputs`), so a reader never sees half a list and no published list is touched.
 """
 
 from __future__ import annotations
 
 import argparse
-import errno
-import os
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pipelines.cli.errors import UserError
 from pipelines.cli.output import console
+from pipelines.cli.outputs import check_output, write_atomically
 from pipelines.cli.reading import _check_positive, _lake, _pick
 from rating_core.lake import publishing as publish
 from rating_core.lake import tables
-from rating_core.lake.storage import fsync_dir, read_table
+from rating_core.lake.storage import read_table
 
 if TYPE_CHECKING:
     import polars as pl
@@ -51,35 +49,6 @@ def add_export_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParse
     )
     export.add_argument("--output", required=True, help="file to write (replaced if it exists)")
     return export
-
-
-def _write_atomically(target: Path, data: bytes) -> None:
-    """Write `data` to `target` through a temporary file in the same folder and a rename; a
-    missing folder, a folder given as the file or a denied permission is one sentence."""
-    folder = target.parent
-    if target.is_dir():
-        raise UserError(f"cannot write '{target}': it is a folder")
-    for above in (folder, *folder.parents):
-        if above.exists() and not above.is_dir():
-            raise UserError(f"cannot write '{target}': '{above}' is a file, not a folder")
-    if not folder.is_dir():
-        raise UserError(f"cannot write '{target}': the folder '{folder}' does not exist")
-    temporary = folder / f".{target.name}.{uuid.uuid4().hex}.partial"
-    try:
-        with open(temporary, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, target)
-    except PermissionError as error:
-        raise UserError(f"cannot write '{target}': permission denied") from error
-    except OSError as error:
-        if error.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
-            raise  # a full disk is the machine's fault: the command line says so (exit 1)
-        raise UserError(f"cannot write '{target}': {error.strerror or error}") from error
-    finally:
-        temporary.unlink(missing_ok=True)
-    fsync_dir(folder)
 
 
 @dataclass(frozen=True)
@@ -151,11 +120,12 @@ def export_bytes(lake: Path, name: str, period: str, version: int, fmt: str) -> 
 def cmd_export(args: argparse.Namespace) -> int:
     """Write a published list (the latest period and version by default) to `--output`."""
     _check_positive(args.version, "--version")
+    target = Path(args.output)
+    check_output(target)  # before any work: never inside published lists or on a lake's lock
     lake = _lake(args)
     period, version = _pick(lake, args.list, args.period, args.version)
     exported = export_bytes(lake, args.list, period, version, args.format)
-    target = Path(args.output)
-    _write_atomically(target, exported.data)
+    write_atomically(target, exported.data)
     with_lists = f" with {' and '.join(exported.with_lists)}" if exported.with_lists else ""
     console.print(
         f"wrote {args.list} {period} v{version}{with_lists} ({exported.players} players) as "

@@ -108,10 +108,12 @@ def cold_groups(inbox: Path, groups: Iterable[KernelGroup] = GROUPS) -> list[Ker
 def preparing_lines(inbox: Path, groups: Iterable[KernelGroup] = GROUPS) -> list[str]:
     """One line per group a first run compiles, with about how long it takes (each fits 80
     columns); empty when everything the run needs is cached."""
-    return [
-        f"preparing {g.name} (first run on this machine, about {g.seconds} s)"
-        for g in cold_groups(inbox, groups)
-    ]
+    return [_preparing_line(g) for g in cold_groups(inbox, groups)]
+
+
+def _preparing_line(group: KernelGroup) -> str:
+    """`preparing the PGN scanner (first run on this machine, about 8 s)`."""
+    return f"preparing {group.name} (first run on this machine, about {group.seconds} s)"
 
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data_samples"
@@ -127,6 +129,9 @@ WARM_UP_WAIT_S = 120
 machine, side by side)."""
 
 WARM_UP_POLL_S = 0.05
+
+WARM_UP_SAY_S = 3.0
+"""While a run waits for its warm-up, a line every this many seconds says it still compiles."""
 
 
 def kernel_name(kernel: Any) -> str:
@@ -226,21 +231,39 @@ class WarmUp:
     processes: dict[str, subprocess.Popen[bytes]]
     groups: dict[str, KernelGroup]
 
-    def wait_for(self, group: KernelGroup) -> None:
+    def wait_for(self, group: KernelGroup, seconds: float = WARM_UP_WAIT_S) -> None:
         """Return once every kernel of `group` is in numba's cache, or its process has ended (a
-        group nobody compiles returns at once). numba writes each cache file under a temporary
-        name and renames it, so a kernel seen cached is whole."""
+        group nobody compiles returns at once), or after `seconds`. numba writes each cache file
+        under a temporary name and renames it, so a kernel seen cached is whole."""
         process = self.processes.get(group.name)
         if process is None:
             return
-        deadline = time.monotonic() + WARM_UP_WAIT_S
+        deadline = time.monotonic() + seconds
         while process.poll() is None and time.monotonic() < deadline and not _ready(group):
             time.sleep(WARM_UP_POLL_S)
 
-    def finish(self) -> None:
-        """Wait for every group (the run needs all it started), then end the processes."""
+    def lines(self) -> list[str]:
+        """The line per group being compiled that a first run prints (`preparing_lines`)."""
+        return [_preparing_line(g) for g in self.groups.values()]
+
+    def finish(self, on_wait: Callable[[float], None] | None = None) -> None:
+        """Wait for every group (the run needs all it started), then end the processes;
+        `on_wait(seconds)` is called every WARM_UP_SAY_S while the wait lasts (so a run off a
+        terminal still says it is compiling, however long a loaded machine takes)."""
+        started = time.monotonic()
+        said = started
         for group in self.groups.values():
-            self.wait_for(group)
+            while True:
+                self.wait_for(group, min(WARM_UP_SAY_S, WARM_UP_WAIT_S))
+                process = self.processes.get(group.name)
+                now = time.monotonic()
+                if process is None or process.poll() is not None or _ready(group):
+                    break
+                if now - started > WARM_UP_WAIT_S:
+                    break
+                if on_wait is not None and now - said >= WARM_UP_SAY_S:
+                    on_wait(now - started)
+                    said = now
         self.stop()
 
     def stop(self) -> None:

@@ -211,9 +211,9 @@ def add_preview_parser(sub: argparse._SubParsersAction) -> None:
     preview = sub.add_parser(
         "preview", help="what the next run would publish (writes nothing under lists/)"
     )
-    preview.add_argument(
-        "--inbox", default="data_samples", help="inbox folder (default data_samples)"
-    )
+    from pipelines.cli.app import INBOX_HELP
+
+    preview.add_argument("--inbox", help=INBOX_HELP)
     _add_lake(preview)
     preview.add_argument("--json", action="store_true", help="print JSON")
 

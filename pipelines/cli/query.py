@@ -10,10 +10,11 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import math
 import sys
 from collections.abc import Callable, Iterator
 from datetime import date, datetime, time, timedelta
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 from typing import TYPE_CHECKING, Any
 
 from pipelines.cli.errors import UserError
@@ -118,12 +119,32 @@ def csv_cell(value: Any) -> str:
     return str(converted) if not isinstance(converted, list | dict) else repr(converted)
 
 
+TABLE_DECIMALS = 2
+"""Decimals of a floating-point number in the table (JSON and CSV write every digit)."""
+
+_TABLE_STEP = Decimal(1).scaleb(-TABLE_DECIMALS)
+
+
+def rounded(value: float) -> str:
+    """A float as the table shows it: TABLE_DECIMALS decimals at most, rounded half away from
+    zero from its shortest decimal form (`2.675` -> `2.68`, never binary artefacts such as
+    `1834.4999999`), trailing zeros dropped but one kept (`1834.0`, `0.5`)."""
+    if not math.isfinite(value):
+        return str(value)
+    text = format(Decimal(repr(value)).quantize(_TABLE_STEP, rounding=ROUND_HALF_UP), "f")
+    text = text.rstrip("0")
+    text = text + "0" if text.endswith(".") else text
+    return "0.0" if text == "-0.0" else text
+
+
 def table_cell(value: Any) -> str:
-    """A value as the table shows it (NULL is empty)."""
+    """A value as the table shows it (NULL is empty, floats rounded for reading)."""
     if value is None:
         return ""
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, float):
+        return rounded(value)
     converted = json_value(value)
     return str(converted)
 
@@ -228,7 +249,7 @@ def print_result(stream: QueryStream, form: str, limit: int | None = None) -> No
         [[table_cell(v) for v in row] for row in rows],
         wrap=text,
         right=numeric,
-        hint="--json or --csv shows every column",
+        hint="--json or --csv shows every column, numbers unrounded",
     )
     if hidden:
         console.print(

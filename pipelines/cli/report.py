@@ -1,21 +1,20 @@
 """`ratings report`: one self-contained HTML page of charts about a lake's published lists.
 
 The frames come from `rating_core.lake.report_data`, the page from `pipelines.cli.report_page`;
-this module checks the arguments, shows progress and writes the file (atomically: a failed
-write leaves no half page behind).
+this module checks the arguments, shows progress and writes the file (`pipelines.cli.outputs`:
+atomically, never inside published data; a failed write leaves no half page behind).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import tempfile
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pipelines.cli.errors import UserError
 from pipelines.cli.output import console
+from pipelines.cli.outputs import check_output, write_atomically
 
 
 def add_report_parser(
@@ -39,30 +38,6 @@ def add_report_parser(
     )
 
 
-def _check_output(path: Path) -> None:
-    """Refuse, before any work, an output that cannot be an HTML file we may write."""
-    if path.is_dir():
-        raise UserError(f"--output '{path}' is a folder; give a file name such as report.html")
-    folder = path.parent
-    if not folder.is_dir():
-        raise UserError(f"cannot write '{path}': the folder '{folder}' does not exist")
-    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise UserError(f"cannot write '{path}': permission denied")
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    """Write `text` beside `path` and rename it into place, so a reader never sees half a page."""
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
-
-
 def cmd_report(args: argparse.Namespace) -> int:
     """Gather the report's frames from the lake, draw the page and write it to `--output`."""
     from rich.progress import (
@@ -80,12 +55,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     lake = as_local_path(args.lake)
     output = Path(args.output)
-    _check_output(output)
-    if output.resolve().is_relative_to((lake / "lists").resolve()):
-        raise UserError(
-            f"--output '{output}' is inside the published lists, which are never modified; "
-            f"write the report beside them, e.g. {lake / 'report.html'}"
-        )
+    check_output(output)  # never inside any lake's published lists or on a lake's lock
     names = publish.list_names(lake) if lake.is_dir() else []
     if not names:
         raise UserError(f"no published lists in '{lake}' (run 'ratings run' first)")
@@ -120,11 +90,11 @@ def cmd_report(args: argparse.Namespace) -> int:
             data, generated_at=datetime.now(UTC), scripts=scripts, on_chart=drawn
         )
         progress.update(drawing, description=f"writing {output}")
-        _write_atomically(output, page)
+        write_atomically(output, page.encode("utf-8"))
     size = len(page.encode("utf-8")) / 1e6
-    console.print(
-        f"wrote {output} ({len(charts)} charts, {size:.1f} MB): open {output.resolve().as_uri()} "
-        "in a browser (no network needed)",
+    console.print(  # two lines: the path and the link each stay whole at 80 columns
+        f"wrote {output} ({len(charts)} charts, {size:.1f} MB)\n"
+        f"open it in a browser (no network needed):\n  {output.resolve().as_uri()}",
         highlight=False,
         markup=False,
         soft_wrap=True,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import shlex
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,8 +23,9 @@ from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
 from assets.partitions import partition_of_period, register_periods
 from assets.resources import PipelinePaths, lake_instance
 from assets.systems import FIRST_FAILING_PERIOD
+from pipelines.cli.disk import without_dagster_log_failures
 from pipelines.cli.errors import UserError, debug_enabled, describe_error_info, is_internal
-from pipelines.cli.output import err_console
+from pipelines.cli.output import console, err_console
 from pipelines.cli.prepare import WarmUp, preparing_lines, start_warm_up
 from pipelines.cli.progress import ProgressDisplay
 from pipelines.cli.timings import StepClock
@@ -66,6 +68,9 @@ class RunOutcome:
     published: list[dict] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     versions_before: pl.DataFrame | None = None
+    stopped: Exception | None = None
+    """The error that stopped the range mid-way (a full disk): the summary says what was
+    published before it, then the command line says the error."""
 
     def __post_init__(self) -> None:
         if self.versions_before is None:
@@ -74,7 +79,7 @@ class RunOutcome:
     @property
     def ok(self) -> bool:
         """True when every step and every blocking check passed."""
-        return not self.failures
+        return not self.failures and self.stopped is None
 
     def on_disk(self) -> list[dict]:
         """Every list version this run published, read from the lake (reported or not), then the
@@ -218,7 +223,10 @@ def run_pipeline(
     command = shlex.join(["ratings", *sys.argv[1:]])
     clock = clock or StepClock()
     try:
-        with hold_lake(lake, command, on_wait=lambda holder: _waiting(lake, holder)):
+        with (
+            without_dagster_log_failures(),
+            hold_lake(lake, command, on_wait=lambda holder: _waiting(lake, holder)),
+        ):
             clean_interrupted_writes(lake)
             with lake_instance(lake) as instance:
                 clock.lap("lake lock, Dagster instance")
@@ -246,9 +254,10 @@ def _run_holding_lock(
     the jobs `ingest` and `rate_and_publish` (both `preview` for `command` preview), tagged with
     the command, the lake and the inbox."""
     console = console or Console()
-    for line in preparing_lines(inbox):  # numba compiles on a first run: say so, never sit silent
-        console.print(line, highlight=False)
-    warm_up = warm_up or start_warm_up(inbox)
+    if warm_up is None:  # else the caller started it and said so (`ratings run`)
+        for line in preparing_lines(inbox):  # numba compiles on a first run: never sit silent
+            console.print(line, highlight=False)
+        warm_up = start_warm_up(inbox)
     try:
         with ProgressDisplay() as display:  # on stderr: the spinner, and long work's progress
             return _rate_and_publish(
@@ -266,6 +275,19 @@ def _run_holding_lock(
     finally:
         if warm_up is not None:
             warm_up.stop()
+
+
+def _still_preparing() -> Callable[[float], None]:
+    """Off a terminal (no spinner), the line a run prints while it still waits for its kernels:
+    the estimate printed first holds on a quiet machine, not on a loaded one."""
+
+    def say(seconds: float) -> None:  # on stdout, beside the first run's `preparing` lines
+        console.print(
+            f"still preparing the kernels ({seconds:.0f} s so far; a busy machine takes longer)",
+            highlight=False,
+        )
+
+    return say
 
 
 def _check_players_fit(lake: Path, budget: MemoryBudget) -> None:
@@ -300,7 +322,7 @@ def _rate_and_publish(
     resources = {"paths": PipelinePaths(inbox=str(inbox), lake=str(lake), memory=budget.total or 0)}
     if warm_up is not None:
         with display.status("preparing the kernels"):
-            warm_up.finish()
+            warm_up.finish(on_wait=None if display.terminal else _still_preparing())
         clock.lap("kernels compiling")
     tags = run_tags(command, str(inbox.resolve()), str(lake.resolve()))
     preview = command == PREVIEW_JOB
@@ -329,9 +351,24 @@ def _rate_and_publish(
     clock.lap("choosing the periods")
     if not to_run:
         return outcome
-    first, last = to_run[0], to_run[-1]
     name = PREVIEW_JOB if preview else RANGE_JOB
     launch = _RangeLauncher(name, tags, resources, instance, executor, systems(lake))
+    try:
+        _publish_range(outcome, launch, display, to_run)
+    except Exception as error:  # the machine failed mid-range (a full disk): the summary says
+        outcome.stopped = error  # what was published before it, then the command line the error
+    if outcome.ok:
+        record_run_inputs(lake, digests)
+    clock.lap("rating and publishing run")
+    return outcome
+
+
+def _publish_range(
+    outcome: RunOutcome, launch: _RangeLauncher, display: ProgressDisplay, to_run: list[str]
+) -> None:
+    """Rate and publish the periods `to_run`, adding what was published and every failure to
+    `outcome`; a system whose blocking check failed publishes up to the period before."""
+    first, last = to_run[0], to_run[-1]
     span = first if first == last else f"{first} to {last} ({len(to_run)} periods)"
     with display.status(f"rating and publishing {span}"), listening(display):
         result = launch(first, last)
@@ -354,10 +391,6 @@ def _rate_and_publish(
             outcome.failures.append(
                 f"{spec.name} lists published up to {upto} only: check {names} failed in {period}"
             )
-    if not outcome.failures:
-        record_run_inputs(lake, digests)
-    clock.lap("rating and publishing run")
-    return outcome
 
 
 def systems(lake: Path) -> list[str] | None:

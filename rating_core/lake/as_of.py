@@ -44,7 +44,10 @@ def as_day(day: date | str) -> date:
 
 
 def end_of_day(day: date) -> datetime:
-    """The first instant after `day` (UTC): a version published before it was in force on `day`."""
+    """The first instant after `day` (UTC): a version published before it was in force on `day`.
+    The calendar's last day, 9999-12-31, has no next day: its last representable instant."""
+    if day == date.max:
+        return datetime.max.replace(tzinfo=UTC)
     return datetime.combine(day + timedelta(days=1), time(), UTC)
 
 

@@ -213,6 +213,10 @@ def test_ratings_run_starts_the_warm_up_first_and_always_ends_it(
     events: list[str] = []
 
     class FakeWarmUp:
+        def lines(self) -> list[str]:
+            events.append("said")
+            return ["preparing the kernels"]
+
         def finish(self) -> None:
             events.append("finish")
 
@@ -233,4 +237,4 @@ def test_ratings_run_starts_the_warm_up_first_and_always_ends_it(
     inbox = tmp_path / "inbox"
     inbox.mkdir()
     assert cli.main(["run", "--inbox", str(inbox), "--lake", str(tmp_path / "lake")]) == 1
-    assert events == ["start", "run", "stop"]
+    assert events == ["start", "said", "run", "stop"]

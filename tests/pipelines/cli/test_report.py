@@ -332,7 +332,7 @@ def test_an_unwritable_output_is_one_sentence(
     cases = {
         str(tmp_path / "missing" / "r.html"): "the folder",
         str(tmp_path): "is a folder",
-        str(a_file / "r.html"): "does not exist",
+        str(a_file / "r.html"): "is a file, not a folder",
     }
     for output, words in cases.items():
         status = cli.main(["report", "--output", output, "--lake", str(hand_lake)])

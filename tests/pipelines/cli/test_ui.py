@@ -225,7 +225,7 @@ def test_ratings_ui_starts_dagster_dev_on_the_lake_instance(
     started: list[tuple[list[str], dict[str, str]]] = []
     monkeypatch.delenv("DAGSTER_HOME", raising=False)
     monkeypatch.setattr(cli.subprocess, "call", lambda cmd, cwd, env: started.append((cmd, env)))
-    cli.main(["ui", "--lake", str(tmp_path / "lake"), "--port", "3999"])
+    cli.main(["ui", "--lake", str(tmp_path / "lake"), "--port", "3999", "--create"])
     (command, env), *_ = started
     assert command[1:3] == ["dev", "-w"] and command[-2:] == ["-p", "3999"]
     assert env["DAGSTER_HOME"] == str((tmp_path / "lake" / ".dagster").resolve())
