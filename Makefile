@@ -28,7 +28,7 @@ $(UV):
 	@echo "setting up: installing the packages ratings needs into .venv"
 	UV_COMPILE_BYTECODE=0 $(UV) sync --frozen --no-dev --inexact
 	@echo "setting up: compiling their bytecode once (about 10 to 30 s, with progress)"
-	.venv/bin/python tools/compile_bytecode.py .venv/lib/python*/site-packages rating_core assets pipelines
+	.venv/bin/python pipelines/compile_bytecode.py .venv/lib/python*/site-packages rating_core assets pipelines
 	touch $@
 
 .venv/.synced: uv.lock pyproject.toml | $(UV)

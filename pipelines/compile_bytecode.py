@@ -2,7 +2,7 @@
 it has got every few seconds (`make run` on a fresh clone is never silent for long).
 
 Where PYTHONDONTWRITEBYTECODE is set (containers, CI) Python would otherwise compile each import
-from source on every run. Usage: `python tools/compile_bytecode.py FOLDER...` (each folder's
+from source on every run. Usage: `python pipelines/compile_bytecode.py FOLDER...` (each folder's
 entries are compiled one by one, on every core).
 """
 
