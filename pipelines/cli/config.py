@@ -27,6 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.cli.errors import UserError
+from rating_core.systems.late_results import (
+    DEFAULT_POLICY,
+    LateResultsError,
+    LateResultsPolicy,
+    late_results_policy,
+)
 
 CONFIG_FILE = "ratings.toml"
 """The configuration file, read from the working directory."""
@@ -36,19 +42,6 @@ INBOX_ENV = "RATINGS_INBOX"
 
 DEFAULT_LAKE = "lake"
 DEFAULT_INBOX = "data_samples"
-
-LATE_RESULT_POLICIES = ("revise", "next_list")
-"""RULES §3.4: republish the period as a revision, or rate the result on the next open list."""
-
-DEFAULT_LATE_RESULTS: Mapping[str, str] = {
-    "fide": "next_list",
-    "ukd": "revise",
-    "site": "revise",
-    "fibs": "revise",
-    "club": "revise",
-}
-"""Each list family's late-result policy unless `[late_results]` says otherwise (RULES §3.4:
-FIDE never republishes a list; the other families revise)."""
 
 TOP_KEYS = ("lake", "inbox", "late_results")
 """The keys `ratings.toml` may hold; anything else is refused (a typo must not pass silently)."""
@@ -60,7 +53,9 @@ class Settings:
 
     lake: str = DEFAULT_LAKE
     inbox: str = DEFAULT_INBOX
-    late_results: Mapping[str, str] = field(default_factory=lambda: dict(DEFAULT_LATE_RESULTS))
+    late_results: LateResultsPolicy = DEFAULT_POLICY
+    late_results_set: bool = False
+    """Whether `ratings.toml` has a `[late_results]` table (else the defaults)."""
     sources: Mapping[str, str] = field(default_factory=dict)
     """`lake` / `inbox` -> where the value came from (`RATINGS_LAKE`, `ratings.toml`); absent:
     the built-in default."""
@@ -80,27 +75,13 @@ def _path_value(value: object, key: str, where: str) -> str:
     return value
 
 
-def _late_results(table: object, where: str) -> dict[str, str]:
-    """`[late_results]`: each list family's policy, the defaults for the families not named."""
-    if not isinstance(table, dict):
-        raise UserError(
-            f'{where}: late_results must be a table such as [late_results] fide = "next_list", '
-            f"not {table!r}"
-        )
-    chosen = dict(DEFAULT_LATE_RESULTS)
-    for family, policy in table.items():
-        if family not in DEFAULT_LATE_RESULTS:
-            raise UserError(
-                f"{where}: late_results has no list family '{family}'; the families are "
-                f"{', '.join(DEFAULT_LATE_RESULTS)}"
-            )
-        if policy not in LATE_RESULT_POLICIES:
-            raise UserError(
-                f"{where}: late_results.{family} must be one of "
-                f"{', '.join(LATE_RESULT_POLICIES)}, not {policy!r}"
-            )
-        chosen[family] = policy
-    return chosen
+def _late_results(table: object, where: str) -> LateResultsPolicy:
+    """`[late_results]`: each list family's policy (the rules' own model and checks, RULES §3.4),
+    the defaults for the families not named; a bad family or value is one sentence."""
+    try:
+        return late_results_policy(table if table is not None else None, where)  # type: ignore[arg-type]
+    except LateResultsError as error:
+        raise UserError(str(error)) from None
 
 
 def read_file(path: Path) -> dict[str, Any]:
@@ -140,8 +121,8 @@ def load(environ: Mapping[str, str] | None = None, folder: Path | None = None) -
         if variable in environ:
             values[key] = _path_value(environ[variable], variable, "the environment")
             sources[key] = variable
-    late = _late_results(data.get("late_results", {}), str(path))
-    return Settings(values["lake"], values["inbox"], late, sources)
+    late = _late_results(data.get("late_results"), str(path))
+    return Settings(values["lake"], values["inbox"], late, "late_results" in data, sources)
 
 
 def apply(args: argparse.Namespace, settings: Settings | None = None) -> Settings | None:

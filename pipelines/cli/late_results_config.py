@@ -13,18 +13,12 @@ either policy; `check_late_results` says so in one note when the file chooses a 
 from __future__ import annotations
 
 import sys
-import tomllib
 from pathlib import Path
 
-from pipelines.cli.errors import UserError
-from rating_core.systems.late_results import (
-    LateResultsError,
-    LateResultsPolicy,
-    late_results_policy,
-)
+from pipelines.cli import config
+from rating_core.systems.late_results import LateResultsPolicy
 
-CONFIG_FILE = "ratings.toml"
-TABLE = "late_results"
+CONFIG_FILE = config.CONFIG_FILE
 
 NOT_APPLIED = (
     "ratings: note: {file} [late_results] is valid, but this version does not apply the "
@@ -35,21 +29,10 @@ NOT_APPLIED = (
 def read_late_results(folder: Path | None = None) -> tuple[LateResultsPolicy, bool]:
     """The policy of `<folder>/ratings.toml`'s `[late_results]` (folder: the working
     directory), and whether the file sets one; the defaults when there is no file or no
-    table. A file that is not TOML or a bad key or value raises `UserError` in one sentence."""
-    path = (folder or Path.cwd()) / CONFIG_FILE
-    if not path.is_file():
-        return late_results_policy(None), False
-    try:
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as error:
-        raise UserError(f"{CONFIG_FILE} is not valid TOML ({error})") from error
-    except OSError as error:
-        raise UserError(f"cannot read {CONFIG_FILE} ({error.strerror})") from error
-    table = document.get(TABLE)
-    try:
-        return late_results_policy(table, CONFIG_FILE), table is not None
-    except LateResultsError as error:
-        raise UserError(str(error)) from error
+    table. A file that is not TOML or a bad key or value raises `UserError` in one sentence
+    (`pipelines.cli.config` reads the file, the rules model checks the table)."""
+    settings = config.load(environ={}, folder=folder)
+    return settings.late_results, settings.late_results_set
 
 
 def check_late_results(folder: Path | None = None) -> LateResultsPolicy:

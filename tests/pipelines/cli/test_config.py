@@ -5,6 +5,7 @@ key and the value (DESIGN §2 "Configuration", issue 33 item 6)."""
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,7 @@ import pytest
 from pipelines.cli import config
 from pipelines.cli.app import build_parser, main
 from pipelines.cli.errors import UserError
+from rating_core.systems.late_results import DEFAULT_POLICY
 
 
 @pytest.fixture(autouse=True)
@@ -74,8 +76,8 @@ def test_the_calculators_read_no_configuration(tmp_path: Path) -> None:
         ('lake = "s3://bucket/lake"\n', ["ratings.toml", "lake", "s3://bucket/lake"]),
         ('lakes = "x"\n', ["ratings.toml", "unknown key 'lakes'"]),
         ("late_results = 1\n", ["ratings.toml", "late_results", "1"]),
-        ('[late_results]\nchess = "revise"\n', ["ratings.toml", "'chess'", "fide"]),
-        ('[late_results]\nfide = "later"\n', ["ratings.toml", "late_results.fide", "'later'"]),
+        ('[late_results]\nchess = "revise"\n', ["ratings.toml", "chess", "fide"]),
+        ('[late_results]\nfide = "later"\n', ["ratings.toml", "[late_results] fide", '"later"']),
         ("lake = [\n", ["ratings.toml", "not valid TOML"]),
     ],
 )
@@ -101,13 +103,13 @@ def test_a_bad_environment_value_names_the_variable(
 
 
 def test_late_results_defaults_and_choices(tmp_path: Path) -> None:
-    assert config.load(environ={}, folder=tmp_path).late_results == config.DEFAULT_LATE_RESULTS
-    assert config.DEFAULT_LATE_RESULTS["fide"] == "next_list"  # RULES §3.4: FIDE never revises
+    assert config.load(environ={}, folder=tmp_path).late_results == DEFAULT_POLICY
+    assert DEFAULT_POLICY.fide == "next_list"  # RULES §3.4: FIDE never revises
     (tmp_path / config.CONFIG_FILE).write_text(
         '[late_results]\nfide = "revise"\nclub = "next_list"\n', encoding="utf-8"
     )
     chosen = config.load(environ={}, folder=tmp_path).late_results
-    assert chosen == {**config.DEFAULT_LATE_RESULTS, "fide": "revise", "club": "next_list"}
+    assert chosen == replace(DEFAULT_POLICY, fide="revise", club="next_list")
 
 
 def test_the_settings_say_where_each_value_came_from(tmp_path: Path) -> None:

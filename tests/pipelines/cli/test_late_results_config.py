@@ -63,7 +63,7 @@ def test_run_and_preview_refuse_a_bad_value_before_any_work(tmp_path: Path, comm
     proc = ratings(command, "--inbox", str(inbox), "--lake", str(tmp_path / "lake"), cwd=tmp_path)
     err = assert_one_sentence(proc)
     assert err == (
-        'ratings: ratings.toml: [late_results] ukd = "sometimes" is not a policy '
+        f'ratings: {tmp_path / "ratings.toml"}: [late_results] ukd = "sometimes" is not a policy '
         "(revise or next_list)"
     )
     assert proc.returncode == 2
