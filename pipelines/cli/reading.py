@@ -14,11 +14,40 @@ from rating_core.lake import publishing as publish
 from rating_core.lake import revisions, tables
 from rating_core.lake.storage import as_local_path, read_table
 
-COMPACT_COLUMNS = ("player_id", "name", "rating", "games", "change", "k", "flag", "experience")
+COMPACT_COLUMNS = (
+    "rank",
+    "player_id",
+    "name",
+    "title",
+    "federation",
+    "sex",
+    "birth_year",
+    "rating",
+    "games",
+    "change",
+    "k",
+    "flag",
+    "experience",
+)
 """What `ratings show` prints without --all (a list has more columns: see the Parquet file)."""
+WHOLE_COLUMNS = ("rating", "change")
+"""Columns a list other than `fibs` publishes as whole numbers (the Parquet type they share with
+FIBS' one decimal is a float): shown as integers."""
 DEFAULT_TOP = 20
 """Rows `ratings show LIST` prints without --top or --all."""
-LIST_DROP_ORDER = ("experience", "flag", "k", "change", "games", "name")
+LIST_DROP_ORDER = (
+    "birth_year",
+    "sex",
+    "experience",
+    "federation",
+    "title",
+    "flag",
+    "k",
+    "change",
+    "rank",
+    "games",
+    "name",
+)
 """Columns of a list left out first when the terminal is too narrow for all of them."""
 TEXT_COLUMNS = ("name", "cause", "reason", "not_counted_reason", "not_rated_because", "k_reason")
 """Columns of words, wrapped at spaces on a narrow terminal; every other value stays whole."""
@@ -139,6 +168,12 @@ def cmd_show(args: argparse.Namespace) -> int:
         console.print(in_force, highlight=False, markup=False)
     frame = publish.read_list(lake, args.list, period, version)
     shown = frame.drop([c for c in ("list", "period", "version") if c in frame.columns])
+    if args.list != "fibs":
+        shown = shown.with_columns(
+            pl.col(c).cast(pl.Int64)
+            for c in WHOLE_COLUMNS
+            if shown.schema.get(c) == pl.Float64 and (shown[c].drop_nulls() % 1 == 0).all()
+        )
     if args.json:  # every row unless --top says otherwise: a script is never silently cut short
         manifest = publish.read_manifest(lake, args.list, period, version)
         publication = revisions.publication_of(manifest)

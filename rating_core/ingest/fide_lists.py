@@ -289,8 +289,7 @@ class _XmlReader:
             self._events(parser)  # the players before the error still land
             if self._root is None:
                 raise UnreadableFileError(
-                    f"{self.source_file}: not well-formed XML before its first player "
-                    f"({error.msg})"
+                    f"{self.source_file}: not well-formed XML before its first player ({error.msg})"
                 ) from error
             if self._root:
                 self._broken(error, self._player)

@@ -47,7 +47,7 @@ from rating_core.ingest.registry import (
     read_players,
     read_starting_list,
 )
-from rating_core.ingest.trf import read_trf
+from rating_core.ingest.trf import TRF_PLAYERS_SCHEMA, read_trf
 from rating_core.lake.tables import FILE_SUMMARY_SCHEMA
 from rating_core.progress import Progress, report
 from rating_core.schemas import (
@@ -480,6 +480,24 @@ def ingest_players(inbox: Path, budget: MemoryBudget | None = None) -> InboxBatc
     return _ingest_simple("players", inbox, paths, reader, PLAYERS_SCHEMA)
 
 
+def tournament_players(inbox: Path) -> pl.DataFrame:
+    """The player records (`001`) of every federation and club TRF file, in inbox order
+    (TRF_PLAYERS_SCHEMA): the tournament files' federation, title, sex and birth year, the last
+    source of a list's player data. A file that cannot be read gives none (its games' reading
+    says why)."""
+    frames = [empty(TRF_PLAYERS_SCHEMA)]
+    for group in game_groups(Path(inbox)):
+        if group.source == "platform":
+            continue
+        for path, name in group.files:
+            if path.name.lower().endswith(".trf"):
+                try:
+                    frames.append(read_trf(path, name).players)
+                except UnreadableFileError:
+                    continue
+    return pl.concat(frames)
+
+
 def check_starting_lists(inbox: Path) -> list[Path]:
     """The starting-list files of `federation/lists/`, after refusing two files for one list and
     period (`fide-standard@2026-05.csv` beside `fide-standard@2026-05.txt`: which is official
@@ -502,14 +520,17 @@ def check_starting_lists(inbox: Path) -> list[Path]:
     return paths
 
 
+DATA_SUFFIXES = (".csv", ".pgn", ".trf", ".txt", ".xml", ".zip", ".gz", ".zst", ".json", ".xlsx")
+"""Files at the inbox's top that look like data: one there other than `players.csv` is named in
+the note (a game file put one folder too high); other files there are the inbox's own."""
 MAX_NAMED_FILES = 5
 """Unexpected inbox files a note names one by one (the others are counted)."""
 
 
 def unexpected_files(inbox: Path) -> list[str]:
     """Files in the inbox's folders that no reader takes (`inbox_files`): a `.pdf` beside the
-    lists, a `.rar` download, a misspelt folder's files. Hidden files (`.DS_Store`) are not
-    counted."""
+    lists, a `.rar` download, a game file one folder too high. Hidden files (`.DS_Store`) are
+    not counted, nor files at the top that are no data (`DATA_SUFFIXES`)."""
     inbox = Path(inbox)
     known = {p.resolve() for p in inbox_files(inbox)}
     folders = [inbox, inbox / "platform", inbox / "platform" / "moderation", inbox / "federation"]
@@ -523,8 +544,8 @@ def unexpected_files(inbox: Path) -> list[str]:
             continue
         for path in sorted(folder.iterdir()):
             if path.is_file() and not path.name.startswith(".") and path.resolve() not in known:
-                if folder == inbox and path.name.lower() == "ratings.toml":
-                    continue
+                if folder == inbox and not path.name.lower().endswith(DATA_SUFFIXES):
+                    continue  # the inbox's own README, a script that made it, ratings.toml
                 found.append(_relative(path, inbox))
     return found
 
