@@ -242,9 +242,10 @@ def _txt_fields(
 
 
 class _XmlReader:
-    """FIDE's `playerslist` XML read by lxml's streaming parser (`iterparse`): entities are not
-    resolved, no DTD or network is loaded, and each `player` element is dropped once read, so
-    memory follows `XML_BATCH` players, not the file. Comments and attributes are XML's own, so a
+    """FIDE's `playerslist` XML read by lxml's streaming parser (`XMLPullParser`, fed
+    `XML_CHUNK` bytes at a time): entities are not resolved, no DTD or network is loaded, and
+    each `player` element is dropped once read, so memory follows `XML_BATCH` players, not the
+    file. Comments and attributes are XML's own, so a
     player inside a comment is no player and an attribute changes nothing."""
 
     def __init__(self, source_file: str, kind: str) -> None:

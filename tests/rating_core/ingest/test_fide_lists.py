@@ -4,6 +4,8 @@ lists without players, two lists for one month and files no reader takes."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -243,3 +245,40 @@ def test_xml_is_read_in_batches_the_same_as_whole(
     assert batched.height == 29
     assert batched.equals(whole)
     assert pl.Series(batched["rating"]).to_list() == [1400 + i for i in range(1, 30)]
+
+
+BIG_XML_SCRIPT = """
+import resource, sys
+from pathlib import Path
+resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
+from rating_core.ingest.registry import read_starting_list
+result = read_starting_list(Path(sys.argv[1]), "big.xml")
+peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss >> 10
+print(result.rows.height, result.quarantine.height, peak)
+"""
+
+
+@pytest.mark.slow
+def test_a_large_xml_is_streamed_under_an_8_gib_address_space_limit(tmp_path: Path) -> None:
+    players = 300_000
+    path = tmp_path / "fide-standard@2026-07.xml"
+    with path.open("w", encoding="utf-8") as out:
+        out.write("<playerslist>\n")
+        for i in range(players):
+            out.write(
+                f"<player><fideid>{100000 + i}</fideid><name>Player, {i}</name>"
+                f"<country>TUR</country><sex>M</sex><rating>{1400 + i % 1400}</rating>"
+                f"<games>0</games><k>20</k><birthday>1990</birthday><flag></flag></player>\n"
+            )
+        out.write("</playerslist>\n")
+    proc = subprocess.run(
+        [sys.executable, "-c", BIG_XML_SCRIPT, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=600,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows, quarantined, peak_mib = map(int, proc.stdout.split())
+    assert (rows, quarantined) == (players, 0)
+    assert peak_mib < 2048  # memory follows a batch of players, not the 300k
