@@ -18,10 +18,6 @@ COMPACT_COLUMNS = (
     "rank",
     "player_id",
     "name",
-    "title",
-    "federation",
-    "sex",
-    "birth_year",
     "rating",
     "games",
     "change",
@@ -29,25 +25,14 @@ COMPACT_COLUMNS = (
     "flag",
     "experience",
 )
-"""What `ratings show` prints without --all (a list has more columns: see the Parquet file)."""
+"""What `ratings show` prints without --all (a list has more columns: see the Parquet file;
+--all shows a federation list's federation, titles, sex and birth year)."""
 WHOLE_COLUMNS = ("rating", "change")
 """Columns a list other than `fibs` publishes as whole numbers (the Parquet type they share with
 FIBS' one decimal is a float): shown as integers."""
 DEFAULT_TOP = 20
 """Rows `ratings show LIST` prints without --top or --all."""
-LIST_DROP_ORDER = (
-    "birth_year",
-    "sex",
-    "experience",
-    "federation",
-    "title",
-    "flag",
-    "k",
-    "change",
-    "rank",
-    "games",
-    "name",
-)
+LIST_DROP_ORDER = ("experience", "flag", "k", "change", "rank", "games", "name")
 """Columns of a list left out first when the terminal is too narrow for all of them."""
 TEXT_COLUMNS = ("name", "cause", "reason", "not_counted_reason", "not_rated_because", "k_reason")
 """Columns of words, wrapped at spaces on a narrow terminal; every other value stays whole."""
