@@ -96,6 +96,12 @@ def _registry(lake: Path) -> pl.DataFrame | None:
     return registry if registry.height else None
 
 
+def _tournament_players(lake: Path) -> pl.DataFrame | None:
+    """The TRF files' player records (written with the starting lists), None when none."""
+    frame = read_table(lake, "tournament_players").collect()
+    return frame if frame.height else None
+
+
 def _correction_logs(lake: Path, system: str) -> pl.DataFrame:
     """Every period's log of the system's corrections (`history/<system>-corrections`)."""
     logs = read_table(lake, corrections_table(system)).collect()
@@ -120,7 +126,8 @@ def _load_federation(system: str):
         return {
             "games": games,
             "starting_lists": starting_lists,
-            "players": _registry(lake) if system == "fide" else None,
+            "players": _registry(lake),  # UKD: only the lists' player data
+            "tournaments": _tournament_players(lake),
             "states": read_states(lake, federation_state_tables(system), periods[0]),
             "corrections": corrections,
             # the birth dates corrected before the range still hold in it
@@ -261,6 +268,8 @@ def _load_club(lake: Path, periods: list[str], budget: MemoryBudget) -> RangeInp
     return {
         "games": games,
         "players": _registry(lake),
+        "starting_lists": read_table(lake, "starting_lists").collect(),
+        "tournaments": _tournament_players(lake),
         "states": read_states(lake, [CLUB_STATE], periods[0]),
     }
 
@@ -400,6 +409,7 @@ FIDE = SystemSpec(
         periods,
         i["corrections"],
         i["birth_years"],
+        i["tournaments"],
     ),
     publishing=_federation_publishing("fide", "rated from the period's federation games"),
     checks=[
@@ -429,11 +439,17 @@ FIDE = SystemSpec(
 UKD = SystemSpec(
     name="ukd",
     description="UKD standard, rapid and blitz ratings after the period, with explanations.",
-    deps=["games", "starting_lists", "corrections", "merges"],
+    deps=["games", "starting_lists", "players", "corrections", "merges"],
     state_tables=federation_state_tables("ukd"),
     load=_load_federation("ukd"),
     rate=lambda i, periods, sink: ukd_lists_periods(
-        i["games"], i["starting_lists"], i["states"], periods, i["corrections"]
+        i["games"],
+        i["starting_lists"],
+        i["states"],
+        periods,
+        i["corrections"],
+        i["players"],
+        i["tournaments"],
     ),
     publishing=_federation_publishing("ukd", "rated from the period's federation games"),
     checks=[
@@ -446,11 +462,16 @@ UKD = SystemSpec(
 CLUB = SystemSpec(
     name="club",
     description="Club ratings per club and list after the period's closed tournaments.",
-    deps=["games", "players", "merges"],
+    deps=["games", "players", "starting_lists", "merges"],
     state_tables=[CLUB_STATE],
     load=_load_club,
     rate=lambda i, periods, sink: club_lists_periods(
-        i["games"], i["states"][CLUB_STATE], i["players"], periods
+        i["games"],
+        i["states"][CLUB_STATE],
+        i["players"],
+        periods,
+        i["starting_lists"],
+        i["tournaments"],
     ),
     publishing=_with_input_causes(
         _publishing("club", "rated from the period's closed club tournaments"),

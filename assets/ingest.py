@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import dagster as dg
@@ -21,6 +22,13 @@ from rating_core.lake import ingest_store
 from rating_core.lake.digests import content_hash
 from rating_core.lake.storage import read_table, table_partitions, write_partitioned, write_table
 from rating_core.schemas import GAMES_SCHEMA
+from rating_core.systems.player_data import (
+    conflict_note,
+    conflicts,
+    registry_data,
+    starting_list_data,
+    tournament_data,
+)
 
 MERGE_GAME_COLUMNS = (
     "game_id",
@@ -124,10 +132,23 @@ def games(paths: PipelinePaths) -> dg.MaterializeResult:
 @dg.asset(
     group_name="ingest",
     code_version=CODE_VERSION,
-    description="Official starting lists federation/lists/*.csv.",
+    deps=[players],
+    description="Official starting lists federation/lists/*.csv (or FIDE's TXT, XML, zipped), "
+    "and the tournament files' player records.",
 )
 def starting_lists(paths: PipelinePaths) -> dg.MaterializeResult:
+    # with the tournament files' player records (`tournament_players`), the last source of the
+    # federation lists' player data; a value two sources give differently is a note
+    lake = paths.lake_path
     batch = inbox_readers.ingest_starting_lists(paths.inbox_path)
+    trf = inbox_readers.tournament_players(paths.inbox_path)
+    write_table(lake, "tournament_players", trf)
+    sources = [
+        registry_data(read_table(lake, "players").collect()),
+        starting_list_data(batch.rows),
+        tournament_data(trf),
+    ]
+    batch = replace(batch, notes=batch.notes + conflict_note(conflicts(sources)))
     _store(paths, "starting_lists", batch, partitioned=False)
     return _result(paths, batch)
 

@@ -183,6 +183,16 @@ STARTING_LIST_SCHEMA: TableSchema = {
     "rating": pl.Int32,
     "rated_games": pl.Int32,  # FIDE only (career count), null for UKD
     "peak_rating": pl.Int32,  # FIDE only, null for UKD
+    # the player data a list gives (FIDE's TXT and XML downloads; optional CSV columns), each
+    # null when the list does not say: a list row's player data after the registry's
+    "birth_year": pl.Int32,
+    "federation": pl.String,
+    "sex": pl.String,  # M or F
+    "title": pl.String,  # GM, IM, FM, CM, WGM...
+    "w_title": pl.String,  # a woman's title (WGM, WIM, WFM, WCM)
+    "o_title": pl.String,  # other titles (IA, FA, FT...)
+    "foa_title": pl.String,  # FIDE Online Arena title (AGM, AIM...)
+    "flag": pl.String,  # FIDE's flag: i (inactive), w (woman), wi
 }
 
 MODERATION_SCHEMA: TableSchema = {

@@ -320,7 +320,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from pipelines.cli.prepare import start_warm_up
     from pipelines.cli.ticker import ticking
     from pipelines.cli.timings import StepClock, print_timings
-    from rating_core.ingest.inbox import check_merge_chains, inbox_files
+    from rating_core.ingest.common import UnreadableFileError
+    from rating_core.ingest.inbox import check_merge_chains, check_starting_lists, inbox_files
     from rating_core.ingest.merges import MergeChainError
     from rating_core.systems.club.folders import ClubFolderError
 
@@ -335,7 +336,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:  # the inbox's layout, before any work: club folders that cannot each have a list
         inbox_files(inbox)
         check_merge_chains(inbox)
-    except (ClubFolderError, MergeChainError) as error:
+        check_starting_lists(inbox)
+    except (ClubFolderError, MergeChainError, UnreadableFileError) as error:
         raise UserError(str(error)) from error
     # a first run's warm-up processes compile the cold kernels from now on, while Dagster is
     # imported and the lake's instance opened

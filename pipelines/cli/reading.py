@@ -15,11 +15,22 @@ from rating_core.lake import revisions, tables
 from rating_core.lake.storage import as_local_path, read_table
 from rating_core.systems.contract import as_published
 
-COMPACT_COLUMNS = ("player_id", "name", "rating", "games", "change", "k", "flag", "experience")
-"""What `ratings show` prints without --all (a list has more columns: see the Parquet file)."""
+COMPACT_COLUMNS = (
+    "rank",
+    "player_id",
+    "name",
+    "rating",
+    "games",
+    "change",
+    "k",
+    "flag",
+    "experience",
+)
+"""What `ratings show` prints without --all (a list has more columns: see the Parquet file;
+--all shows a federation list's federation, titles, sex and birth year)."""
 DEFAULT_TOP = 20
 """Rows `ratings show LIST` prints without --top or --all."""
-LIST_DROP_ORDER = ("experience", "flag", "k", "change", "games", "name")
+LIST_DROP_ORDER = ("experience", "flag", "k", "change", "rank", "games", "name")
 """Columns of a list left out first when the terminal is too narrow for all of them."""
 TEXT_COLUMNS = ("name", "cause", "reason", "not_counted_reason", "not_rated_because", "k_reason")
 """Columns of words, wrapped at spaces on a narrow terminal; every other value stays whole."""

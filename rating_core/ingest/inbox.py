@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date
 from pathlib import Path
 
@@ -41,12 +41,13 @@ from rating_core.ingest.merges import (
 from rating_core.ingest.pgn import PGN_SUFFIXES, pgn_windows, read_pgn
 from rating_core.ingest.registry import (
     STARTING_LIST_SUFFIXES,
+    parse_starting_list_name,
     read_backgammon,
     read_moderation,
     read_players,
     read_starting_list,
 )
-from rating_core.ingest.trf import read_trf
+from rating_core.ingest.trf import TRF_PLAYERS_SCHEMA, read_trf
 from rating_core.lake.tables import FILE_SUMMARY_SCHEMA
 from rating_core.progress import Progress, report
 from rating_core.schemas import (
@@ -479,11 +480,99 @@ def ingest_players(inbox: Path, budget: MemoryBudget | None = None) -> InboxBatc
     return _ingest_simple("players", inbox, paths, reader, PLAYERS_SCHEMA)
 
 
-def ingest_starting_lists(inbox: Path) -> InboxBatch:
-    """Every `federation/lists/<list>@<YYYY-MM>.csv` (or FIDE's `.txt` / `.xml` download)."""
+def tournament_players(inbox: Path) -> pl.DataFrame:
+    """The player records (`001`) of every federation and club TRF file, in inbox order
+    (TRF_PLAYERS_SCHEMA): the tournament files' federation, title, sex and birth year, the last
+    source of a list's player data. A file that cannot be read gives none (its games' reading
+    says why)."""
+    frames = [empty(TRF_PLAYERS_SCHEMA)]
+    for group in game_groups(Path(inbox)):
+        if group.source == "platform":
+            continue
+        for path, name in group.files:
+            if path.name.lower().endswith(".trf"):
+                try:
+                    frames.append(read_trf(path, name).players)
+                except UnreadableFileError:
+                    continue
+    return pl.concat(frames)
+
+
+def check_starting_lists(inbox: Path) -> list[Path]:
+    """The starting-list files of `federation/lists/`, after refusing two files for one list and
+    period (`fide-standard@2026-05.csv` beside `fide-standard@2026-05.txt`: which is official
+    is the federation's to say) in one `UnreadableFileError` sentence, before any work. A name
+    that is no starting list's is left to its reading, which says why."""
     inbox = Path(inbox)
     paths = _files(inbox / "federation" / "lists", STARTING_LIST_SUFFIXES)
-    return _ingest_simple("starting_lists", inbox, paths, read_starting_list, STARTING_LIST_SCHEMA)
+    seen: dict[tuple[str, str], Path] = {}
+    for path in paths:
+        try:
+            key = parse_starting_list_name(path.name)
+        except UnreadableFileError:
+            continue
+        if key in seen:
+            raise UnreadableFileError(
+                f"'{_relative(seen[key], inbox)}' and '{_relative(path, inbox)}' are both the "
+                f"{key[0]} list after {key[1]}; keep the official one"
+            )
+        seen[key] = path
+    return paths
+
+
+DATA_SUFFIXES = (".csv", ".pgn", ".trf", ".txt", ".xml", ".zip", ".gz", ".zst", ".json", ".xlsx")
+"""Files at the inbox's top that look like data: one there other than `players.csv` is named in
+the note (a game file put one folder too high); other files there are the inbox's own."""
+MAX_NAMED_FILES = 5
+"""Unexpected inbox files a note names one by one (the others are counted)."""
+
+
+def unexpected_files(inbox: Path) -> list[str]:
+    """Files in the inbox's folders that no reader takes (`inbox_files`): a `.pdf` beside the
+    lists, a `.rar` download, a game file one folder too high. Hidden files (`.DS_Store`) are
+    not counted, nor files at the top that are no data (`DATA_SUFFIXES`)."""
+    inbox = Path(inbox)
+    known = {p.resolve() for p in inbox_files(inbox)}
+    folders = [inbox, inbox / "platform", inbox / "platform" / "moderation", inbox / "federation"]
+    folders += [inbox / "federation" / "lists", inbox / "backgammon"]
+    clubs = inbox / "clubs"
+    if clubs.is_dir() and _inside(clubs, inbox):
+        folders += sorted(p for p in clubs.iterdir() if p.is_dir() and _inside(p, inbox))
+    found = []
+    for folder in folders:
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.iterdir()):
+            if path.is_file() and not path.name.startswith(".") and path.resolve() not in known:
+                if folder == inbox and not path.name.lower().endswith(DATA_SUFFIXES):
+                    continue  # the inbox's own README, a script that made it, ratings.toml
+                found.append(_relative(path, inbox))
+    return found
+
+
+def unexpected_files_note(inbox: Path) -> tuple[str, ...]:
+    """The run summary's note naming the inbox files no reader takes (none: no note)."""
+    found = unexpected_files(inbox)
+    if not found:
+        return ()
+    more = len(found) - MAX_NAMED_FILES
+    shown = ", ".join(found[:MAX_NAMED_FILES]) + (f" and {more} more" if more > 0 else "")
+    noun = "file is" if len(found) == 1 else "files are"
+    return (
+        f"inbox: {len(found)} {noun} not read, as no input is named so ({shown}); see the "
+        "inbox layout for the names each reader takes",
+    )
+
+
+def ingest_starting_lists(inbox: Path) -> InboxBatch:
+    """Every `federation/lists/<list>@<YYYY-MM>.csv` (or FIDE's `.txt` / `.xml` download, plain
+    or zipped); two files for one list and period are refused (`check_starting_lists`). The
+    batch's notes also name the inbox files no reader takes (`unexpected_files_note`)."""
+    inbox = Path(inbox)
+    paths = check_starting_lists(inbox)
+    batch = _ingest_simple("starting_lists", inbox, paths, read_starting_list, STARTING_LIST_SCHEMA)
+    extra = unexpected_files_note(inbox)
+    return replace(batch, notes=batch.notes + extra) if extra else batch
 
 
 def _own_file(inbox: Path, name: str) -> list[Path]:

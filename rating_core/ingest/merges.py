@@ -193,6 +193,8 @@ def resolve_merges(
         pl.col("_reason").alias("reason"),
     )
     good = flagged.filter(pl.col("_reason").is_null()).drop("_reason", "_value")
+    good, across = _across_identities(good, games, starting_lists)
+    unknown = pl.concat([unknown, across]).sort("line", maintain_order=True)
     first = _first_periods(games, starting_lists)
     rows = good.drop("effective_period", strict=False).join(
         first.rename({"player_id": "merge_id", "period": "effective_period"}),
@@ -203,6 +205,58 @@ def resolve_merges(
     return IngestResult(
         rows=conform(rows.sort("source_line"), MERGES_SCHEMA), quarantine=quarantine
     )
+
+
+def _across_identities(
+    merges: pl.DataFrame, games: pl.DataFrame, starting_lists: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """(the merges kept, the quarantine of those joining an online account with a federation
+    player): an id seen only in platform games is an account of a site, one in federation or
+    club games or on a starting list is a federation's player; merging them would put the
+    account on the federation's lists (or the FIDE id under a site's name), so it is refused."""
+
+    def ids(frame: pl.DataFrame) -> pl.Series:
+        sides = [frame.get_column(c).cast(pl.String) for c in ("white_id", "black_id")]
+        return pl.concat(sides).drop_nulls().unique()
+
+    federation = pl.concat(
+        [ids(games.filter(NON_PLATFORM)), starting_lists.get_column("player_id").cast(pl.String)]
+    ).unique()
+    platform = ids(games.filter(~NON_PLATFORM))
+    online_only = platform.filter(~platform.is_in(federation.implode()))
+
+    def is_online(column: str) -> pl.Expr:
+        return pl.col(column).is_in(online_only.implode())
+
+    def is_federation(column: str) -> pl.Expr:
+        return pl.col(column).is_in(federation.implode())
+
+    online, other = pl.col("_online"), pl.col("_other")
+    flagged = merges.with_columns(
+        pl.when(is_online("keep_id") & is_federation("merge_id"))
+        .then(pl.struct(pl.col("keep_id").alias("a"), pl.col("merge_id").alias("b")))
+        .when(is_online("merge_id") & is_federation("keep_id"))
+        .then(pl.struct(pl.col("merge_id").alias("a"), pl.col("keep_id").alias("b")))
+        .alias("_pair")
+    ).with_columns(
+        pl.col("_pair").struct.field("a").alias("_online"),
+        pl.col("_pair").struct.field("b").alias("_other"),
+    )
+    refused = flagged.filter(online.is_not_null()).select(
+        "source_file",
+        pl.col("source_line").alias("line"),
+        pl.col("merge_id").alias("record"),
+        format_text("{} and {}", "keep_id", "merge_id").alias("value"),
+        format_text(
+            "'{}' is an online account (platform games only) and '{}' a federation player "
+            "(federation or club games, or a starting list): a platform's and a federation's "
+            "identities are never merged",
+            online,
+            other,
+        ).alias("reason"),
+    )
+    kept = flagged.filter(online.is_null()).drop("_pair", "_online", "_other")
+    return kept, conform(refused, QUARANTINE_SCHEMA)
 
 
 def merged_self_games(games: pl.DataFrame, merges: pl.DataFrame) -> pl.DataFrame:

@@ -261,10 +261,21 @@ def _player_rows(table: CsvTable) -> IngestResult:
 # --- starting lists --------------------------------------------------------------------------------
 
 _LIST_NAME = re.compile(
-    r"^(?P<list>[a-z]+-[a-z]+)@(?P<year>\d{4})-(?P<month>\d{2})\.(?:csv|txt|xml)$"
+    r"^(?P<list>[a-z]+-[a-z]+)@(?P<year>\d{4})-(?P<month>\d{2})\.(?:csv|txt|xml|zip)$"
 )
-STARTING_LIST_SUFFIXES = (".csv", ".txt", ".xml")
-"""A starting list is our CSV, or FIDE's TXT or XML download (`fide_lists`)."""
+STARTING_LIST_SUFFIXES = (".csv", ".txt", ".xml", ".zip")
+"""A starting list is our CSV, or FIDE's TXT or XML download, plain or zipped (`fide_lists`)."""
+LIST_PLAYER_COLUMNS = (
+    "federation",
+    "sex",
+    "title",
+    "w_title",
+    "o_title",
+    "foa_title",
+    "birth_year",
+    "flag",
+)
+"""Optional player-data columns of a CSV starting list (as FIDE's downloads give them)."""
 
 
 def parse_starting_list_name(name: str) -> tuple[str, str]:
@@ -305,13 +316,13 @@ def read_starting_list(path: Path, source_file: str | None = None) -> IngestResu
     """
     src = _source(path, source_file)
     list_name, period = parse_starting_list_name(Path(path).name)
-    if Path(path).suffix.lower() in (".txt", ".xml"):
+    if Path(path).suffix.lower() in (".txt", ".xml", ".zip"):
         return read_fide_list(Path(path), list_name, period, src)
     is_fide = list_name.startswith("fide-")
     table = read_csv_strings(path, src)
     required = ("player_id", "rating", "rated_games") if is_fide else ("player_id", "rating")
     require_columns(table, required)
-    frame = with_defaults(table, ("rated_games", "peak_rating"))
+    frame = with_defaults(table, ("rated_games", "peak_rating", *LIST_PLAYER_COLUMNS))
     checks = [
         *base_checks(table),
         empty_check("player_id", "the player id"),
@@ -326,6 +337,7 @@ def read_starting_list(path: Path, source_file: str | None = None) -> IngestResu
             int_check("rated_games", low=0),
             int_check("peak_rating", low=0, high=MAX_RATING),
         ]
+    checks.append(int_check("birth_year", low=0, high=9999))
     checks.append(duplicate_check("player_id", "player id"))
     good, quarantine = apply_checks(frame, checks, "player_id", src)
     if quarantine.height:
@@ -340,6 +352,16 @@ def read_starting_list(path: Path, source_file: str | None = None) -> IngestResu
         (pl.coalesce(parse_int("peak_rating"), parse_int("rating")) if is_fide else none).alias(
             "peak_rating"
         ),
+        parse_int("birth_year").alias("birth_year"),
+        *[
+            null_if_empty(c).str.strip_chars().alias(c)
+            for c in LIST_PLAYER_COLUMNS
+            if c != "birth_year"
+        ],
+    ).with_columns(
+        pl.when(pl.col("birth_year") > 0).then(pl.col("birth_year")).alias("birth_year"),
+        pl.col("sex").str.to_uppercase(),
+        pl.col("flag").str.to_lowercase(),
     )
     return IngestResult(rows=conform(rows, STARTING_LIST_SCHEMA), quarantine=quarantine)
 

@@ -57,8 +57,12 @@ LIST_SCHEMA: dict[str, pl.DataType] = {
     "display_name": pl.String(),
     "federation": pl.String(),
     "title": pl.String(),
+    "w_title": pl.String(),
+    "o_title": pl.String(),
+    "foa_title": pl.String(),
     "sex": pl.String(),
     "birth_year": pl.Int32(),
+    "rank": pl.Int32(),  # federation lists: 1 for the highest rating (RULES: player_data)
     "club_id": pl.String(),
     "rating": pl.Float64(),  # integer lists and FIBS' one decimal share one Parquet type
     "rating_exact": pl.Float64(),

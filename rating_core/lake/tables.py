@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
+from rating_core.ingest.trf import TRF_PLAYERS_SCHEMA
 from rating_core.names import FIRST_NAMES_SCHEMA, NAMES_SCHEMA
 from rating_core.schemas import (
     CORRECTIONS_SCHEMA,
@@ -137,6 +138,10 @@ from them without reading the games again)."""
 
 PLAYER_NAMES = LakeTable("player_names", None, NAMES_SCHEMA)
 """One display name per player id (registry first, else the name a game file gave)."""
+
+TOURNAMENT_PLAYERS = LakeTable("tournament_players", None, TRF_PLAYERS_SCHEMA)
+"""The TRF files' player records (`001`): the last source of a federation list's player data
+(`rating_core.systems.player_data`), written with the starting lists."""
 
 CANONICAL_TABLES = (GAMES, MATCHES, PLAYERS, STARTING_LISTS, MODERATION, CORRECTIONS, MERGES)
 """The tables ingest writes from the inbox, each with its quarantine and summary partitions."""
@@ -259,6 +264,7 @@ CATALOGUE: tuple[LakeTable, ...] = (
     INGEST_IDS,
     INGEST_NAMES,
     PLAYER_NAMES,
+    TOURNAMENT_PLAYERS,
     RUN_INPUTS,
     APPLIED_SITE_ANNULMENTS,
     *(applied_inputs(system) for system in INPUT_CAUSE_SYSTEMS),

@@ -51,6 +51,13 @@ from rating_core.systems.fide.rules import (
     rules_for_period,
 )
 from rating_core.systems.period_range import report_period
+from rating_core.systems.player_data import (
+    merged_data,
+    registry_data,
+    starting_list_data,
+    tournament_data,
+    with_player_data,
+)
 from rating_core.systems.ukd.period import (
     UkdPeriodResult,
     ukd_period,
@@ -326,6 +333,7 @@ def _federation_period(
     period_fixes: pl.DataFrame,
     players: pl.DataFrame | None,
     years: pl.DataFrame,
+    tournaments: pl.DataFrame | None = None,
 ) -> tuple[PeriodOutput, pl.DataFrame]:
     """One period of `_federation_periods` from the states `carried` from the period before:
     its output, and the birth years corrected up to it. A function of its own so that nothing
@@ -346,7 +354,15 @@ def _federation_period(
             logs.append(birth_date_log(mine, known, players, name, period))
         applied = applied_birth_years(pl.concat(logs))
         years = pl.concat([years.join(applied, on="player_id", how="anti"), applied])
-    results = spec.rate(period_games, starts, pools, period, with_birth_years(players, years))
+    people = with_birth_years(players, years)
+    results = spec.rate(period_games, starts, pools, period, people)
+    data = merged_data(
+        [
+            registry_data(people),
+            starting_list_data(starting_lists, period),
+            tournament_data(tournaments),
+        ]
+    )
     out_states: dict[str, pl.DataFrame] = {}
     explanations: dict[str, pl.DataFrame] = {}
     rows = []
@@ -368,7 +384,7 @@ def _federation_period(
         out_states[f"state/{name}-pool"] = result.pool
         for table in spec.explanation_tables:
             explanations[f"history/{name}-{table}"] = getattr(result, table)
-        tagged = tag_list(result.list_rows, name)
+        tagged = tag_list(with_player_data(result.list_rows, data, fide=system == "fide"), name)
         if era is not None:
             tagged = tagged.with_columns(pl.lit(era, dtype=pl.String).alias(RULES_COLUMN))
         rows.append(tagged)
@@ -391,6 +407,7 @@ def _federation_periods(
     corrections: pl.DataFrame | None = None,
     players: pl.DataFrame | None = None,
     birth_years: pl.DataFrame | None = None,
+    tournaments: pl.DataFrame | None = None,
 ) -> RangeOutputs:
     """Rate the periods in order, yielding each as it completes: each starts from the previous
     one's states, except that an official starting list after P-1 replaces the carried state of
@@ -423,6 +440,7 @@ def _federation_periods(
             fixes.filter(pl.col("period") == period),
             players,
             years,
+            tournaments,
         )
         carried = {table: present(output.states.get(table)) for table in carried | output.states}
         handled += period_games.height
@@ -439,6 +457,7 @@ def fide_lists_periods(
     periods: list[str],
     corrections: pl.DataFrame | None = None,
     birth_years: pl.DataFrame | None = None,
+    tournaments: pl.DataFrame | None = None,
 ) -> RangeOutputs:
     """Every FIDE period of `periods` in order, yielded as it completes (`games`: their
     federation games; `states`: the tables of `federation_state_tables("fide")` after the period
@@ -461,6 +480,7 @@ def fide_lists_periods(
         corrections=corrections,
         players=players,
         birth_years=birth_years,
+        tournaments=tournaments,
     )
 
 
@@ -470,9 +490,12 @@ def ukd_lists_periods(
     states: dict[str, pl.DataFrame | None],
     periods: list[str],
     corrections: pl.DataFrame | None = None,
+    players: pl.DataFrame | None = None,
+    tournaments: pl.DataFrame | None = None,
 ) -> RangeOutputs:
     """Every UKD period of `periods` in order, yielded as it completes, as `fide_lists_periods`
-    (UKD has one era: RULES §4 gives no dates; UKD lists accept rating corrections only)."""
+    (UKD has one era: RULES §4 gives no dates; UKD lists accept rating corrections only;
+    `players`, the registry, gives only the lists' player data)."""
     return _federation_periods(
         _FederationSystem(
             "ukd",
@@ -484,14 +507,20 @@ def ukd_lists_periods(
         states,
         periods,
         corrections=corrections,
+        players=players,
+        tournaments=tournaments,
     )
 
 
 def _club_period(
-    period_games: pl.DataFrame, carried: pl.DataFrame | None, players: pl.DataFrame | None
+    period_games: pl.DataFrame,
+    carried: pl.DataFrame | None,
+    players: pl.DataFrame | None,
+    data: pl.DataFrame,
 ) -> PeriodOutput:
     """One club period from the pools `carried` from the period before: every pool's state,
-    list rows and explanations in one frame each, tagged with its club and list."""
+    list rows (with the player `data`) and explanations in one frame each, tagged with its club
+    and list."""
     results = club_lists_period(period_games, carried, players)
     states, rows, players_expl, games_expl = [], [], [], []
     for (club_id, kind), result in results.items():
@@ -499,7 +528,9 @@ def _club_period(
         states.append(result.state.with_columns(keys))
         players_expl.append(result.player_explanations.with_columns(keys))
         games_expl.append(result.game_explanations.with_columns(keys))
-        tagged = tag_list(result.list_rows, club_list_name(club_id, kind))
+        tagged = tag_list(
+            with_player_data(result.list_rows, data, fide=False), club_list_name(club_id, kind)
+        )
         rows.append(tagged.with_columns(pl.lit(club_id).alias(CLUB_FOLDER)))
     return PeriodOutput(
         {CLUB_STATE: pl.concat(states) if states else pl.DataFrame()},
@@ -516,14 +547,22 @@ def club_lists_periods(
     state: pl.DataFrame | None,
     players: pl.DataFrame | None,
     periods: list[str],
+    starting_lists: pl.DataFrame | None = None,
+    tournaments: pl.DataFrame | None = None,
 ) -> RangeOutputs:
     """Every club period of `periods` in order, yielded as it completes, each from the previous
     one's pools (`state`: every pool's players after the period before the first, with
-    `club_id` and `rating_list`); only those pools are kept between periods."""
+    `club_id` and `rating_list`); only those pools are kept between periods. The lists' player
+    data come from the registry, then the `starting_lists` in force."""
     carried = present(state)
     handled = 0
+    registry, trf = registry_data(players), tournament_data(tournaments)
     for done, (period, period_games) in enumerate(games_by_period(games, periods), 1):
-        output = _club_period(period_games, carried, players)
+        lists = starting_list_data(
+            starting_lists if starting_lists is not None else pl.DataFrame(), period
+        )
+        data = merged_data([registry, lists, trf])
+        output = _club_period(period_games, carried, players, data)
         carried = present(output.states[CLUB_STATE])
         handled += period_games.height
         yield period, output

@@ -37,6 +37,7 @@ from rating_core.systems.fide.rules import (
     FIDE_GAME_EXPLANATION_SCHEMA,
     FIDE_LIST_SCHEMA,
     FIDE_PLAYER_EXPLANATION_SCHEMA,
+    FIDE_RULES,
     FIDE_STATE_SCHEMA,
     FastListRaise,
     FideRules,
@@ -81,8 +82,17 @@ def fide_state_from_starting_list(frame: pl.DataFrame) -> pl.DataFrame:
     """A STARTING_LIST_SCHEMA frame (one FIDE list) as FIDE_STATE_SCHEMA.
 
     A missing peak is the current rating; `listed_since` is the list's period, the reference for
-    the inactivity flag while the player's last game is unknown.
+    the inactivity flag while the player's last game is unknown. A player the list flags
+    inactive (`i`, `wi`) had no rated game in the year before it: their last game is taken to be
+    `inactive_periods - 1` periods before the list's, so they stay flagged on the next list
+    until a rated game clears the flag (RULES §3 step 8).
     """
+    flag = pl.col("flag") if "flag" in frame.columns else pl.lit(None, dtype=pl.String)
+    listed = (pl.col("period").cast(pl.String) + "-01").str.to_date("%Y-%m-%d")
+    back = f"-{FIDE_RULES.inactive_periods - 1}mo"
+    last = pl.when(flag.cast(pl.String).str.contains("i").fill_null(False)).then(
+        listed.dt.offset_by(back).dt.strftime("%Y-%m")
+    )
     return (
         frame.lazy()
         .select(
@@ -92,7 +102,7 @@ def fide_state_from_starting_list(frame: pl.DataFrame) -> pl.DataFrame:
             pl.max_horizontal(pl.col("peak_rating"), pl.col("rating"))
             .cast(pl.Int32)
             .alias("peak_rating"),
-            pl.lit(None, dtype=pl.String).alias("last_played_period"),
+            last.cast(pl.String).alias("last_played_period"),
             pl.col("period").cast(pl.String).alias("listed_since"),
         )
         .sort("player_id")

@@ -255,6 +255,10 @@ def test_players_only_player_id_required(tmp_path: Path) -> None:
 # --- starting lists ---------------------------------------------------------------------------
 
 
+CORE_LIST_COLUMNS = ("list", "period", "player_id", "rating", "rated_games", "peak_rating")
+"""A starting list's own columns; the player data it may give are tested apart."""
+
+
 def test_fide_starting_list(tmp_path: Path) -> None:
     path = write(
         tmp_path,
@@ -265,7 +269,7 @@ def test_fide_starting_list(tmp_path: Path) -> None:
     )
     result = read_starting_list(path)
     assert result.rows.schema == pl.Schema(STARTING_LIST_SCHEMA)
-    assert result.rows.to_dicts() == [
+    assert result.rows.select(CORE_LIST_COLUMNS).to_dicts() == [
         {
             "list": "fide-standard",
             "period": "2025-12",
@@ -318,7 +322,7 @@ def test_fide_starting_list_with_an_unreadable_row_stops_the_run(
 def test_ukd_starting_list(tmp_path: Path) -> None:
     path = write(tmp_path, "ukd-blitz@2026-01.csv", "player_id,rating\nu1,1700\n")
     result = read_starting_list(path)
-    assert result.rows.to_dicts() == [
+    assert result.rows.select(CORE_LIST_COLUMNS).to_dicts() == [
         {
             "list": "ukd-blitz",
             "period": "2026-01",
@@ -328,6 +332,33 @@ def test_ukd_starting_list(tmp_path: Path) -> None:
             "peak_rating": None,
         }
     ]
+
+
+def test_a_csv_starting_list_may_give_player_data(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "fide-blitz@2026-07.csv",
+        "player_id,rating,rated_games,federation,sex,title,w_title,birth_year,flag\n"
+        "700070,2736,500,HUN,f,GM,,1976,WI\n"
+        "900,1500,30,,,,,,\n",
+    )
+    rows = read_starting_list(path).rows
+    assert rows.select(
+        "player_id", "federation", "sex", "title", "w_title", "birth_year", "flag"
+    ).rows() == [
+        ("700070", "HUN", "F", "GM", None, 1976, "wi"),
+        ("900", None, None, None, None, None, None),
+    ]
+
+
+def test_a_csv_starting_list_with_a_bad_birth_year_stops_the_run(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "fide-blitz@2026-07.csv",
+        "player_id,rating,rated_games,birth_year\n1,1500,3,19x0\n",
+    )
+    with pytest.raises(UnreadableFileError, match="birth_year '19x0'"):
+        read_starting_list(path)
 
 
 def test_ukd_starting_list_names_the_first_bad_row_and_counts_the_rest(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from rating_core.ingest.inbox import _game_sources, inbox_files
 from rating_core.ingest.merges import MergeChainError, read_merges, resolve_merges
-from rating_core.schemas import STARTING_LIST_SCHEMA
+from rating_core.schemas import STARTING_LIST_SCHEMA, conform
 from rating_core.systems.merges import apply_merges, merge_causes, merge_reason, new_merges
 
 HEADER = "keep_id,merge_id,decided_at,reason\n"
@@ -47,9 +47,8 @@ def starting(rows: list[tuple[str, str, str, int]]) -> pl.DataFrame:
             "rating": [r[3] for r in rows],
             "rated_games": [None] * len(rows),
             "peak_rating": [None] * len(rows),
-        },
-        schema=STARTING_LIST_SCHEMA,
-    )
+        }
+    ).pipe(conform, STARTING_LIST_SCHEMA)
 
 
 def test_good_rows_are_read_and_bad_rows_quarantined_with_line_value_and_reason(
@@ -141,14 +140,18 @@ def test_unknown_ids_are_quarantined_and_each_merge_dated_by_its_first_period(
         ("b", "2026-02"),  # the club game of 2026-02 comes first; the platform game is not one
         ("s", "2026-01"),  # the list after 2025-12 starts 2026-01
         ("r", None),  # only in the registry: known, changes no list
-        ("p", None),  # platform games are not merged
     ]
     quarantine = resolved.quarantine.sort("line")
-    assert quarantine.select("line", "value").rows() == [(3, "ghost"), (4, "nobody")]
-    assert quarantine["reason"].to_list() == [
+    assert quarantine.select("line", "value").rows() == [
+        (3, "ghost"),
+        (4, "nobody"),
+        (7, "a and p"),  # an online account merged into a federation player (issue 32)
+    ]
+    assert quarantine["reason"].to_list()[:2] == [
         "merge_id 'ghost' is in no game, no starting list and not in players.csv",
         "keep_id 'nobody' is in no game, no starting list and not in players.csv",
     ]
+    assert quarantine["reason"][2].startswith("'p' is an online account (platform games only)")
 
 
 def test_a_game_between_the_two_ids_is_quarantined_as_a_self_game(tmp_path: Path) -> None:

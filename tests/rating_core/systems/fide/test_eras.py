@@ -495,9 +495,8 @@ def federations(draw):
             "rating": ratings,
             "rated_games": played,
             "peak_rating": ratings,
-        },
-        schema=STARTING_LIST_SCHEMA,
-    )
+        }
+    ).pipe(conform, STARTING_LIST_SCHEMA)
     pair = st.tuples(
         st.sampled_from(players), st.sampled_from(players), st.sampled_from([0.0, 0.5, 1.0])
     )
