@@ -524,11 +524,13 @@ def read_fide_list_lines(path: Path, list_name: str, period: str, source_file: s
     K of the list the name says (`ratings reconcile` compares them with ours), after the same
     checks as `read_fide_list` (a malformed line is left out; read_fide_list quarantines it)."""
     kind = list_name.removeprefix("fide-")
-    text, _ = _decoded(path, source_file)
-    if path.suffix.lower() == ".txt":
-        fields, labels = _txt_fields(text, source_file, kind, period)
-    else:
-        fields, labels, _ = _xml_fields(text, source_file, kind)
+    with _opened(path, source_file) as (suffix, opener):
+        if suffix == ".txt":
+            with opener() as stream:
+                text, _ = _decode(stream.read(), source_file)
+            fields, labels = _txt_fields(text, source_file, kind, period)
+        else:
+            fields, labels, _, _ = _xml_fields(opener, source_file, kind)
     good, _ = apply_checks(fields, _checks(labels), "fideid", source_file)
     return good.select(
         pl.col("fideid").alias("player_id"),
