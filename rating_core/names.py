@@ -72,9 +72,18 @@ def names_from(registry: pl.DataFrame, first: pl.DataFrame) -> pl.DataFrame:
 
 
 def attach_names(rows: pl.DataFrame, names: pl.DataFrame) -> pl.DataFrame:
-    """Add (or refresh) the `name` column right after `player_id`."""
-    rows = rows.drop("name", strict=False)
+    """Add (or refresh) the `name` column right after `player_id`: the registry's or the games'
+    name (`names`), else the name the rows already give (an official starting list's, for a
+    player nothing else names)."""
+    given = "name" in rows.columns
+    if given:
+        rows = rows.rename({"name": "_given_name"})
     joined = rows.join(names, on="player_id", how="left")
+    if given:
+        joined = joined.with_columns(
+            pl.coalesce("name", pl.col("_given_name").cast(pl.String)).alias("name")
+        ).drop("_given_name")
+        rows = rows.drop("_given_name")
     order = ["player_id", "name", *[c for c in rows.columns if c != "player_id"]]
     if "list" in rows.columns:
         order = ["list", *[c for c in order if c != "list"]]

@@ -185,6 +185,7 @@ STARTING_LIST_SCHEMA: TableSchema = {
     "peak_rating": pl.Int32,  # FIDE only, null for UKD
     # the player data a list gives (FIDE's TXT and XML downloads; optional CSV columns), each
     # null when the list does not say: a list row's player data after the registry's
+    "name": pl.String,  # as the list writes it: a list row's name when nothing else names them
     "birth_year": pl.Int32,
     "federation": pl.String,
     "sex": pl.String,  # M or F

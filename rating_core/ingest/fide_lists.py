@@ -47,6 +47,7 @@ _XML_PREFIX = {"standard": "", "rapid": "rapid_", "blitz": "blitz_"}
 
 
 PLAYER_FIELDS = (
+    "name",
     "federation",
     "sex",
     "title",
@@ -57,9 +58,10 @@ PLAYER_FIELDS = (
 )
 """The player data a FIDE file gives beside the rating, kept on the starting list (the TXT's
 Fed, Sex, Tit, WTit, OTit, FOA and Flag columns; the XML's country, sex, title, w_title, o_title,
-foa_title and flag elements)."""
+foa_title and flag elements), the name as FIDE writes it among them."""
 
 _TXT_PLAYER_LABELS = {
+    "name": "name",
     "federation": "fed",
     "sex": "sex",
     "title": "tit",
@@ -69,6 +71,7 @@ _TXT_PLAYER_LABELS = {
     "flag": "flag",
 }
 _XML_PLAYER_ELEMENTS = {
+    "name": "name",
     "federation": "country",
     "sex": "sex",
     "title": "title",

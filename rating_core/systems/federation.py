@@ -55,6 +55,7 @@ from rating_core.systems.player_data import (
     merged_data,
     registry_data,
     starting_list_data,
+    starting_list_names,
     tournament_data,
     with_player_data,
 )
@@ -363,6 +364,7 @@ def _federation_period(
             tournament_data(tournaments),
         ]
     )
+    listed_names = starting_list_names(starting_lists, period)
     out_states: dict[str, pl.DataFrame] = {}
     explanations: dict[str, pl.DataFrame] = {}
     rows = []
@@ -384,7 +386,10 @@ def _federation_period(
         out_states[f"state/{name}-pool"] = result.pool
         for table in spec.explanation_tables:
             explanations[f"history/{name}-{table}"] = getattr(result, table)
-        tagged = tag_list(with_player_data(result.list_rows, data, fide=system == "fide"), name)
+        listed = with_player_data(result.list_rows, data, fide=system == "fide")
+        if "name" not in listed.columns:  # the official list's name for a player nothing names
+            listed = listed.join(listed_names, on="player_id", how="left")
+        tagged = tag_list(listed, name)
         if era is not None:
             tagged = tagged.with_columns(pl.lit(era, dtype=pl.String).alias(RULES_COLUMN))
         rows.append(tagged)

@@ -90,6 +90,20 @@ def starting_list_data(starting_lists: pl.DataFrame, period: str | None = None) 
     )
 
 
+def starting_list_names(starting_lists: pl.DataFrame, period: str) -> pl.DataFrame:
+    """player_id, name as the newest starting list official before `period` writes it (an
+    official FIDE list names every player on it): the name a list row keeps when neither the
+    registry nor a game file names the player (`rating_core.names.attach_names`)."""
+    if "name" not in starting_lists.columns or not starting_lists.height:
+        return pl.DataFrame(schema={"player_id": pl.String, "name": pl.String})
+    return (
+        starting_lists.filter((pl.col("period") < period) & pl.col("name").is_not_null())
+        .sort(["period", "list"], descending=[True, False])
+        .unique("player_id", keep="first", maintain_order=True)
+        .select(pl.col("player_id").cast(pl.String), pl.col("name").cast(pl.String))
+    )
+
+
 def tournament_data(trf_players: pl.DataFrame | None) -> pl.DataFrame:
     """The TRF `001` records' player data (TRF_PLAYERS_SCHEMA rows), each player's first record
     giving a value field by field."""

@@ -584,8 +584,7 @@ def blitz_federations(draw):
                 "rated_games": played,
                 "peak_rating": ratings,
             },
-            schema=STARTING_LIST_SCHEMA,
-        )
+        ).pipe(conform, STARTING_LIST_SCHEMA)
 
     pair = st.tuples(
         st.sampled_from(players), st.sampled_from(players), st.sampled_from([0.0, 0.5, 1.0])

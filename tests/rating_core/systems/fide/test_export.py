@@ -176,11 +176,6 @@ def test_the_k_by_the_rules_is_fides_k(real_bytes: bytes, real_players: list[dic
     assert b"\r\n".join(lines) == fide_order(real_bytes).split(b"\r\n", 1)[1]
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="needs the starting list's person columns and flags on the next list (issue 32 "
-    "items 1 and 3, helper fide-data): today a starting list carries rating and career only",
-)
 def test_next_periods_export_of_a_player_who_did_not_play_is_fides_line(real_bytes: bytes) -> None:
     from tests.conftest import require_external
 

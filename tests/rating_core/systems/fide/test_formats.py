@@ -165,6 +165,7 @@ def test_hand_written_fide_lines_read_with_k_as_career_and_peak(tmp_path: Path) 
         "rating": 1671,
         "rated_games": 30,
         "peak_rating": 1671,
+        "name": "A K, Kalshyan",
         "birth_year": 1964,
         "federation": "IND",
         "sex": "M",
