@@ -48,6 +48,7 @@ test: setup
 	.venv/bin/ruff format --check .
 	.venv/bin/mypy
 	.venv/bin/mkdocs build --strict --site-dir .cache/site
+	.venv/bin/lint-imports
 	.venv/bin/pytest
 
 # The quick tier while you work (under two minutes): no end-to-end, slow or browser tests.

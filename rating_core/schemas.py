@@ -231,6 +231,15 @@ MERGES_SCHEMA: TableSchema = {
 }
 """The canonical `merges` table, one row per merge in force."""
 
+FILE_SUMMARY_SCHEMA: TableSchema = {
+    "kind": pl.String,
+    "source_file": pl.String,
+    "ingested": pl.Int64,
+    "quarantined": pl.Int64,
+    "notes": pl.String,
+}
+"""One row per inbox file an ingest step read, as the step returns it (before the `asset` tag)."""
+
 MATCHES_SCHEMA: TableSchema = {
     "match_id": pl.String,
     "ended_at": UTC_TIME,

@@ -9,9 +9,19 @@ label and id the pipeline builds goes through `format_text` (ruff bans `pl.forma
 
 from __future__ import annotations
 
+import re
+
 import polars as pl
 
 PLACEHOLDER = "{}"
+
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+
+
+def is_safe_name(value: str) -> bool:
+    """Whether `value` can be one path component of the lake (letters, digits, `.`, `_`, `-`):
+    here, below every layer, because club folder names are checked by it before any lake exists."""
+    return isinstance(value, str) and bool(_SAFE_NAME.match(value)) and value not in {".", ".."}
 
 
 def format_text(template: str, *args: pl.Expr | str) -> pl.Expr:

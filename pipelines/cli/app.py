@@ -20,6 +20,9 @@ from typing import NoReturn
 
 from pipelines.cli import as_of, config, query, report
 from pipelines.cli.errors import UserError, debug_enabled, describe_exception
+from pipelines.cli.lake_option import INBOX_HELP
+from pipelines.cli.lake_option import add_lake as _add_lake
+from pipelines.cli.lake_option import check_lake_folder as _check_lake_folder
 from pipelines.cli.output import console, err_console
 
 LAZY_MODULES = ("calculators", "export", "reading")
@@ -123,25 +126,6 @@ class _Parser(argparse.ArgumentParser):
         return super()._parse_optional(arg_string)
 
 
-def _lake_folder(text: str) -> str:
-    """`--lake` is a local folder: a URL (`s3://...`) is refused while parsing the arguments."""
-    from rating_core.lake.location import as_local_path
-
-    try:
-        as_local_path(text)
-    except ValueError as error:
-        raise argparse.ArgumentTypeError(str(error)) from None
-    return text
-
-
-def _add_lake(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--lake",
-        type=_lake_folder,
-        help=f"lake folder (default ${config.LAKE_ENV}, then {config.CONFIG_FILE}, then ./lake)",
-    )
-
-
 EXECUTORS = ("in_process", "multiprocess")
 """Where `ratings run --executor` runs the range's steps (see `pipelines.jobs`)."""
 
@@ -202,11 +186,6 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
         completion.add_completion_parser(sub)
     return parser
-
-
-INBOX_HELP = (
-    f"inbox folder (default ${config.INBOX_ENV}, then {config.CONFIG_FILE}, then data_samples)"
-)
 
 
 def _version() -> str:
@@ -288,17 +267,6 @@ def _add_history_parser(sub: argparse._SubParsersAction) -> None:
     history.add_argument("--all", action="store_true", help="print every column")
     as_of.add_as_of_options(history)
     _add_lake(history)
-
-
-def _check_lake_folder(lake: Path) -> None:
-    """Refuse, before any work, a lake path that is a file or lies under one."""
-    for path in (lake, *lake.parents):
-        if path.exists():
-            if not path.is_dir():
-                if path == lake:
-                    raise UserError(f"the lake '{lake}' is a file, not a folder")
-                raise UserError(f"the lake '{lake}' is not a folder: '{path}' is a file")
-            return
 
 
 def _memory(text: str | None) -> int | None:

@@ -11,11 +11,9 @@ with no data and without importing Dagster.
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -117,12 +115,11 @@ def _preparing_line(group: KernelGroup) -> str:
 
 
 SAMPLES = Path(__file__).resolve().parents[2] / "data_samples"
-"""The project's sample inbox: `record_signatures` runs the pipeline on it."""
+"""The project's sample inbox: `pipelines.cli.signatures` runs the pipeline on it."""
 
 SIGNATURES_FILE = Path(__file__).with_name("kernel_signatures.json")
 """The argument types each kernel of `GROUPS` is compiled for in a run (numba's own reprs, a
-named record's as `type_text` writes it; one list per kernel), recorded from a run over the samples by `python -m pipelines.cli.prepare
---record`; a test checks that a run compiles exactly these."""
+named record's as `type_text` writes it; one list per kernel), recorded from a run over the samples by `python -m pipelines.cli.signatures`; a test checks that a run compiles exactly these."""
 
 WARM_UP_WAIT_S = 120
 """Longest a run waits for a warm-up process (each compiles in about 6 to 8 s on the 2-core
@@ -198,24 +195,6 @@ def compile_recorded(kernels: Iterable[Any]) -> None:
                 kernel.compile(signature_of(text))
             except Exception:  # a stale record costs the run one compile
                 continue
-
-
-def record_signatures(path: Path = SIGNATURES_FILE) -> dict[str, list[str]]:
-    """Run the pipeline over the samples (PGN included) in this process and write the argument
-    types every kernel of `GROUPS` was called with to `path`."""
-    from rich.console import Console
-
-    from pipelines.cli.run import run_pipeline
-
-    with tempfile.TemporaryDirectory(prefix="ratings-signatures-") as folder:
-        run_pipeline(SAMPLES, Path(folder) / "lake", console=Console(file=io.StringIO()))
-    recorded = {
-        kernel_name(k): sorted(signature_text(sig) for sig in k.signatures)
-        for group in GROUPS
-        for k in group.kernels
-    }
-    path.write_text(json.dumps(recorded, indent=1) + "\n", encoding="utf-8")
-    return recorded
 
 
 def _ready(group: KernelGroup) -> bool:
@@ -298,11 +277,8 @@ def start_warm_up(inbox: Path, groups: Sequence[KernelGroup] = GROUPS) -> WarmUp
 
 def main(arguments: list[str]) -> int:
     """`python -m pipelines.cli.prepare GROUP...` compiles the named groups (a warm-up process);
-    `--record` writes `SIGNATURES_FILE` from a run over the samples."""
-    if arguments == ["--record"]:
-        recorded = record_signatures()
-        print(f"{SIGNATURES_FILE.name}: {sum(map(len, recorded.values()))} signatures")
-        return 0
+    `python -m pipelines.cli.signatures` records `SIGNATURES_FILE` (it runs the pipeline, which
+    imports this module: apart, so that no two CLI modules import each other)."""
     by_name = {g.name: g for g in GROUPS}
     for name in arguments:
         if name in by_name:

@@ -29,6 +29,7 @@ from pathlib import Path
 import polars as pl
 
 from pipelines.cli.errors import UserError
+from pipelines.cli.lake_option import INBOX_HELP, add_lake, check_lake_folder
 from pipelines.cli.output import console, err_console, plain, print_json, print_table
 from rating_core.lake import publishing as publish
 from rating_core.lake import revisions
@@ -206,15 +207,11 @@ def preview_run(inbox: Path, lake: Path) -> Preview:
 
 def add_preview_parser(sub: argparse._SubParsersAction) -> None:
     """`ratings preview [--inbox DIR] [--lake DIR] [--json]`."""
-    from pipelines.cli.app import _add_lake
-
     preview = sub.add_parser(
         "preview", help="what the next run would publish (writes nothing under lists/)"
     )
-    from pipelines.cli.app import INBOX_HELP
-
     preview.add_argument("--inbox", help=INBOX_HELP)
-    _add_lake(preview)
+    add_lake(preview)
     preview.add_argument("--json", action="store_true", help="print JSON")
 
 
@@ -332,7 +329,6 @@ def _print_players(version: PreviewedVersion) -> None:
 
 def cmd_preview(args: argparse.Namespace) -> int:
     """Print what the next `ratings run` would publish; exit 1 when that run would fail."""
-    from pipelines.cli.app import _check_lake_folder
     from pipelines.cli.late_results_config import check_late_results
     from rating_core.ingest.inbox import inbox_files
     from rating_core.systems.club.folders import ClubFolderError
@@ -341,7 +337,7 @@ def cmd_preview(args: argparse.Namespace) -> int:
     if not inbox.is_dir():
         raise UserError(f"inbox folder '{inbox}' does not exist")
     lake = Path(args.lake)
-    _check_lake_folder(lake)
+    check_lake_folder(lake)
     check_late_results()  # ratings.toml's [late_results], as `ratings run` checks it
     try:  # the inbox's layout, before any work (as `ratings run` checks it)
         inbox_files(inbox)

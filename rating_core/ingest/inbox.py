@@ -48,9 +48,9 @@ from rating_core.ingest.registry import (
     read_starting_list,
 )
 from rating_core.ingest.trf import TRF_PLAYERS_SCHEMA, read_trf
-from rating_core.lake.tables import FILE_SUMMARY_SCHEMA
 from rating_core.progress import Progress, report
 from rating_core.schemas import (
+    FILE_SUMMARY_SCHEMA,
     GAMES_SCHEMA,
     MATCHES_SCHEMA,
     MODERATION_SCHEMA,

@@ -28,17 +28,13 @@ from rating_core.ingest.csv_games import (
     require_columns,
 )
 from rating_core.schemas import MERGES_SCHEMA, QUARANTINE_SCHEMA, conform, empty
+from rating_core.systems.merges import NON_PLATFORM
 from rating_core.text import format_text
 
 MERGES_FILE = "merges.csv"
 """The file's name in the inbox's `federation/` folder."""
 
 MERGES_REQUIRED = ("keep_id", "merge_id", "decided_at", "reason")
-
-
-NON_PLATFORM = pl.col("source") != "platform"
-"""Merges are federation decisions: they apply to federation and club games, not to platform
-accounts (the site lists have moderation for that)."""
 
 
 class MergeChainError(UnreadableFileError):

@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 from rating_core.lake.location import as_local_path
 from rating_core.lake.tables import PERIOD, LakeTable, named
 from rating_core.schemas import TableSchema
+from rating_core.text import is_safe_name as is_safe_name  # re-exported: callers check names here
 
 PART_FILE = "part-0.parquet"
 """The data file of a partition written whole (or of an unpartitioned table)."""
@@ -48,13 +49,7 @@ TableRef = LakeTable | str
 """A table as the storage functions take it: a catalogue entry (`rating_core.lake.tables`) or a
 name; a name the catalogue knows gets the catalogue's partitioning and schema."""
 
-_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SAFE_TABLE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$")
-
-
-def is_safe_name(value: str) -> bool:
-    """Whether `value` can be one path component of the lake (letters, digits, `.`, `_`, `-`)."""
-    return isinstance(value, str) and bool(_SAFE_NAME.match(value)) and value not in {".", ".."}
 
 
 def check_name(value: str, what: str) -> str:

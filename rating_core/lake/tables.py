@@ -22,6 +22,7 @@ from rating_core.ingest.trf import TRF_PLAYERS_SCHEMA
 from rating_core.names import FIRST_NAMES_SCHEMA, NAMES_SCHEMA
 from rating_core.schemas import (
     CORRECTIONS_SCHEMA,
+    FILE_SUMMARY_SCHEMA,
     GAMES_SCHEMA,
     MATCHES_SCHEMA,
     MERGES_SCHEMA,
@@ -87,15 +88,6 @@ MERGES = LakeTable("merges", None, MERGES_SCHEMA)
 
 QUARANTINE = LakeTable("quarantine", SOURCE, {**QUARANTINE_SCHEMA, SOURCE: pl.String})
 """Rejected records with their reason; each ingest step replaces its own `source=<table>`."""
-
-FILE_SUMMARY_SCHEMA: TableSchema = {
-    "kind": pl.String,
-    "source_file": pl.String,
-    "ingested": pl.Int64,
-    "quarantined": pl.Int64,
-    "notes": pl.String,
-}
-"""One row per inbox file an ingest step read, as the step returns it (before the `asset` tag)."""
 
 INGEST_SUMMARY = LakeTable("ingest_summary", ASSET, {**FILE_SUMMARY_SCHEMA, ASSET: pl.String})
 """Per-file counts of each ingest step, read back by the run summary."""

@@ -26,9 +26,8 @@ import dataclasses
 
 import polars as pl
 
-from rating_core.ingest.corrections import CORRECTIONS_SCHEMA
 from rating_core.rounding import round_half_away_expr, round_hundredths_half_away_expr
-from rating_core.schemas import QUARANTINE_SCHEMA, TableSchema, empty
+from rating_core.schemas import CORRECTIONS_SCHEMA, QUARANTINE_SCHEMA, TableSchema, empty
 from rating_core.systems.fide.period import FidePeriodResult
 from rating_core.systems.fide.rules import FIDE_RULES, FIDE_STATE_SCHEMA, FideRules
 from rating_core.systems.fide.steps import k_capped_expr

@@ -12,9 +12,12 @@ from __future__ import annotations
 
 import polars as pl
 
-from rating_core.ingest.merges import MERGES_SCHEMA, NON_PLATFORM
-from rating_core.schemas import TableSchema
+from rating_core.schemas import MERGES_SCHEMA, TableSchema
 from rating_core.text import format_text
+
+NON_PLATFORM = pl.col("source") != "platform"
+"""Merges are federation decisions: they apply to federation and club games, not to platform
+accounts (the site lists have moderation for that)."""
 
 APPLIED_SCHEMA: TableSchema = {"keep_id": pl.String, "merge_id": pl.String}
 """The merges a publication of a period applied."""

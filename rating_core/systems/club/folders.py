@@ -13,7 +13,7 @@ import re
 import unicodedata
 from collections.abc import Iterable
 
-from rating_core.lake.storage import is_safe_name
+from rating_core.text import is_safe_name
 
 _ASCII_FOLD = str.maketrans(
     {"ı": "i", "ß": "ss", "ø": "o", "Ø": "O", "æ": "ae", "Æ": "AE", "œ": "oe", "Œ": "OE"}

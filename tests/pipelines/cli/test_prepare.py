@@ -156,8 +156,8 @@ def test_the_recorded_signatures_are_what_a_run_compiles(tmp_path: Path) -> None
     """The warm-up processes compile every kernel group for the argument types in
     `kernel_signatures.json`, without data; a run over the samples in that fresh numba cache
     then compiles nothing (numba counts a cache miss per compile) and calls each kernel with
-    exactly the recorded types. When a kernel's arguments change, `python -m pipelines.cli.prepare
-    --record` writes the file again."""
+    exactly the recorded types. When a kernel's arguments change, `python -m
+    pipelines.cli.signatures` writes the file again."""
     import json
     import os
     import subprocess
