@@ -13,7 +13,6 @@ the best of each is compared (every time is printed), with the load average besi
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import resource
 import sys
@@ -33,9 +32,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rating_core.schemas import CATEGORIES, GAMES_SCHEMA, PLAYERS_SCHEMA, conform  # noqa: E402
 from rating_core.systems.fibs.replay import fibs_replay  # noqa: E402
-from rating_core.systems.fibs.rules import FIBS_RULES  # noqa: E402
 from rating_core.systems.site.replay import site_replay  # noqa: E402
 from rating_core.systems.site.rules import SITE_RULES  # noqa: E402
+from tests.support.fibs_reference import fibs_reference  # noqa: E402
 
 R = TypeVar("R")
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
@@ -218,35 +217,6 @@ def synth_matches(n: int, players: int, seed: int = 11) -> pl.DataFrame:
     )
 
 
-def python_fibs(matches: list[dict]) -> dict:
-    """The FIBS rules as a plain Python loop (the baseline), fair-play window included."""
-    r = FIBS_RULES
-    ratings: dict[str, float] = defaultdict(lambda: r.start)
-    exp: dict[str, int] = defaultdict(int)
-    recent: dict[tuple[str, str], list[int]] = defaultdict(list)
-    rows = [m for m in matches if m["ranked"] and not m["vs_ai"]]
-    rows.sort(key=lambda m: (m["period"], m["ended_at"], m["match_id"]))
-    for m in rows:
-        w, lo, n = m["winner_id"], m["loser_id"], m["length"]
-        t = int(m["ended_at"].timestamp() * 1_000_000)
-        pair = (min(w, lo), max(w, lo))
-        window = [x for x in recent[pair] if t - x < r.fair_play_window_us]
-        a, b = ratings[w], ratings[lo]
-        if len(window) < r.fair_play_max:
-            p_w = 1 - 1 / (10 ** ((a - b) * math.sqrt(n) / r.scale) + 1)
-            p_l = 1 - 1 / (10 ** ((b - a) * math.sqrt(n) / r.scale) + 1)
-            v = r.value_factor * math.sqrt(n)
-            m_w = max(r.multiplier_min, r.multiplier_max - (exp[w] + n) / r.experience_divisor)
-            m_l = max(r.multiplier_min, r.multiplier_max - (exp[lo] + n) / r.experience_divisor)
-            ratings[w] = a + v * (1 - p_w) * m_w
-            ratings[lo] = b - v * p_l * m_l
-            window.append(t)
-        recent[pair] = window
-        exp[w] += n
-        exp[lo] += n
-    return dict(ratings)
-
-
 def bench_site(n: int, players: int, slice_n: int, repeat: int) -> None:
     t = time.perf_counter()
     games, bots = synth_games(n, players)
@@ -296,7 +266,8 @@ def bench_fibs(n: int, players: int, slice_n: int, repeat: int) -> None:
     del result
     sample = ms.head(slice_n)
     rows = sample.to_dicts()
-    py_s, times, expected = timed(repeat, lambda: python_fibs(rows))
+    py_s, times, reference = timed(repeat, lambda: fibs_reference(rows))
+    expected = {player: state[0] for player, state in reference[0].items()}
     py_rate = slice_n / py_s
     print(
         f"fibs: plain Python loop {py_s:.2f}s for {slice_n:,} matches = {py_rate:,.0f} matches/s "

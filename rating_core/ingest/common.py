@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -9,6 +10,34 @@ import numpy as np
 import polars as pl
 
 from rating_core.schemas import QUARANTINE_SCHEMA, conform, empty
+
+
+def _cp1252(error: UnicodeError) -> tuple[str, int]:
+    """Decode error handler: the five bytes Windows-1252 leaves undefined read as Latin-1."""
+    assert isinstance(error, UnicodeDecodeError)  # registered for decoding only
+    return error.object[error.start : error.end].decode("latin-1"), error.end
+
+
+codecs.register_error("ratings_latin1", _cp1252)
+
+
+def decode(data: bytes) -> tuple[str, bool]:
+    """Text of a file and whether it was not UTF-8: the whole file is then read as
+    Windows-1252 (its undefined bytes as Latin-1), as PGN, TRF and FIDE's list files from older
+    Windows programs are; a UTF-8 byte order mark is dropped. The one decoder of every reader."""
+    try:
+        text = data.decode("utf-8")
+        legacy = False
+    except UnicodeDecodeError:
+        text = data.decode("cp1252", errors="ratings_latin1")
+        legacy = True
+    return text.removeprefix("\ufeff"), legacy
+
+
+def decode_noted(data: bytes, source_file: str) -> tuple[str, tuple[str, ...]]:
+    """`decode`'s text with the note the run summary shows when the file was not UTF-8."""
+    text, legacy = decode(data)
+    return text, ((f"{source_file}: not UTF-8; read as Windows-1252",) if legacy else ())
 
 
 class UnreadableFileError(Exception):

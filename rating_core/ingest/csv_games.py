@@ -585,7 +585,6 @@ def platform_game_chunks(
 
 def _platform_rows(table: CsvTable) -> IngestResult:
     """Raw rows and quarantine of a platform CSV's chunk."""
-    src = table.source_file
     require_columns(table, PLATFORM_REQUIRED)
     frame = with_defaults(table, PLATFORM_OPTIONAL)
     kind = pl.when(pl.col("kind") == "").then(pl.lit("live")).otherwise(pl.col("kind"))
@@ -594,9 +593,6 @@ def _platform_rows(table: CsvTable) -> IngestResult:
     )
     frame = frame.with_columns(kind.alias("kind"), term.alias("termination"))
     checks = [
-        *base_checks(table),
-        empty_check("game_id", "the game id"),
-        empty_check("white_id", "white_id"),
         empty_check("black_id", "black_id"),
         _one_of("result", PLAYED_RESULTS),
         _date_check("played_at"),
@@ -607,6 +603,38 @@ def _platform_rows(table: CsvTable) -> IngestResult:
         _one_of("termination", TERMINATIONS),
         int_check("plies", low=0),
         int_check("days_per_move", low=0),
+    ]
+    columns = [
+        parse_utc("played_at").alias("played_at"),
+        pl.col("black_id"),
+        pl.lit(False).alias("black_id_from_name"),
+        parse_int("days_per_move").alias("days_per_move"),
+        parse_bool("rated").alias("rated"),
+        pl.col("kind"),
+        parse_bool("otb_confirmed").alias("otb_confirmed"),
+        parse_int("plies").alias("plies"),
+        pl.col("termination"),
+    ]
+    return _game_rows(table, frame, PLATFORM_REQUIRED + PLATFORM_OPTIONAL, checks, columns)
+
+
+def _game_rows(
+    table: CsvTable,
+    frame: pl.DataFrame,
+    known: tuple[str, ...],
+    checks: Sequence[Check],
+    columns: Sequence[pl.Expr],
+) -> IngestResult:
+    """What the platform and federation game CSVs share around each one's own `checks` and
+    `columns`: the checks of the file, the game id and white_id before them, of the Elos and a
+    repeated game id after them (a row takes the first failing check's reason), and the columns
+    both readers fill alike; `known`: the columns `extra` leaves out."""
+    src = table.source_file
+    checks = [
+        *base_checks(table),
+        empty_check("game_id", "the game id"),
+        empty_check("white_id", "white_id"),
+        *checks,
         int_check("white_elo", low=0),
         int_check("black_elo", low=0),
         duplicate_check("game_id", "game id"),
@@ -617,26 +645,18 @@ def _platform_rows(table: CsvTable) -> IngestResult:
         pl.lit(src).alias("source_file"),
         pl.col(LINE).alias("source_line"),
         pl.lit("csv").alias("format"),
-        parse_utc("played_at").alias("played_at"),
         pl.col("white_id"),
-        pl.col("black_id"),
         null_if_empty("white_name").alias("white_name"),
         null_if_empty("black_name").alias("black_name"),
         pl.lit(False).alias("white_id_from_name"),
-        pl.lit(False).alias("black_id_from_name"),
         pl.col("result"),
         null_if_empty("time_control").alias("time_control"),
-        parse_int("days_per_move").alias("days_per_move"),
-        parse_bool("rated").alias("rated"),
-        pl.col("kind"),
-        parse_bool("otb_confirmed").alias("otb_confirmed"),
-        parse_int("plies").alias("plies"),
-        pl.col("termination"),
         parse_int("white_elo").alias("white_elo"),
         parse_int("black_elo").alias("black_elo"),
         pl.lit(False).alias("white_is_bot"),
         pl.lit(False).alias("black_is_bot"),
-        extra_json(table, PLATFORM_REQUIRED + PLATFORM_OPTIONAL).alias("extra"),
+        extra_json(table, known).alias("extra"),
+        *columns,
     )
     return IngestResult(rows=conform(rows, RAW_GAMES_SCHEMA), quarantine=quarantine)
 
@@ -685,15 +705,11 @@ def federation_game_chunks(
 
 def _federation_rows(table: CsvTable) -> IngestResult:
     """Raw rows and quarantine of a federation CSV's chunk."""
-    src = table.source_file
     require_columns(table, FEDERATION_REQUIRED)
     frame = with_defaults(table, FEDERATION_OPTIONAL)
     is_bye = pl.col("result") == "bye"
     rating_list = pl.col("rating_list").str.to_lowercase()
     checks = [
-        *base_checks(table),
-        empty_check("game_id", "the game id"),
-        empty_check("white_id", "white_id"),
         _one_of("result", RESULTS),
         Check(
             (pl.col("black_id") == "") & ~is_bye,
@@ -714,38 +730,19 @@ def _federation_rows(table: CsvTable) -> IngestResult:
                 "rating_list '{}' is not one of standard, rapid, blitz", pl.col("rating_list")
             ),
         ),
-        int_check("white_elo", low=0),
-        int_check("black_elo", low=0),
-        duplicate_check("game_id", "game id"),
     ]
-    good, quarantine = apply_checks(frame, checks, "game_id", src)
-    rows = good.select(
-        pl.col("game_id"),
-        pl.lit(src).alias("source_file"),
-        pl.col(LINE).alias("source_line"),
-        pl.lit("csv").alias("format"),
+    columns = [
         null_if_empty("tournament_id").alias("tournament_id"),
         parse_int("round").alias("round"),
         parse_utc("played_on").alias("played_at"),
-        pl.col("white_id"),
         null_if_empty("black_id").alias("black_id"),
-        null_if_empty("white_name").alias("white_name"),
-        null_if_empty("black_name").alias("black_name"),
-        pl.lit(False).alias("white_id_from_name"),
         pl.when(pl.col("black_id") != "").then(False).alias("black_id_from_name"),
-        pl.col("result"),
-        null_if_empty("time_control").alias("time_control"),
         pl.when(rating_list != "").then(rating_list).alias("rating_list"),
         pl.lit(True).alias("rated"),
         pl.lit("otb").alias("kind"),
         pl.lit("unknown").alias("termination"),
-        parse_int("white_elo").alias("white_elo"),
-        parse_int("black_elo").alias("black_elo"),
-        pl.lit(False).alias("white_is_bot"),
-        pl.lit(False).alias("black_is_bot"),
-        extra_json(table, FEDERATION_REQUIRED + FEDERATION_OPTIONAL).alias("extra"),
-    )
-    return IngestResult(rows=conform(rows, RAW_GAMES_SCHEMA), quarantine=quarantine)
+    ]
+    return _game_rows(table, frame, FEDERATION_REQUIRED + FEDERATION_OPTIONAL, checks, columns)
 
 
 Chunks = Iterable[tuple[IngestResult, np.ndarray]]

@@ -25,7 +25,7 @@ from typing import IO, Any
 import polars as pl
 from lxml import etree
 
-from rating_core.ingest.common import IngestResult, UnreadableFileError
+from rating_core.ingest.common import IngestResult, UnreadableFileError, decode_noted
 from rating_core.ingest.csv_games import LINE, Check, apply_checks, null_if_empty, parse_int
 from rating_core.periods import next_period
 from rating_core.schemas import QUARANTINE_SCHEMA, STARTING_LIST_SCHEMA, conform
@@ -103,20 +103,6 @@ def _is_utf8(chunks: Iterator[bytes]) -> bool:
     except UnicodeDecodeError:
         return False
     return True
-
-
-def _decode(data: bytes, source_file: str) -> tuple[str, tuple[str, ...]]:
-    """Text of a TXT file: UTF-8, else Windows-1252 (Latin-1 where a byte is not Windows-1252),
-    as TRF and PGN files are read, with a note saying so."""
-    try:
-        return data.decode("utf-8").removeprefix("\ufeff"), ()
-    except UnicodeDecodeError:
-        pass
-    try:
-        text = data.decode("cp1252")
-    except UnicodeDecodeError:
-        text = data.decode("latin-1")
-    return text, (f"{source_file}: not UTF-8; read as Windows-1252",)
 
 
 @contextmanager
@@ -473,7 +459,7 @@ def read_fide_list(path: Path, list_name: str, period: str, source_file: str) ->
     with _opened(path, source_file) as (suffix, opener):
         if suffix == ".txt":
             with opener() as stream:
-                text, notes = _decode(stream.read(), source_file)
+                text, notes = decode_noted(stream.read(), source_file)
             fields, labels = _txt_fields(text, source_file, kind, period)
             del text
         else:
@@ -530,7 +516,7 @@ def read_fide_list_lines(path: Path, list_name: str, period: str, source_file: s
     with _opened(path, source_file) as (suffix, opener):
         if suffix == ".txt":
             with opener() as stream:
-                text, _ = _decode(stream.read(), source_file)
+                text, _ = decode_noted(stream.read(), source_file)
             fields, labels = _txt_fields(text, source_file, kind, period)
         else:
             fields, labels, _, _ = _xml_fields(opener, source_file, kind)

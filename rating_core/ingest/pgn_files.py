@@ -6,7 +6,6 @@ those).
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import gzip
 import os
@@ -15,6 +14,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from rating_core.ingest.common import UnreadableFileError
+from rating_core.ingest.common import decode as decode  # re-exported for the PGN readers
 
 
 def _compression(path: Path) -> str | None:
@@ -198,27 +198,6 @@ class Stream:
             return self._raw.tell()
         except (OSError, ValueError):
             return 0
-
-
-def _cp1252(error: UnicodeError) -> tuple[str, int]:
-    """Decode error handler: the five bytes Windows-1252 leaves undefined read as Latin-1."""
-    assert isinstance(error, UnicodeDecodeError)  # registered for decoding only
-    return error.object[error.start : error.end].decode("latin-1"), error.end
-
-
-codecs.register_error("ratings_latin1", _cp1252)
-
-
-def decode(data: bytes) -> tuple[str, bool]:
-    """Text of the file and whether it was not UTF-8: the whole file is then read as
-    Windows-1252 (its undefined bytes as Latin-1), as PGN from older Windows programs is."""
-    try:
-        text = data.decode("utf-8")
-        legacy = False
-    except UnicodeDecodeError:
-        text = data.decode("cp1252", errors="ratings_latin1")
-        legacy = True
-    return text.removeprefix("\ufeff"), legacy
 
 
 def file_stem(source_file: str) -> str:

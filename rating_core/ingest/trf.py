@@ -15,7 +15,12 @@ from pathlib import Path
 
 import polars as pl
 
-from rating_core.ingest.common import IngestResult, UnreadableFileError, quarantine_rows
+from rating_core.ingest.common import (
+    IngestResult,
+    UnreadableFileError,
+    decode_noted,
+    quarantine_rows,
+)
 from rating_core.schemas import RAW_GAMES_SCHEMA, RESULT_BY_SCORE, TableSchema, conform, empty
 
 __all__ = ["TRF_PLAYERS_SCHEMA", "TrfResult", "parse_trf_date", "read_trf"]
@@ -298,19 +303,6 @@ class _Header:
     round_dates: dict[int, date]
 
 
-def _decode(raw: bytes, src: str) -> tuple[str, tuple[str, ...]]:
-    """Text of a TRF file: UTF-8, else Windows-1252/Latin-1 (common for arbiters' programs)."""
-    try:
-        return raw.decode("utf-8"), ()
-    except UnicodeDecodeError:
-        pass
-    try:
-        text = raw.decode("cp1252")
-    except UnicodeDecodeError:
-        text = raw.decode("latin-1")
-    return text, (f"{src}: not UTF-8; read as Windows-1252",)
-
-
 def read_trf(path: Path, source_file: str | None = None) -> TrfResult:
     """Read a TRF16 or TRF-2026 file into RAW_GAMES_SCHEMA rows (format `trf`) and its players.
 
@@ -329,7 +321,7 @@ def read_trf(path: Path, source_file: str | None = None) -> TrfResult:
         raw = raw[3:]
     if not raw.strip():
         raise UnreadableFileError(f"{src}: the file is empty")
-    text, notes = _decode(raw, src)
+    text, notes = decode_noted(raw, src)  # arbiters' programs often write Windows-1252
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
     quarantine: list[dict] = []

@@ -20,7 +20,7 @@ import polars as pl
 from numba import njit
 
 from rating_core.kernels.arrays import readonly
-from rating_core.kernels.intrinsics import available_cpus, prefetch
+from rating_core.kernels.intrinsics import available_cpus, prefetch, table_bits
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX = np.uint64(0xC2B2AE3D27D4EB4F)
@@ -66,14 +66,6 @@ def _slot(k0: np.uint64, k1: np.uint64, bits: int) -> np.int64:
 
 
 @njit(cache=True)
-def _bits_of(table: np.ndarray) -> int:
-    bits = 0
-    while (1 << bits) < table.shape[0]:
-        bits += 1
-    return bits
-
-
-@njit(cache=True)
 def _code_views(
     views: np.ndarray,
     nulls: np.ndarray,
@@ -103,7 +95,7 @@ def _code_views(
     n = views.shape[0]
     has_nulls = nulls.shape[0] > 0
     has_hashes = hashes.shape[0] > 0
-    bits = _bits_of(table)
+    bits = table_bits(table)
     mask = (1 << bits) - 1
     limit = min(table.shape[0] // 2, dkeys.shape[0])
     flat = table.reshape(-1)
@@ -152,7 +144,7 @@ def _code_views(
 @njit(cache=True)
 def _rehash(table: np.ndarray, dkeys: np.ndarray, m: int) -> None:
     """Insert the m distinct keys `dkeys` (codes 0..m-1) into the empty `table`."""
-    bits = _bits_of(table)
+    bits = table_bits(table)
     mask = (1 << bits) - 1
     for c in range(m):
         j = _slot(dkeys[c, 0], dkeys[c, 1], bits)
@@ -167,7 +159,7 @@ def _lookup_views(
     views: np.ndarray, hashes: np.ndarray, table: np.ndarray, out: np.ndarray
 ) -> None:
     """out[i] = the code of the (non-null, already coded) string view i in `table`."""
-    bits = _bits_of(table)
+    bits = table_bits(table)
     mask = (1 << bits) - 1
     for i in range(views.shape[0]):
         v0 = views[i, 0]
@@ -381,7 +373,7 @@ def _find_views(
     n = views.shape[0]
     has_nulls = nulls.shape[0] > 0
     has_hashes = hashes.shape[0] > 0
-    bits = _bits_of(table)
+    bits = table_bits(table)
     mask = (1 << bits) - 1
     flat = table.reshape(-1)
     for i in range(start, n):

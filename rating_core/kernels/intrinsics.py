@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -62,6 +62,16 @@ if TYPE_CHECKING:  # what a kernel calls: numba's stub types an intrinsic with i
 else:
     prefetch = _prefetch
     load8 = _load8
+
+
+@njit(cache=True)
+def table_bits(table: np.ndarray) -> int:
+    """log2 of a hash table's number of rows (a power of two): the slot bits of the code tables
+    (`kernels.codes`) and of the fair-play pair table (`systems.fibs.pairs`)."""
+    bits = 0
+    while (1 << bits) < table.shape[0]:
+        bits += 1
+    return bits
 
 
 def aligned_empty(shape: tuple[int, ...], dtype: type, align: int = 128) -> np.ndarray:

@@ -30,7 +30,7 @@ from rating_core.systems.fide.steps import (
     rate_rows,
     real_difference_expr,
     select_rated_games,
-    two_sided,
+    with_ratings,
 )
 
 
@@ -90,25 +90,7 @@ def club_tournament(
         pl.lit(rules.start_rating, dtype=pl.Int32).alias("peak_rating"),
     )
     full = pl.concat([start, newcomers])
-    ratings = full.lazy().select("player_id", "rating")
-    gr = (
-        g.lazy()
-        .join(
-            ratings.rename({"player_id": "white_id", "rating": "white_rating"}),
-            on="white_id",
-            how="left",
-        )
-        .join(
-            ratings.rename({"player_id": "black_id", "rating": "black_rating"}),
-            on="black_id",
-            how="left",
-        )
-    )
-    long = two_sided(
-        gr,
-        {"own_rating": "white_rating", "opponent_rating": "black_rating"},
-        {"own_rating": "black_rating", "opponent_rating": "white_rating"},
-    )
+    long = with_ratings(g.lazy(), full.lazy())
     rated = rate_rows(long, fr, real_difference_expr(fr)).collect()
     last_played = g["played_at"].max()  # None when the tournament has no rated game
     year = last_played.year if isinstance(last_played, datetime) else 1900

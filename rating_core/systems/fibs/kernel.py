@@ -13,9 +13,9 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from rating_core.kernels.intrinsics import prefetch
+from rating_core.kernels.intrinsics import prefetch, table_bits
 from rating_core.systems.fibs.formula import fibs_multiplier, fibs_value, fibs_win_probability
-from rating_core.systems.fibs.pairs import EMPTY, SENTINEL, home_slot, latest_in, table_bits
+from rating_core.systems.fibs.pairs import EMPTY, SENTINEL, home_slot, latest_in
 from rating_core.systems.fibs.rules import FibsRules
 
 # Each player's state is one 32-byte record (aligned, so within one cache line), `FIBS_RECORD`:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from rating_core.kernels.intrinsics import table_bits
+
 SENTINEL = np.iinfo(np.int64).min // 2  # "no rating-changing match yet" in a pair slot
 EMPTY = -1  # an unused pair-table slot (pair keys are >= 0)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -19,15 +21,6 @@ def home_slot(key: int, bits: int) -> int:
     """Home slot of a pair key in a table of 2**bits slots (Fibonacci hashing)."""
     home = (np.uint64(key) * _GOLDEN) >> np.uint64(64 - bits)
     return np.int64(home)  # type: ignore[return-value]  # an int64 slot index inside the kernel
-
-
-@njit(cache=True)
-def table_bits(table: np.ndarray) -> int:
-    """log2 of the table's size (a power of two)."""
-    bits = 0
-    while (1 << bits) < table.shape[0]:
-        bits += 1
-    return bits
 
 
 @njit(cache=True)

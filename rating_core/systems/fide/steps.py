@@ -94,6 +94,27 @@ def two_sided(
     return pl.concat([white, black])
 
 
+def with_ratings(games: pl.LazyFrame, ratings: pl.LazyFrame) -> pl.LazyFrame:
+    """`two_sided` rows of `games` with `own_rating` and `opponent_rating`: each side's `rating`
+    in `ratings` (player_id, rating), null for a player it does not hold (the club and UKD
+    engines rate from such a period-start table)."""
+    ratings = ratings.select("player_id", "rating")
+    both = games.join(
+        ratings.rename({"player_id": "white_id", "rating": "white_rating"}),
+        on="white_id",
+        how="left",
+    ).join(
+        ratings.rename({"player_id": "black_id", "rating": "black_rating"}),
+        on="black_id",
+        how="left",
+    )
+    return two_sided(
+        both,
+        {"own_rating": "white_rating", "opponent_rating": "black_rating"},
+        {"own_rating": "black_rating", "opponent_rating": "white_rating"},
+    )
+
+
 # --- steps 1-3, Polars ---------------------------------------------------------------------------
 
 

@@ -17,7 +17,7 @@ import polars as pl
 
 from rating_core.rounding import round_half_away_expr, round_hundredths_half_away_expr
 from rating_core.schemas import RATING_LISTS
-from rating_core.systems.fide.steps import select_rated_games, two_sided
+from rating_core.systems.fide.steps import select_rated_games, with_ratings
 from rating_core.systems.ukd.newcomers import newcomer_pool
 from rating_core.systems.ukd.rules import (
     UKD_GAME_EXPLANATION_SCHEMA,
@@ -95,21 +95,7 @@ def ukd_period(
         raise ValueError(f"rating_list must be one of {RATING_LISTS}, got {rating_list!r}")
     g = select_rated_games(games, period, rating_list)
     start = state.select([pl.col(c).cast(t) for c, t in UKD_STATE_SCHEMA.items()])
-    ratings = start.lazy()
-    gr = g.join(
-        ratings.rename({"player_id": "white_id", "rating": "white_rating"}),
-        on="white_id",
-        how="left",
-    ).join(
-        ratings.rename({"player_id": "black_id", "rating": "black_rating"}),
-        on="black_id",
-        how="left",
-    )
-    long = two_sided(
-        gr,
-        {"own_rating": "white_rating", "opponent_rating": "black_rating"},
-        {"own_rating": "black_rating", "opponent_rating": "white_rating"},
-    )
+    long = with_ratings(g, start.lazy())
     rated = long.filter(pl.col("own_rating").is_not_null())
     cap = rules.opponent_cap
     game_expl_lf = rated.select(

@@ -7,9 +7,7 @@ and growth. The engines must agree exactly with the straightforward loops.
 
 from __future__ import annotations
 
-import math
 import random
-from collections import defaultdict
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -34,6 +32,7 @@ from rating_core.systems.fibs.rules import FIBS_PAIR_STATE_SCHEMA, FIBS_RULES
 from rating_core.systems.site import rules as site_rules
 from rating_core.systems.site.replay import site_replay
 from rating_core.systems.site.rules import SITE_RULES
+from tests.support.fibs_reference import fibs_reference
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 LONG_ID = "a-player-id-longer-than-twelve-bytes"
@@ -225,55 +224,6 @@ def test_site_replay_matches_plain_loop(seed: int) -> None:
 # --- FIBS ---------------------------------------------------------------------------------------
 
 
-def _fibs_reference(
-    rows: list[dict[str, Any]], pairs: dict[tuple[str, str], list[int]] | None = None
-) -> tuple[dict[str, tuple[float, int, int]], list[bool], dict[tuple[str, str], list[int]]]:
-    """RULES §5 as a plain loop: (state, counted per ranked match in order, pair windows)."""
-    r = FIBS_RULES
-    ratings: dict[str, float] = defaultdict(lambda: r.start)
-    exp: dict[str, int] = defaultdict(int)
-    played: dict[str, int] = defaultdict(int)
-    recent: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for k, v in (pairs or {}).items():
-        recent[k] = sorted(v)[-r.fair_play_max :]
-    ok = [
-        m
-        for m in rows
-        if m["ranked"]
-        and not m["vs_ai"]
-        and None not in (m["winner_id"], m["loser_id"], m["ended_at"], m["period"], m["length"])
-        and m["winner_id"] != m["loser_id"]
-        and m["length"] >= 1
-    ]
-    ok.sort(key=lambda m: (m["period"], m["ended_at"], m["match_id"]))
-    counted = []
-    for m in ok:
-        w, lo, n = m["winner_id"], m["loser_id"], m["length"]
-        t = int(m["ended_at"].timestamp()) * 1_000_000 + m["ended_at"].microsecond
-        pair = (min(w, lo), max(w, lo))
-        window = recent[pair]
-        changes = len(window) < r.fair_play_max or t - window[0] >= r.fair_play_window_us
-        a, b = ratings[w], ratings[lo]
-        if changes:
-            p_w = 1 - 1 / (10 ** ((a - b) * math.sqrt(n) / r.scale) + 1)
-            p_l = 1 - 1 / (10 ** ((b - a) * math.sqrt(n) / r.scale) + 1)
-            v = r.value_factor * math.sqrt(n)
-            m_w = max(r.multiplier_min, r.multiplier_max - (exp[w] + n) / r.experience_divisor)
-            m_l = max(r.multiplier_min, r.multiplier_max - (exp[lo] + n) / r.experience_divisor)
-            ratings[w] = a + v * (1 - p_w) * m_w
-            ratings[lo] = b + -v * p_l * m_l
-            recent[pair] = [*window, t][-r.fair_play_max :]
-        else:
-            ratings[w], ratings[lo] = a + 0.0, b + 0.0
-        counted.append(changes)
-        exp[w] += n
-        exp[lo] += n
-        played[w] += 1
-        played[lo] += 1
-    state = {p: (ratings[p], exp[p], played[p]) for p in played}
-    return state, counted, dict(recent)
-
-
 def _random_matches(
     rng: random.Random, n: int, players: int, days: float, t0: datetime = T0, step: int = 1
 ) -> list[dict[str, Any]]:
@@ -304,7 +254,7 @@ def _random_matches(
 def _check_fibs(rows: list[dict[str, Any]]) -> FibsReplayResult:
     frame = conform(pl.DataFrame(rows, infer_schema_length=None), MATCHES_SCHEMA)
     result = fibs_replay(frame)
-    state, counted, _ = _fibs_reference(rows)
+    state, counted, _ = fibs_reference(rows)
     got = {p: (r, e, m) for p, r, e, m in result.state.iter_rows()}
     assert got == state
     assert result.history.filter(pl.col("won"))["counted"].to_list() == counted
@@ -350,7 +300,7 @@ def test_fibs_chained_pair_state_matches_plain_loop() -> None:
         first.state,
         first.pairs,
     )
-    whole, _, recent = _fibs_reference(jan + feb)
+    whole, _, recent = fibs_reference(jan + feb)
     got = {p: (r, e, m) for p, r, e, m in second.state.iter_rows()}
     assert got == whole
     # The pair state keeps the recent rating-changing matches that can still matter.
