@@ -25,12 +25,11 @@ from assets.systems import (
     read_states,
     system_assets,
 )
+from rating_core import tables
 from rating_core.budget import MemoryBudget
-from rating_core.lake import tables
 from rating_core.lake.storage import read_table, table_partitions, write_partitioned
-from rating_core.lake.tables import applied_merges
 from rating_core.periods import previous_period
-from rating_core.schemas import GAMES_SCHEMA, RATING_LISTS, empty
+from rating_core.schemas import APPLIED_INPUTS_SCHEMA, GAMES_SCHEMA, RATING_LISTS, empty
 from rating_core.systems.contract import LIST_COLUMN
 from rating_core.systems.corrections import (
     CORRECTION_LOG_SCHEMA,
@@ -50,7 +49,6 @@ from rating_core.systems.federation import (
 )
 from rating_core.systems.fide.rules import rules_for_period
 from rating_core.systems.input_causes import (
-    APPLIED_INPUTS_SCHEMA,
     carried_causes,
     club_period_inputs,
     correction_inputs,
@@ -67,11 +65,12 @@ from rating_core.systems.merges import (
     merges_in_force,
 )
 from rating_core.systems.ukd.rules import UKD_RULES
+from rating_core.tables import applied_merges
 
 
 def _games(lake: Path, periods: list[str], source: str) -> pl.DataFrame:
     """The range's games from one kind of source (`federation` or `club`)."""
-    games = read_table(lake, "games", periods, schema=GAMES_SCHEMA).collect()
+    games = read_table(lake, tables.GAMES, periods, schema=GAMES_SCHEMA).collect()
     return games.filter(pl.col("source") == source)
 
 
@@ -92,7 +91,7 @@ def _system_games(system: str) -> Callable[[Path, list[str], str], pl.DataFrame]
 
 
 def _registry(lake: Path) -> pl.DataFrame | None:
-    registry = read_table(lake, "players").collect()
+    registry = read_table(lake, tables.PLAYERS).collect()
     return registry if registry.height else None
 
 
@@ -110,17 +109,17 @@ def _correction_logs(lake: Path, system: str) -> pl.DataFrame:
 
 def _merges(lake: Path) -> pl.DataFrame | None:
     """The duplicate-player merges in force (`federation/merges.csv`), None when there are none."""
-    merges = read_table(lake, "merges").collect()
+    merges = read_table(lake, tables.MERGES).collect()
     return merges if merges.height else None
 
 
 def _load_federation(system: str):
     def load(lake: Path, periods: list[str], budget: MemoryBudget) -> RangeInputs:
-        corrections = system_corrections(read_table(lake, "corrections").collect(), system)
+        corrections = system_corrections(read_table(lake, tables.CORRECTIONS).collect(), system)
         before = _correction_logs(lake, system).filter(pl.col("period") < periods[0])
         games, starting_lists = apply_merges(
             _system_games(system)(lake, periods, "federation"),
-            read_table(lake, "starting_lists").collect(),
+            read_table(lake, tables.STARTING_LISTS).collect(),
             _merges(lake),
         )
         return {
@@ -143,11 +142,11 @@ def _quarantine_corrections(system: str):
     computed...): ingest cannot tell, only the rated period can."""
 
     def after(lake: Path) -> None:
-        corrections = system_corrections(read_table(lake, "corrections").collect(), system)
+        corrections = system_corrections(read_table(lake, tables.CORRECTIONS).collect(), system)
         source = f"corrections-{system}"
         rows = correction_quarantine(corrections, _correction_logs(lake, system))
         tagged = rows.with_columns(source=pl.lit(source))
-        write_partitioned(lake, "quarantine", tagged, partition_col="source", partitions=[source])
+        write_partitioned(lake, tables.QUARANTINE, tagged, partitions=[source])
 
     return after
 
@@ -224,7 +223,7 @@ def _with_input_causes(
     def publishing(lake: Path, periods: list[str]) -> Publishing:
         base = inner(lake, periods)
         games = games_of(lake, periods, source)
-        starting_lists = read_table(lake, "starting_lists").collect()
+        starting_lists = read_table(lake, tables.STARTING_LISTS).collect()
         current = {
             period: inputs_of(
                 games.filter(pl.col("period") == period), starting_lists, system, period
@@ -329,7 +328,9 @@ def fide_one_sided_games(check: CheckInput) -> int:
     """
     missing = 0
     for kind in RATING_LISTS:
-        expl = check.output.explanations.get(f"history/fide-{kind}-game_explanations")
+        expl = check.output.explanations.get(
+            tables.history(f"fide-{kind}", "game_explanations").name
+        )
         if expl is None or not expl.height:
             continue
         both = expl.filter(pl.col("opponent_rating").is_not_null())
@@ -383,7 +384,7 @@ def _started_from(facts: dict) -> dict:
 
 def _federation_inputs(lake: Path) -> bool:
     """Federation games, or a starting list (a list is republished from it alone)."""
-    lists = read_table(lake, "starting_lists").select(pl.len()).collect().item()
+    lists = read_table(lake, tables.STARTING_LISTS).select(pl.len()).collect().item()
     return lists > 0 or games_from("federation")(lake)
 
 

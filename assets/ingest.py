@@ -16,6 +16,7 @@ import polars as pl
 
 from assets.period_io import CODE_VERSION, frame_metadata, table_metadata
 from assets.resources import PipelinePaths
+from rating_core import tables
 from rating_core.ingest import inbox as inbox_readers
 from rating_core.ingest.inbox import InboxBatch
 from rating_core.lake import ingest_store
@@ -69,28 +70,29 @@ def _result(paths: PipelinePaths, batch: InboxBatch) -> dg.MaterializeResult:
     )
 
 
-def _store(paths: PipelinePaths, table: str, batch: InboxBatch, partitioned: bool) -> None:
-    """Write rows, this table's quarantine and its per-file summary."""
+def _store(paths: PipelinePaths, table: tables.LakeTable, batch: InboxBatch) -> None:
+    """Write rows (by the catalogue's partitioning), this table's quarantine and its per-file
+    summary."""
     lake = paths.lake_path
-    if partitioned:
+    if table.partitioned:
         stale = table_partitions(lake, table)  # periods that no longer have rows get emptied
-        write_partitioned(lake, table, batch.rows, partition_col="period", partitions=stale)
+        write_partitioned(lake, table, batch.rows, partitions=stale)
     else:
         write_table(lake, table, batch.rows)
-    quarantine = batch.quarantine.with_columns(source=pl.lit(table))
-    write_partitioned(lake, "quarantine", quarantine, partition_col="source", partitions=[table])
+    quarantine = batch.quarantine.with_columns(source=pl.lit(table.name))
+    write_partitioned(lake, tables.QUARANTINE, quarantine, partitions=[table.name])
     _store_summary(paths, table, batch.files, batch.notes)
 
 
 def _store_summary(
-    paths: PipelinePaths, table: str, files: pl.DataFrame, notes: Iterable[str]
+    paths: PipelinePaths, table: tables.LakeTable, files: pl.DataFrame, notes: Iterable[str]
 ) -> None:
     """Write a table's per-file summary and notes (read back by the run summary)."""
     lake = paths.lake_path
     noted = pl.DataFrame({"note": list(notes)}, schema={"note": pl.String})
-    for name, frame in (("ingest_summary", files), ("ingest_notes", noted)):
-        tagged = frame.with_columns(asset=pl.lit(table))
-        write_partitioned(lake, name, tagged, partition_col="asset", partitions=[table])
+    for summary, frame in ((tables.INGEST_SUMMARY, files), (tables.INGEST_NOTES, noted)):
+        tagged = frame.with_columns(asset=pl.lit(table.name))
+        write_partitioned(lake, summary, tagged, partitions=[table.name])
 
 
 @dg.asset(
@@ -98,7 +100,7 @@ def _store_summary(
 )
 def players(paths: PipelinePaths) -> dg.MaterializeResult:
     batch = inbox_readers.ingest_players(paths.inbox_path, paths.budget)
-    _store(paths, "players", batch, partitioned=False)
+    _store(paths, tables.PLAYERS, batch)
     return _result(paths, batch)
 
 
@@ -112,10 +114,10 @@ def games(paths: PipelinePaths) -> dg.MaterializeResult:
     # Only the inbox's game files that changed since the last run are read, streamed into the
     # lake group by group (rating_core.lake.ingest_store); the names come from every group's.
     lake = paths.lake_path
-    registry = read_table(lake, "players").collect()
+    registry = read_table(lake, tables.PLAYERS).collect()
     outcome = ingest_store.ingest_games(paths.inbox_path, lake, registry, budget=paths.budget)
     ingest_store.refresh_player_names(lake, registry, outcome)
-    _store_summary(paths, "games", outcome.files, outcome.notes)
+    _store_summary(paths, tables.GAMES, outcome.files, outcome.notes)
     return dg.MaterializeResult(
         data_version=dg.DataVersion(outcome.digest),
         metadata={
@@ -142,14 +144,14 @@ def starting_lists(paths: PipelinePaths) -> dg.MaterializeResult:
     lake = paths.lake_path
     batch = inbox_readers.ingest_starting_lists(paths.inbox_path)
     trf = inbox_readers.tournament_players(paths.inbox_path)
-    write_table(lake, "tournament_players", trf)
+    write_table(lake, tables.TOURNAMENT_PLAYERS, trf)
     sources = [
-        registry_data(read_table(lake, "players").collect()),
+        registry_data(read_table(lake, tables.PLAYERS).collect()),
         starting_list_data(batch.rows),
         tournament_data(trf),
     ]
     batch = replace(batch, notes=batch.notes + conflict_note(conflicts(sources)))
-    _store(paths, "starting_lists", batch, partitioned=False)
+    _store(paths, tables.STARTING_LISTS, batch)
     return _result(paths, batch)
 
 
@@ -160,7 +162,7 @@ def starting_lists(paths: PipelinePaths) -> dg.MaterializeResult:
 )
 def corrections(paths: PipelinePaths) -> dg.MaterializeResult:
     batch = inbox_readers.ingest_corrections(paths.inbox_path)
-    _store(paths, "corrections", batch, partitioned=False)
+    _store(paths, tables.CORRECTIONS, batch)
     return _result(paths, batch)
 
 
@@ -176,7 +178,7 @@ def moderation_decisions(paths: PipelinePaths) -> dg.MaterializeResult:
         named = inbox_readers.moderation_game_ids(paths.inbox_path)
         game_ids = ingest_store.known_game_ids(paths.lake_path, named)
     batch = inbox_readers.ingest_moderation(paths.inbox_path, game_ids)
-    _store(paths, "moderation", batch, partitioned=False)
+    _store(paths, tables.MODERATION, batch)
     return _result(paths, batch)
 
 
@@ -187,7 +189,7 @@ def moderation_decisions(paths: PipelinePaths) -> dg.MaterializeResult:
 )
 def backgammon_matches(paths: PipelinePaths) -> dg.MaterializeResult:
     batch = inbox_readers.ingest_backgammon(paths.inbox_path)
-    _store(paths, "matches", batch, partitioned=True)
+    _store(paths, tables.MATCHES, batch)
     return _result(paths, batch)
 
 
@@ -201,15 +203,15 @@ def backgammon_matches(paths: PipelinePaths) -> dg.MaterializeResult:
 def merges(paths: PipelinePaths) -> dg.MaterializeResult:
     lake, inbox = paths.lake_path, paths.inbox_path
     found = inbox_readers.decision_file(inbox, "merges") is not None  # else nothing to read
-    registry = read_table(lake, "players").collect()
-    game_ids = read_table(lake, "games", schema=GAMES_SCHEMA).select(MERGE_GAME_COLUMNS)
+    registry = read_table(lake, tables.PLAYERS).collect()
+    game_ids = read_table(lake, tables.GAMES, schema=GAMES_SCHEMA).select(MERGE_GAME_COLUMNS)
     batch = inbox_readers.ingest_merges(
         inbox,
         game_ids.collect() if found else game_ids.clear().collect(),
-        read_table(lake, "starting_lists").collect(),
+        read_table(lake, tables.STARTING_LISTS).collect(),
         registry if registry.height else None,
     )
-    _store(paths, "merges", batch, partitioned=False)
+    _store(paths, tables.MERGES, batch)
     return _result(paths, batch)
 
 
@@ -226,7 +228,7 @@ def games_have_unique_ids(paths: PipelinePaths) -> dg.AssetCheckResult:
 )
 def games_are_classified(paths: PipelinePaths) -> dg.AssetCheckResult:
     unclassified = (
-        read_table(paths.lake_path, "games")
+        read_table(paths.lake_path, tables.GAMES)
         .filter(
             ((pl.col("source") == "platform") & pl.col("category").is_null())
             | ((pl.col("source") != "platform") & pl.col("rating_list").is_null())

@@ -18,9 +18,10 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
+from rating_core import tables
 from rating_core.lake.digests import digest_frame
 from rating_core.lake.publishing import ListRelease, publish_lists
-from rating_core.lake.storage import read_table, write_partitioned
+from rating_core.lake.storage import TableRef, read_table, write_partitioned
 from rating_core.names import NAMES_SCHEMA, attach_names
 from rating_core.periods import previous_period
 from rating_core.systems.contract import CLUB_FOLDER, LIST_COLUMN, RULES_COLUMN
@@ -51,7 +52,7 @@ UI, as it changes every period's input digest (`pipelines.incremental`) for `rat
 
 def with_names(lake: Path, rows: pl.DataFrame) -> pl.DataFrame:
     """List rows with the players' display names (table `player_names`, written at ingest)."""
-    names = read_table(lake, "player_names").collect()
+    names = read_table(lake, tables.PLAYER_NAMES).collect()
     return attach_names(rows, names if names.columns else pl.DataFrame(schema=NAMES_SCHEMA))
 
 
@@ -66,7 +67,7 @@ def _restore_row_period(frame: pl.DataFrame) -> pl.DataFrame:
     return frame
 
 
-def read_state_before(lake: Path, table: str, period: str) -> pl.DataFrame | None:
+def read_state_before(lake: Path, table: TableRef, period: str) -> pl.DataFrame | None:
     """The rows of `table` (`state/<name>`) after P-1, or None when nothing was written for P-1."""
     frame = read_table(lake, table, [previous_period(period)]).collect()
     if not frame.columns:
@@ -78,18 +79,18 @@ def read_state_before(lake: Path, table: str, period: str) -> pl.DataFrame | Non
 
 def read_previous_state(lake: Path, system: str, period: str) -> pl.DataFrame | None:
     """The state after P-1 written by this system's asset, or None when P is its first period."""
-    return read_state_before(lake, f"state/{system}", period)
+    return read_state_before(lake, tables.state(system).name, period)
 
 
 def read_period(
-    lake: Path, table: str, period: str, schema: dict[str, pl.DataType] | None = None
+    lake: Path, table: TableRef, period: str, schema: dict[str, pl.DataType] | None = None
 ) -> pl.DataFrame:
     """Rows of one period of a partitioned lake table (an empty frame of `schema` when none)."""
     return _restore_row_period(read_table(lake, table, [period], schema=schema).collect())
 
 
 def read_period_range(
-    lake: Path, table: str, periods: list[str], schema: dict[str, pl.DataType]
+    lake: Path, table: TableRef, periods: list[str], schema: dict[str, pl.DataType]
 ) -> dict[str, pl.DataFrame]:
     """Rows of each period of `periods` of a partitioned table, read in one scan (an empty frame
     of `schema` for a period without rows)."""
@@ -103,7 +104,7 @@ def read_period_range(
     return {period: _restore_row_period(parts.get((period,), empty)) for period in periods}
 
 
-def write_period(lake: Path, table: str, period: str, frame: pl.DataFrame) -> None:
+def write_period(lake: Path, table: TableRef, period: str, frame: pl.DataFrame) -> None:
     """Replace the period's partition of `table` with `frame` (which may be empty)."""
     if "period" in frame.columns:
         frame = frame.rename({"period": ROW_PERIOD})

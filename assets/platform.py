@@ -24,11 +24,12 @@ from assets.systems import (
     read_states,
     system_assets,
 )
+from rating_core import tables
 from rating_core.budget import MemoryBudget
 from rating_core.lake.game_batches import PlatformGames, PlatformMatches
 from rating_core.lake.storage import read_table, table_partitions, write_partitioned
 from rating_core.rounding import FLOAT_TOLERANCE
-from rating_core.schemas import GAMES_SCHEMA
+from rating_core.schemas import APPLIED_ANNULMENTS_SCHEMA, GAMES_SCHEMA
 from rating_core.systems.contract import RangeOutputs, RowSink
 from rating_core.systems.fibs.classification import FIBS_MATCH_COLUMNS
 from rating_core.systems.platform import (
@@ -41,19 +42,15 @@ from rating_core.systems.platform import (
 )
 from rating_core.systems.site.classification import SITE_GAME_COLUMNS
 from rating_core.systems.site.moderation import (
-    APPLIED_SCHEMA,
     annulled_games_until,
     annulment_causes,
     annulment_reason,
 )
 from rating_core.systems.site.rules import SITE_RULES
 
-APPLIED_ANNULMENTS = "applied/site_annulments"
-"""Lake table: per period, the annulments the last publication of the site lists applied."""
-
 
 def _registry(lake: Path) -> pl.DataFrame | None:
-    registry = read_table(lake, "players").collect()
+    registry = read_table(lake, tables.PLAYERS).collect()
     return registry if registry.height else None
 
 
@@ -64,12 +61,12 @@ def _load_site(lake: Path, periods: list[str], budget: MemoryBudget) -> RangeInp
     return {
         "source": games,
         "flagged_bots": flagged_bots(
-            read_table(lake, "games", periods, schema=GAMES_SCHEMA).filter(
+            read_table(lake, tables.GAMES, periods, schema=GAMES_SCHEMA).filter(
                 pl.col("source") == "platform"
             )
         ),
         "players": _registry(lake),
-        "decisions": read_table(lake, "moderation").collect(),
+        "decisions": read_table(lake, tables.MODERATION).collect(),
         "states": read_states(lake, [SITE_STATE], periods[0]),
     }
 
@@ -88,16 +85,18 @@ def _rate_site(inputs: RangeInputs, periods: list[str], sink: RowSink) -> RangeO
 
 def _site_publishing(lake: Path, periods: list[str]) -> Publishing:
     """Each version names only the annulments new (or withdrawn) since the last publication."""
-    decisions = read_table(lake, "moderation").collect()
+    decisions = read_table(lake, tables.MODERATION).collect()
     annulled_games = (
-        read_table(lake, "games", schema=GAMES_SCHEMA)
+        read_table(lake, tables.GAMES, schema=GAMES_SCHEMA)
         .select("game_id", "period", "white_id", "black_id")
         .filter(pl.col("game_id").is_in(decisions["game_id"].implode()))
         .collect()
         if decisions.height
         else pl.DataFrame(schema={"game_id": pl.String, "period": pl.String})
     )
-    applied = read_period_range(lake, APPLIED_ANNULMENTS, periods, APPLIED_SCHEMA)
+    applied = read_period_range(
+        lake, tables.APPLIED_SITE_ANNULMENTS, periods, APPLIED_ANNULMENTS_SCHEMA
+    )
 
     def after(periods: list[str]) -> None:
         frames = [
@@ -108,9 +107,11 @@ def _site_publishing(lake: Path, periods: list[str]) -> Publishing:
         ]
         applied_now = pl.concat(frames, how="diagonal_relaxed")
         # a period with no annulment gets an empty file only where one exists to replace
-        stale = set(table_partitions(lake, APPLIED_ANNULMENTS)) & set(periods)
+        stale = set(table_partitions(lake, tables.APPLIED_SITE_ANNULMENTS)) & set(periods)
         if applied_now.height or stale:
-            write_partitioned(lake, APPLIED_ANNULMENTS, applied_now, partitions=sorted(stale))
+            write_partitioned(
+                lake, tables.APPLIED_SITE_ANNULMENTS, applied_now, partitions=sorted(stale)
+            )
 
     return Publishing(
         reason=lambda period: annulment_reason(decisions, annulled_games, period, applied[period]),
@@ -248,7 +249,7 @@ FIBS = SystemSpec(
         reason=lambda period: "computed from the inbox's matches"
     ),
     published_name="fibs_list_published",
-    has_inputs=lambda lake: read_table(lake, "matches").select(pl.len()).collect().item() > 0,
+    has_inputs=lambda lake: read_table(lake, tables.MATCHES).select(pl.len()).collect().item() > 0,
     published_description="Publish the fibs list of the period.",
     checks=[
         PeriodCheck(

@@ -35,6 +35,7 @@ from assets.period_io import (
     read_state_before,
 )
 from assets.resources import PipelinePaths
+from rating_core import tables
 from rating_core.budget import MemoryBudget
 from rating_core.lake.digests import digest_frames, digest_parts, period_input_digests
 from rating_core.lake.publishing import drop_empty_staging
@@ -70,7 +71,7 @@ def games_from(source: str) -> Callable[[Path], bool]:
     """Whether the lake's games table holds a game of `source` (platform, federation, club)."""
 
     def present(lake: Path) -> bool:
-        games = read_table(lake, "games", schema={"source": pl.String})
+        games = read_table(lake, tables.GAMES, schema={"source": pl.String})
         return games.filter(pl.col("source") == source).select(pl.len()).collect().item() > 0
 
     return present
@@ -140,7 +141,7 @@ class SystemSpec:
     def to_rate(self, lake: Path) -> bool:
         """True when a range run must materialize this system: it has inputs, or lists rows
         from an earlier run (whose inputs may have gone: its lists are recomputed)."""
-        return self.has_inputs(lake) or bool(table_partitions(lake, f"list_rows/{self.name}"))
+        return self.has_inputs(lake) or bool(table_partitions(lake, tables.list_rows(self.name)))
 
     after_rating: Callable[[Path], None] = lambda lake: None
     """What to do once the range's tables are written (the federation systems quarantine the
@@ -163,9 +164,10 @@ def range_periods(context: dg.AssetExecutionContext) -> list[str]:
     return period_range(period_of_partition(window.start), period_of_partition(window.end))
 
 
-def read_states(lake: Path, tables: Sequence[str], period: str) -> dict[str, pl.DataFrame | None]:
-    """The states of `tables` after the period before `period` (None where there is none)."""
-    return {table: present(read_state_before(lake, table, period)) for table in tables}
+def read_states(lake: Path, names: Sequence[str], period: str) -> dict[str, pl.DataFrame | None]:
+    """The states of the tables `names` after the period before `period` (None where there is
+    none)."""
+    return {table: present(read_state_before(lake, table, period)) for table in names}
 
 
 def _check_result(
@@ -298,7 +300,7 @@ def _ratings_asset(spec: SystemSpec) -> dg.AssetsDefinition:
         report(Progress("rating", spec.name, 0, len(periods), "periods"))
         inputs = spec.load(lake, periods, paths.budget)
         files = dict(period_input_digests(lake, periods, CODE_VERSION).iter_rows())
-        names = read_table(lake, "player_names").collect()
+        names = read_table(lake, tables.PLAYER_NAMES).collect()
         if not names.columns:
             names = pl.DataFrame(schema=NAMES_SCHEMA)
         writer = _RangeWriter(lake)
@@ -324,7 +326,7 @@ def _ratings_asset(spec: SystemSpec) -> dg.AssetsDefinition:
                 with_digest = rows.with_columns(pl.lit(digests[period]).alias(INPUT_DIGEST))
                 rows = attach_names(with_digest, names)
                 columns = columns if columns.width else rows.clear()
-            writer.put(f"list_rows/{spec.name}", period, rows)
+            writer.put(tables.list_rows(spec.name).name, period, rows)
             row_counts[period], facts[period] = rows.height, output.facts
             staged = functools.partial(_staged_of, writer, period)
             check_input = CheckInput(period, output, before, inputs, staged)
@@ -396,7 +398,7 @@ def _published_asset(spec: SystemSpec) -> dg.AssetsDefinition:
     )
     def publish(context: dg.AssetExecutionContext, paths: PipelinePaths) -> dg.MaterializeResult:
         lake, periods = paths.lake_path, range_periods(context)
-        table = f"list_rows/{spec.name}"
+        table = tables.list_rows(spec.name).name
         scan = read_table(lake, table, periods)
         counts: dict[str, int] = {}
         if "period" in scan.collect_schema():

@@ -36,7 +36,7 @@ def build_lake(lake: Path, rows: int, players: int, periods: int) -> None:
     import numpy as np
     import polars as pl
 
-    from rating_core.lake import tables
+    from rating_core import tables
     from rating_core.lake.storage import write_partitioned
 
     marker = lake / f".bench-{rows}-{players}-{periods}"

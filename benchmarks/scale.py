@@ -46,6 +46,7 @@ from end_to_end import (  # noqa: E402
     step_table,
 )
 
+from rating_core import tables
 from rating_core.ingest.pgn_synth import LICHESS_MONTH_VERSION, LichessMonth  # noqa: E402
 
 DEFAULT_WORKDIR = Path("/tmp/ratings-scale")
@@ -294,7 +295,7 @@ def moderation_recorded(lake: Path, game_id: str) -> str:
     try:
         from rating_core.lake.storage import read_table
 
-        ids = read_table(lake, "moderation").select("game_id").collect().get_column("game_id")
+        ids = read_table(lake, tables.MODERATION).select("game_id").collect().get_column("game_id")
     except Exception as error:  # the lake's layout is another developer's to change
         return f"unknown ({type(error).__name__})"
     return "yes" if game_id in ids.to_list() else "no"

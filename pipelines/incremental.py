@@ -13,10 +13,10 @@ from pathlib import Path
 import polars as pl
 
 from assets.period_io import code_version
+from rating_core import tables
 from rating_core.lake import digests as lake_digests
 from rating_core.lake.storage import read_table, write_table
 
-RUN_INPUTS = "run_inputs"
 RUN_INPUTS_SCHEMA = lake_digests.RUN_INPUTS_SCHEMA
 
 
@@ -27,7 +27,7 @@ def period_input_digests(lake: Path, periods: list[str]) -> pl.DataFrame:
 
 def periods_to_run(lake: Path, periods: list[str], digests: pl.DataFrame) -> list[str]:
     """The periods from the first whose digest differs from the last complete run's, on."""
-    recorded = read_table(lake, RUN_INPUTS).collect()
+    recorded = read_table(lake, tables.RUN_INPUTS).collect()
     if not recorded.height:
         return periods
     before = dict(zip(recorded["period"], recorded["digest"], strict=True))
@@ -39,4 +39,4 @@ def periods_to_run(lake: Path, periods: list[str], digests: pl.DataFrame) -> lis
 
 def record_run_inputs(lake: Path, digests: pl.DataFrame) -> None:
     """Remember the digests of a run that completed every period."""
-    write_table(lake, RUN_INPUTS, digests)
+    write_table(lake, tables.RUN_INPUTS, digests)

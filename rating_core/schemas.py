@@ -240,6 +240,25 @@ FILE_SUMMARY_SCHEMA: TableSchema = {
 }
 """One row per inbox file an ingest step read, as the step returns it (before the `asset` tag)."""
 
+APPLIED_INPUTS_SCHEMA: TableSchema = {
+    "source": pl.String,
+    "name": pl.String,
+    "rating_list": pl.String,
+    "player_id": pl.String,
+    "digest": pl.String,
+}
+"""One row per player per input of a period: a tournament (its id, the digest of its games), the
+starting list the period starts from (`list@YYYY-MM`, the player's entry as digest) or an applied
+correction (`list field`, the digest of its value, result and reason)."""
+
+APPLIED_ANNULMENTS_SCHEMA: TableSchema = {
+    "game_id": pl.String,
+    "white_id": pl.String,
+    "black_id": pl.String,
+    "label": pl.String,
+}
+"""The annulments a publication applied: one row per annulled game with its decision's label."""
+
 MATCHES_SCHEMA: TableSchema = {
     "match_id": pl.String,
     "ended_at": UTC_TIME,

@@ -16,8 +16,8 @@ from pipelines.cli.errors import UserError
 from pipelines.cli.output import console
 from pipelines.cli.outputs import check_output, write_atomically
 from pipelines.cli.reading import _check_positive, _lake, _pick
+from rating_core import tables
 from rating_core.lake import publishing as publish
-from rating_core.lake import tables
 from rating_core.lake.storage import read_table
 
 if TYPE_CHECKING:

@@ -10,8 +10,9 @@ import polars as pl
 from pipelines.cli import as_of, top_lists
 from pipelines.cli.errors import UserError
 from pipelines.cli.output import console, plain, print_json, print_table
+from rating_core import tables
 from rating_core.lake import publishing as publish
-from rating_core.lake import revisions, tables
+from rating_core.lake import revisions
 from rating_core.lake.storage import as_local_path, read_table
 from rating_core.systems.contract import as_published
 

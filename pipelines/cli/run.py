@@ -40,6 +40,7 @@ from pipelines.jobs import (
     run_tags,
 )
 from pipelines.registry import PERIOD_ASSETS, SYSTEM_OF_RATINGS, SYSTEMS
+from rating_core import tables
 from rating_core.budget import BASE_BYTES, PLAYER_BYTES, MemoryBudget, show_size
 from rating_core.lake import publishing as publish
 from rating_core.lake.data_periods import data_periods
@@ -294,7 +295,7 @@ def _check_players_fit(lake: Path, budget: MemoryBudget) -> None:
     """Refuse, before rating, a lake whose players alone would not fit the budget."""
     if budget.total is None:
         return
-    players = read_table(lake, "player_names").select(pl.len()).collect().item()
+    players = read_table(lake, tables.PLAYER_NAMES).select(pl.len()).collect().item()
     if not budget.players_fit(players):
         need = show_size(BASE_BYTES + players * PLAYER_BYTES)
         raise UserError(
@@ -338,8 +339,8 @@ def _rate_and_publish(
     if failures and not ingest.success:
         raise UserError(failures[0])
     _check_players_fit(lake, budget)
-    files = read_table(lake, "ingest_summary", partition_col="asset").collect()
-    notes_frame = read_table(lake, "ingest_notes", partition_col="asset").collect()
+    files = read_table(lake, tables.INGEST_SUMMARY).collect()
+    notes_frame = read_table(lake, tables.INGEST_NOTES).collect()
     notes = notes_frame.get_column("note").to_list() if notes_frame.height else []
     periods = data_periods(lake)
     register_periods(instance, periods)  # the partitions end at the last period with data

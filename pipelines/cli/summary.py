@@ -14,7 +14,7 @@ from rich.text import Text
 
 from pipelines.cli.output import print_table
 from pipelines.cli.run import RunOutcome
-from rating_core.lake import tables
+from rating_core import tables
 from rating_core.lake.storage import read_table, table_dir
 
 RATING_QUARANTINE_PREFIX = "corrections-"

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import polars as pl
 
+from rating_core import tables
 from rating_core.lake.storage import read_table, table_partitions
 from rating_core.periods import is_rated_period, next_period, period_range
 
@@ -17,8 +18,8 @@ def data_periods(lake: Path, today: date | None = None) -> list[str]:
     Only periods from 1850-01 to the month of `today` count: a stray partition outside them
     (a `period=3000-01` left by older code) is ignored, so it can never break a run.
     """
-    found = set(table_partitions(lake, "games")) | set(table_partitions(lake, "matches"))
-    starts = read_table(lake, "starting_lists").collect()
+    found = set(table_partitions(lake, tables.GAMES)) | set(table_partitions(lake, tables.MATCHES))
+    starts = read_table(lake, tables.STARTING_LISTS).collect()
     if starts.height and found:
         found |= {next_period(p) for p in starts.get_column("period").unique().to_list()}
     found = {period for period in found if is_rated_period(period, today)}
@@ -38,7 +39,7 @@ def _closes_late(lake: Path, period: str) -> bool:
     from rating_core.systems.late_results import fide_list_periods
 
     games = (
-        read_table(lake, "games", [period])
+        read_table(lake, tables.GAMES, [period])
         .filter(pl.col("source") == "federation")
         .select("game_id", "tournament_id", "played_at", "period")
         .collect()

@@ -18,7 +18,8 @@ from pathlib import Path
 import polars as pl
 import xxhash
 
-from rating_core.lake.storage import PART_FILE, as_local_path, partition_files, read_table
+from rating_core import tables
+from rating_core.lake.storage import as_local_path, partition_files, read_table, table_file
 from rating_core.periods import previous_period
 
 NULL_MARK = "\\N"
@@ -123,19 +124,19 @@ def period_input_digests(lake: Path, periods: list[str], code_version: str) -> p
     """
     common = hashlib.sha256()
     common.update(code_version.encode())
-    common.update(_file_bytes(as_local_path(lake) / "players" / PART_FILE))
-    moderation = read_table(lake, "moderation").collect()
-    starts = read_table(lake, "starting_lists").collect()
-    corrections = read_table(lake, "corrections").collect()
-    merges = read_table(lake, "merges").collect()
+    common.update(_file_bytes(table_file(lake, tables.PLAYERS)))
+    moderation = read_table(lake, tables.MODERATION).collect()
+    starts = read_table(lake, tables.STARTING_LISTS).collect()
+    corrections = read_table(lake, tables.CORRECTIONS).collect()
+    merges = read_table(lake, tables.MERGES).collect()
     annulled = None
     if moderation.height:
-        games = read_table(lake, "games").select("game_id", "period").collect()
+        games = read_table(lake, tables.GAMES).select("game_id", "period").collect()
         annulled = moderation.join(games, on="game_id").sort("game_id")
     rows = []
     for period in periods:
         digest = common.copy()
-        for table in ("games", "matches"):
+        for table in (tables.GAMES, tables.MATCHES):
             parts = partition_files(lake, table, period)
             for path in parts:
                 digest.update(path.name.encode() + content_hash(path))

@@ -21,10 +21,10 @@ from typing import Any, ClassVar
 import duckdb
 import polars as pl
 
-from rating_core.lake import tables
+from rating_core import tables
 from rating_core.lake.storage import partition_files
-from rating_core.lake.tables import LakeTable
 from rating_core.schemas import TableSchema
+from rating_core.tables import LakeTable
 
 PLATFORM = "platform"
 

@@ -36,11 +36,11 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
+from rating_core import tables
 from rating_core.budget import MemoryBudget
 from rating_core.ingest.canonical import TAKEN_SCHEMA
 from rating_core.ingest.common import ID_HASH_SEED, IngestResult, id_hashes, repeated_hashes
 from rating_core.ingest.inbox import RESTART, GameGroup, GroupReading, game_groups
-from rating_core.lake import tables
 from rating_core.lake.digests import content_hash
 from rating_core.lake.storage import (
     StagedParts,

@@ -7,7 +7,7 @@ each list and period), `original_lists` (each period's first publication: its lo
 `games`, `quarantine`, `history_<system>` (each system's per-game explanations: `fide`, `ukd`,
 `club`, `site`, `fibs`) and `history_<table>` for every explanation table of the catalogue
 (`history/fide-standard-player_explanations` is `history_fide_standard_player_explanations`).
-The files come from the catalogue (`rating_core.lake.tables`) and the manifests, so only complete
+The files come from the catalogue (`rating_core.tables`) and the manifests, so only complete
 versions are ever read; `rating_core.lake.views` says which files each view reads.
 
 `ratings query` (`stream_query`, `run_query`, `query_frame`: one checked SELECT) reads the files

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import polars as pl
 
+from rating_core import tables
 from rating_core.lake import publishing as publish
-from rating_core.lake import tables
 from rating_core.lake.storage import read_table
 from rating_core.rounding import round_half_away_expr
 

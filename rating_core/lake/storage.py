@@ -7,7 +7,7 @@ lives in the folder name, not in the file, as Hive, DuckDB and Polars expect) an
 own, so one group is replaced without touching the others); readers read them all. Quarantine is partitioned by source kind:
 `<lake>/quarantine/source=<kind>/part-0.parquet` (QUARANTINE_SCHEMA plus a `source` column), so each
 ingest run replaces the rejected records of its own kind and leaves the others alone. Which table
-is partitioned by what, and with which schema, is the catalogue's (`rating_core.lake.tables`):
+is partitioned by what, and with which schema, is the catalogue's (`rating_core.tables`):
 every function here takes one of its entries or a table name.
 
 Paths are local folders: a `file://` URI is accepted, any other scheme is refused with a clear
@@ -34,8 +34,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rating_core.lake.location import as_local_path
-from rating_core.lake.tables import PERIOD, LakeTable, named
 from rating_core.schemas import TableSchema
+from rating_core.tables import PERIOD, LakeTable, named
 from rating_core.text import is_safe_name as is_safe_name  # re-exported: callers check names here
 
 PART_FILE = "part-0.parquet"
@@ -46,7 +46,7 @@ PART_GLOB = "*.parquet"
 written has a hidden temporary name and never matches)."""
 
 TableRef = LakeTable | str
-"""A table as the storage functions take it: a catalogue entry (`rating_core.lake.tables`) or a
+"""A table as the storage functions take it: a catalogue entry (`rating_core.tables`) or a
 name; a name the catalogue knows gets the catalogue's partitioning and schema."""
 
 _SAFE_TABLE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(/[A-Za-z0-9][A-Za-z0-9._-]*)*$")

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import polars as pl
 
+from rating_core import tables
 from rating_core.lake import publishing as publish
-from rating_core.lake import tables
 from rating_core.lake.location import as_local_path
 from rating_core.lake.storage import partition_files, table_dir, table_file, table_partitions
 from rating_core.lake.versions import published_versions

@@ -14,6 +14,7 @@ from typing import Any
 
 import polars as pl
 
+from rating_core import tables
 from rating_core.periods import previous_period
 from rating_core.schemas import RATING_LISTS, empty
 from rating_core.systems.club.folders import club_list_name
@@ -253,17 +254,12 @@ def club_lists_period(
 
 # --- ranges of periods ---------------------------------------------------------------------------
 
-FIDE_EXPLANATIONS = ("game_explanations", "player_explanations", "newcomers", "dropped")
+FIDE_EXPLANATIONS = tables.EXPLANATION_TABLES["fide"]
 """The explanation tables of each FIDE list (`history/fide-<list>-<table>`)."""
-UKD_EXPLANATIONS = (
-    "game_explanations",
-    "tournament_explanations",
-    "player_explanations",
-    "newcomers",
-)
+UKD_EXPLANATIONS = tables.EXPLANATION_TABLES["ukd"]
 """The explanation tables of each UKD list (`history/ukd-<list>-<table>`)."""
-CLUB_STATE = "state/club"
-CLUB_EXPLANATIONS = ("player_explanations", "game_explanations")
+CLUB_STATE = tables.state("club").name
+CLUB_EXPLANATIONS = tables.EXPLANATION_TABLES["club"]
 """The explanation tables of the club lists (`history/club-<table>`, every pool in one)."""
 
 
@@ -272,7 +268,7 @@ def federation_state_tables(system: str) -> list[str]:
     return [
         t
         for kind in RATING_LISTS
-        for t in (f"state/{system}-{kind}", f"state/{system}-{kind}-pool")
+        for t in (tables.state(f"{system}-{kind}").name, tables.pool(f"{system}-{kind}").name)
     ]
 
 
@@ -301,7 +297,7 @@ def games_by_period(games: pl.DataFrame, periods: list[str]) -> Iterator[tuple[s
 
 def corrections_table(system: str) -> str:
     """`history/<system>-corrections`: every correction of each period, applied or not."""
-    return f"history/{system}-corrections"
+    return tables.history(system, "corrections").name
 
 
 def _known_ids(start: pl.DataFrame | None, games: pl.DataFrame, rating_list: str) -> pl.Series:
@@ -343,9 +339,11 @@ def _federation_period(
     starts, pools, origins = {}, {}, {}
     for kind in RATING_LISTS:
         name = f"{system}-{kind}"
-        start = list_start(system, kind, period, starting_lists, carried.get(f"state/{name}"))
+        start = list_start(
+            system, kind, period, starting_lists, carried.get(tables.state(name).name)
+        )
         starts[kind], origins[kind] = start.state, start.origin
-        pools[kind] = carried.get(f"state/{name}-pool")
+        pools[kind] = carried.get(tables.pool(name).name)
     logs = []
     if period_fixes.filter(pl.col("field") == "birth_date").height:
         for kind in RATING_LISTS:
@@ -382,10 +380,10 @@ def _federation_period(
         else:
             result, log = correct_ukd(results[kind], mine, name)
         logs.append(log)
-        out_states[f"state/{name}"] = result.state
-        out_states[f"state/{name}-pool"] = result.pool
+        out_states[tables.state(name).name] = result.state
+        out_states[tables.pool(name).name] = result.pool
         for table in spec.explanation_tables:
-            explanations[f"history/{name}-{table}"] = getattr(result, table)
+            explanations[tables.history(name, table).name] = getattr(result, table)
         listed = with_player_data(result.list_rows, data, fide=system == "fide")
         if "name" not in listed.columns:  # the official list's name for a player nothing names
             listed = listed.join(listed_names, on="player_id", how="left")
@@ -541,8 +539,8 @@ def _club_period(
         {CLUB_STATE: pl.concat(states) if states else pl.DataFrame()},
         concat_rows(rows),
         {
-            "history/club-player_explanations": concat_rows(players_expl),
-            "history/club-game_explanations": concat_rows(games_expl),
+            tables.history("club", "player_explanations").name: concat_rows(players_expl),
+            tables.history("club", "game_explanations").name: concat_rows(games_expl),
         },
     )
 

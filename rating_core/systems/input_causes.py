@@ -30,24 +30,13 @@ import hashlib
 import polars as pl
 
 from rating_core.periods import previous_period
-from rating_core.schemas import TableSchema
+from rating_core.schemas import APPLIED_INPUTS_SCHEMA, TableSchema
 from rating_core.text import format_text
 
 TOURNAMENT = "tournament"
 STARTING_LIST = "starting list"
 CORRECTION = "correction"
 """Values of `source` in the record: what a row of inputs is."""
-
-APPLIED_INPUTS_SCHEMA: TableSchema = {
-    "source": pl.String,
-    "name": pl.String,
-    "rating_list": pl.String,
-    "player_id": pl.String,
-    "digest": pl.String,
-}
-"""One row per player per input of a period: a tournament (its id, the digest of its games), the
-starting list the period starts from (`list@YYYY-MM`, the player's entry as digest) or an applied
-correction (`list field`, the digest of its value, result and reason)."""
 
 CAUSES_SCHEMA: TableSchema = {"list": pl.String, "player_id": pl.String, "cause": pl.String}
 """Causes per list and player: a standard tournament is a cause on the standard lists only."""

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 import polars as pl
 
+from rating_core import tables
 from rating_core.schemas import empty
 from rating_core.systems.contract import (
     FrameSource,
@@ -29,12 +30,12 @@ from rating_core.systems.site.lists import site_period_lists
 from rating_core.systems.site.replay import SiteReplay, range_coding
 from rating_core.systems.site.rules import SITE_EXCLUDED_SCHEMA, SITE_HISTORY_SCHEMA
 
-SITE_STATE = "state/site"
-SITE_HISTORY = "history/site"
-SITE_EXCLUDED = "excluded/site"
-FIBS_STATE = "state/fibs"
-FIBS_PAIRS = "state/fibs_pairs"
-FIBS_HISTORY = "history/fibs"
+SITE_STATE = tables.state("site").name
+SITE_HISTORY = tables.history("site").name
+SITE_EXCLUDED = tables.excluded("site").name
+FIBS_STATE = tables.state("fibs").name
+FIBS_PAIRS = tables.FIBS_PAIR_STATE.name
+FIBS_HISTORY = tables.history("fibs").name
 
 
 def site_lists_periods(

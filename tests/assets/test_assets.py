@@ -13,8 +13,8 @@ from assets import federation
 from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
 from assets.resources import PipelinePaths
 from pipelines.registry import PERIOD_ASSETS
+from rating_core import tables
 from rating_core.lake import publishing as publish
-from rating_core.lake import tables
 from rating_core.lake.storage import read_table, table_partitions
 from rating_core.systems.fide.rules import FIDE_RULES
 from tests.support.periods import materialize_period

@@ -10,8 +10,8 @@ import pytest
 
 from pipelines.cli.app import main
 from pipelines.cli.run import run_pipeline
+from rating_core import tables
 from rating_core.lake import publishing as publish
-from rating_core.lake import tables
 from rating_core.lake.storage import read_table
 
 pytestmark = pytest.mark.e2e

@@ -175,7 +175,7 @@ def test_the_sensor_registers_the_periods_of_the_lake(tmp_path, samples) -> None
 
     from assets.resources import PipelinePaths
     from pipelines.automation import inbox_sensor
-    from rating_core.lake import tables
+    from rating_core import tables
     from rating_core.lake.storage import write_partitioned
 
     lake = tmp_path / "lake"

@@ -18,7 +18,7 @@ import polars as pl
 
 from assets.ingest import INGEST_ASSETS, INGEST_CHECKS
 from assets.resources import PipelinePaths
-from rating_core.lake import tables
+from rating_core import tables
 from rating_core.lake.storage import TableRef, read_table
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -22,8 +22,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from rating_core import tables
 from rating_core.lake import publishing as publish
-from rating_core.lake import tables
 from rating_core.lake.storage import table_file, write_partitioned
 
 VERSIONS = [

@@ -1,7 +1,7 @@
 """Moderation (RULES §2): which players an annulment moved, and why, for the lists' diffs.
 
 A list version names only what changed since the version before it: each publication records the
-annulments it applied (`APPLIED_SCHEMA`, kept per period in the lake), and the next one names the
+annulments it applied (`APPLIED_ANNULMENTS_SCHEMA`, kept per period in the lake), and the next one names the
 annulments that are new since then, and those withdrawn since then, never the old ones again.
 """
 
@@ -9,23 +9,15 @@ from __future__ import annotations
 
 import polars as pl
 
-from rating_core.schemas import TableSchema
+from rating_core.schemas import APPLIED_ANNULMENTS_SCHEMA, TableSchema
 
 CAUSES_SCHEMA: TableSchema = {"player_id": pl.String, "cause": pl.String}
-
-APPLIED_SCHEMA: TableSchema = {
-    "game_id": pl.String,
-    "white_id": pl.String,
-    "black_id": pl.String,
-    "label": pl.String,
-}
-"""The annulments a publication applied: one row per annulled game with its decision's label."""
 
 
 def annulled_games_until(decisions: pl.DataFrame, games: pl.DataFrame, period: str) -> pl.DataFrame:
     """Annulled games of periods up to `period`, with their decision (one row per game)."""
     if not decisions.height or not games.height:
-        return pl.DataFrame(schema=APPLIED_SCHEMA)
+        return pl.DataFrame(schema=APPLIED_ANNULMENTS_SCHEMA)
     label = (
         pl.lit("moderation decision of ")
         + pl.col("decided_at").dt.strftime("%Y-%m-%d")
@@ -54,11 +46,11 @@ def annulment_changes(
     applied: pl.DataFrame | None = None,
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
     """(new, withdrawn): annulments in force for `period` that the last publication had not
-    applied, and those it applied that are no longer in force (both APPLIED_SCHEMA rows)."""
+    applied, and those it applied that are no longer in force (both APPLIED_ANNULMENTS_SCHEMA rows)."""
     current = annulled_games_until(decisions, games, period)
     if applied is None or not applied.height:
-        return current, pl.DataFrame(schema=APPLIED_SCHEMA)
-    applied = applied.select(pl.col(c).cast(t) for c, t in APPLIED_SCHEMA.items())
+        return current, pl.DataFrame(schema=APPLIED_ANNULMENTS_SCHEMA)
+    applied = applied.select(pl.col(c).cast(t) for c, t in APPLIED_ANNULMENTS_SCHEMA.items())
     new = current.join(applied.select("game_id"), on="game_id", how="anti")
     withdrawn = applied.join(current.select("game_id"), on="game_id", how="anti").sort("game_id")
     return new, withdrawn

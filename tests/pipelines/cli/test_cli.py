@@ -13,8 +13,8 @@ import chess.pgn
 import polars as pl
 import pytest
 
+from rating_core import tables
 from rating_core.lake import publishing as publish
-from rating_core.lake import tables
 from rating_core.lake.storage import read_table
 
 pytestmark = pytest.mark.e2e
@@ -132,7 +132,7 @@ def test_every_table_a_run_writes_is_in_the_catalogue(sample_lake: Path) -> None
     written = _written_tables(sample_lake)
     catalogued = {table.name: {table.partition_col} for table in tables.CATALOGUE}
     not_named = {name: cols for name, cols in written.items() if name not in catalogued}
-    assert not not_named, f"tables written but not in rating_core.lake.tables: {not_named}"
+    assert not not_named, f"tables written but not in rating_core.tables: {not_named}"
     wrong = {n: (cols, catalogued[n]) for n, cols in written.items() if cols != catalogued[n]}
     assert not wrong, f"written partitioning (left) differs from the catalogue's: {wrong}"
     # the samples exercise every system, so a catalogue entry no run writes is stale, unless it

@@ -17,8 +17,8 @@ import polars as pl
 import pytest
 
 from pipelines.incremental import period_input_digests
+from rating_core import tables
 from rating_core.lake import publishing as publish
-from rating_core.lake import tables
 from rating_core.lake.data_periods import data_periods
 from rating_core.lake.storage import read_table
 

@@ -15,8 +15,9 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from rating_core import tables
 from rating_core.lake import publishing as publish
-from rating_core.lake import revisions, tables
+from rating_core.lake import revisions
 from rating_core.lake.lock import hold_lake
 from rating_core.lake.storage import read_table
 from tests.pipelines.cli.test_cli import ROOT, ratings

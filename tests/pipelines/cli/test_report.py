@@ -22,7 +22,7 @@ import polars as pl
 import pytest
 
 from pipelines.cli import app as cli
-from rating_core.lake import tables
+from rating_core import tables
 from rating_core.lake.publishing import publish_list
 from rating_core.lake.storage import write_partitioned
 

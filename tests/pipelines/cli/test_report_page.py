@@ -12,7 +12,7 @@ import polars as pl
 import pytest
 
 from pipelines.cli import report_page
-from rating_core.lake import tables
+from rating_core import tables
 from rating_core.lake.publishing import publish_list
 from rating_core.lake.report_data import gather_report
 from rating_core.lake.storage import write_partitioned

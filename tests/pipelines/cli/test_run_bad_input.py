@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.cli.run import _failures
-from rating_core.lake import tables
+from rating_core import tables
 from tests.support.inbox import PLATFORM_HEADER, ingest, write_inbox
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("csv_in_chunks_of_two_rows")]

@@ -9,7 +9,7 @@ from types import SimpleNamespace
 import polars as pl
 
 from pipelines.cli import summary
-from rating_core.lake import tables
+from rating_core import tables
 from rating_core.lake.storage import write_partitioned, write_table
 from rating_core.schemas import PLAYERS_SCHEMA
 

@@ -13,7 +13,7 @@ from rich.console import Console
 
 from pipelines.cli.run import RunOutcome
 from pipelines.cli.summary import print_summary
-from rating_core.lake import tables
+from rating_core import tables
 from tests.support.inbox import FEDERATION_HEADER, PLATFORM_HEADER, Ingested, ingest
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("csv_in_chunks_of_two_rows")]

@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from rating_core import budget
+from rating_core import budget, tables
 from rating_core.budget import MemoryBudget
 from rating_core.ingest.common import IngestResult, UnreadableFileError
 from rating_core.ingest.csv_games import (
@@ -24,7 +24,7 @@ from rating_core.ingest.csv_games import (
 )
 from rating_core.ingest.inbox import ingest_games as read_whole_inbox
 from rating_core.ingest.registry import read_players
-from rating_core.lake import ingest_store, tables
+from rating_core.lake import ingest_store
 from rating_core.lake.storage import read_table
 from rating_core.progress import Progress, listening
 

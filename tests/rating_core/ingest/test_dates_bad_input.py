@@ -18,8 +18,8 @@ import pytest
 
 from assets.resources import PipelinePaths
 from pipelines.registry import PERIOD_ASSETS
+from rating_core import tables
 from rating_core.lake import publishing as publish
-from rating_core.lake import tables
 from rating_core.lake.data_periods import data_periods
 from rating_core.lake.storage import table_partitions, write_partitioned
 from rating_core.schemas import GAMES_SCHEMA, conform, empty

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rating_core.lake import tables
+from rating_core import tables
 from tests.support.inbox import (
     FEDERATION_HEADER,
     assert_one_sentence,

@@ -16,7 +16,7 @@ import polars as pl
 import pytest
 import zstandard
 
-from rating_core.lake import tables
+from rating_core import tables
 from tests.support.inbox import Ingested, assert_one_sentence, ingest, ratings, write_inbox
 
 # The bad-input corpus runs the ingest assets and the `ratings` command on each case.

@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from rating_core.lake import tables
+from rating_core import tables
 from tests.support.inbox import (
     FEDERATION_HEADER,
     PLATFORM_HEADER,

@@ -10,9 +10,10 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from rating_core import tables
 from rating_core.ingest import pgn_stream
 from rating_core.ingest.inbox import ingest_games as read_whole_inbox
-from rating_core.lake import ingest_store, tables
+from rating_core.lake import ingest_store
 from rating_core.lake.storage import read_table
 from rating_core.names import player_names
 from rating_core.schemas import PLAYERS_SCHEMA, conform

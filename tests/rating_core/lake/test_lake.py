@@ -8,8 +8,8 @@ from pathlib import Path
 import polars as pl
 import pytest
 
+from rating_core import tables
 from rating_core.lake import storage as lake_mod
-from rating_core.lake import tables
 from rating_core.lake.storage import (
     read_table,
     table_partitions,

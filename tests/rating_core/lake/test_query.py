@@ -275,7 +275,7 @@ def test_an_as_of_date_is_a_calendar_date(text: str) -> None:
 
 
 def test_partitions_that_disagree_on_a_column_type_are_one_sentence(tmp_path: Path) -> None:
-    from rating_core.lake import tables
+    from rating_core import tables
     from rating_core.lake.storage import write_partitioned
 
     lake = tmp_path / "lake"
@@ -413,7 +413,7 @@ def test_the_table_views_listed_without_the_catalogue_are_the_catalogues() -> No
 
 
 def tables_of_history() -> list[str]:
-    from rating_core.lake import tables
+    from rating_core import tables
 
     return [table.name for table in tables.history_tables()]
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from rating_core.lake import tables
+from rating_core import tables
 from rating_core.lake.publishing import publish_list
 from rating_core.lake.report_data import (
     games_per_period,

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rating_core.lake import tables
+from rating_core import tables
 from rating_core.lake.game_batches import LakeBatches, PlatformGames, PlatformMatches
 from rating_core.lake.storage import StagedParts
 from rating_core.schemas import GAMES_SCHEMA, MATCHES_SCHEMA, PLAYERS_SCHEMA, conform

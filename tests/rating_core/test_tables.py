@@ -1,8 +1,8 @@
-"""Tests for rating_core.lake.tables: the catalogue names each lake table once, consistently."""
+"""Tests for rating_core.tables: the catalogue names each lake table once, consistently."""
 
 from __future__ import annotations
 
-from rating_core.lake import tables
+from rating_core import tables
 from rating_core.schemas import RATING_LISTS
 
 

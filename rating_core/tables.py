@@ -10,6 +10,9 @@ Families (one table per system or list, all partitioned by `period`):
 `history/<system>[-<table>]` explanations, `excluded/<system>` games a replay did not rate,
 `list_rows/<system>` the rows of every list of the system before publication.
 Published lists are not tables: they live under `lists/` (`rating_core.lake.publishing`).
+
+A base module (it imports only the other bases): the engines name the tables they write with it
+and ingest and storage the tables they read, so no layer spells a table's name or folder.
 """
 
 from __future__ import annotations
@@ -21,6 +24,8 @@ import polars as pl
 from rating_core.ingest.trf import TRF_PLAYERS_SCHEMA
 from rating_core.names import FIRST_NAMES_SCHEMA, NAMES_SCHEMA
 from rating_core.schemas import (
+    APPLIED_ANNULMENTS_SCHEMA,
+    APPLIED_INPUTS_SCHEMA,
     CORRECTIONS_SCHEMA,
     FILE_SUMMARY_SCHEMA,
     GAMES_SCHEMA,
@@ -33,8 +38,6 @@ from rating_core.schemas import (
     STARTING_LIST_SCHEMA,
     TableSchema,
 )
-from rating_core.systems.input_causes import APPLIED_INPUTS_SCHEMA
-from rating_core.systems.site.moderation import APPLIED_SCHEMA
 
 PERIOD = "period"
 """Partition column of every period table (`YYYY-MM`)."""
@@ -144,7 +147,7 @@ RUN_INPUTS = LakeTable("run_inputs", None, {PERIOD: pl.String, "digest": pl.Stri
 """The input digest of every period the last run rated (`pipelines.incremental`)."""
 
 APPLIED_SITE_ANNULMENTS = LakeTable(
-    "applied/site_annulments", PERIOD, {**APPLIED_SCHEMA, PERIOD: pl.String}
+    "applied/site_annulments", PERIOD, {**APPLIED_ANNULMENTS_SCHEMA, PERIOD: pl.String}
 )
 """Per period, the annulments the last publication of the site lists applied."""
 
