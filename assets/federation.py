@@ -14,7 +14,6 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 
-from assets.period_io import read_period_range
 from assets.systems import (
     CheckInput,
     PeriodCheck,
@@ -27,7 +26,12 @@ from assets.systems import (
 )
 from rating_core import tables
 from rating_core.budget import MemoryBudget
-from rating_core.lake.storage import read_table, table_partitions, write_partitioned
+from rating_core.lake.storage import (
+    read_period_range,
+    read_table,
+    table_partitions,
+    write_partitioned,
+)
 from rating_core.periods import previous_period
 from rating_core.schemas import APPLIED_INPUTS_SCHEMA, GAMES_SCHEMA, RATING_LISTS, empty
 from rating_core.systems.contract import LIST_COLUMN

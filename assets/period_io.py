@@ -21,9 +21,8 @@ import polars as pl
 from rating_core import tables
 from rating_core.lake.digests import digest_frame
 from rating_core.lake.publishing import ListRelease, publish_lists
-from rating_core.lake.storage import TableRef, read_table, write_partitioned
+from rating_core.lake.storage import read_state_before, read_table
 from rating_core.names import NAMES_SCHEMA, attach_names
-from rating_core.periods import previous_period
 from rating_core.systems.contract import CLUB_FOLDER, LIST_COLUMN, RULES_COLUMN
 
 INPUT_DIGEST = "_input_digest"
@@ -56,61 +55,9 @@ def with_names(lake: Path, rows: pl.DataFrame) -> pl.DataFrame:
     return attach_names(rows, names if names.columns else pl.DataFrame(schema=NAMES_SCHEMA))
 
 
-ROW_PERIOD = "row_period"
-"""A frame's own `period` column is stored under this name: the partition column owns `period`."""
-
-
-def _restore_row_period(frame: pl.DataFrame) -> pl.DataFrame:
-    """Undo `write_period`'s renaming so a frame reads back as it was written."""
-    if ROW_PERIOD in frame.columns:
-        return frame.drop("period", strict=False).rename({ROW_PERIOD: "period"})
-    return frame
-
-
-def read_state_before(lake: Path, table: TableRef, period: str) -> pl.DataFrame | None:
-    """The rows of `table` (`state/<name>`) after P-1, or None when nothing was written for P-1."""
-    frame = read_table(lake, table, [previous_period(period)]).collect()
-    if not frame.columns:
-        return None
-    if ROW_PERIOD in frame.columns:
-        return _restore_row_period(frame)
-    return frame.drop("period", strict=False)
-
-
 def read_previous_state(lake: Path, system: str, period: str) -> pl.DataFrame | None:
     """The state after P-1 written by this system's asset, or None when P is its first period."""
     return read_state_before(lake, tables.state(system).name, period)
-
-
-def read_period(
-    lake: Path, table: TableRef, period: str, schema: dict[str, pl.DataType] | None = None
-) -> pl.DataFrame:
-    """Rows of one period of a partitioned lake table (an empty frame of `schema` when none)."""
-    return _restore_row_period(read_table(lake, table, [period], schema=schema).collect())
-
-
-def read_period_range(
-    lake: Path, table: TableRef, periods: list[str], schema: dict[str, pl.DataType]
-) -> dict[str, pl.DataFrame]:
-    """Rows of each period of `periods` of a partitioned table, read in one scan (an empty frame
-    of `schema` for a period without rows)."""
-    frame = read_table(lake, table, periods, schema=schema).collect()
-    parts = (
-        frame.partition_by("period", as_dict=True, include_key=False, maintain_order=True)
-        if frame.height
-        else {}
-    )
-    empty = pl.DataFrame(schema={c: t for c, t in schema.items() if c != "period"})
-    return {period: _restore_row_period(parts.get((period,), empty)) for period in periods}
-
-
-def write_period(lake: Path, table: TableRef, period: str, frame: pl.DataFrame) -> None:
-    """Replace the period's partition of `table` with `frame` (which may be empty)."""
-    if "period" in frame.columns:
-        frame = frame.rename({"period": ROW_PERIOD})
-    write_partitioned(
-        lake, table, frame.with_columns(period=pl.lit(period)), "period", partitions=[period]
-    )
 
 
 def frame_metadata(frame: pl.DataFrame) -> dict[str, dg.MetadataValue]:

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import polars as pl
 
-from assets.period_io import read_period_range
 from assets.systems import (
     CheckInput,
     PeriodCheck,
@@ -27,7 +26,12 @@ from assets.systems import (
 from rating_core import tables
 from rating_core.budget import MemoryBudget
 from rating_core.lake.game_batches import PlatformGames, PlatformMatches
-from rating_core.lake.storage import read_table, table_partitions, write_partitioned
+from rating_core.lake.storage import (
+    read_period_range,
+    read_table,
+    table_partitions,
+    write_partitioned,
+)
 from rating_core.rounding import FLOAT_TOLERANCE
 from rating_core.schemas import APPLIED_ANNULMENTS_SCHEMA, GAMES_SCHEMA
 from rating_core.systems.contract import RangeOutputs, RowSink

@@ -28,18 +28,23 @@ from assets.partitions import partition_of_period, period_of_partition, periods_
 from assets.period_io import (
     CODE_VERSION,
     INPUT_DIGEST,
-    ROW_PERIOD,
     frame_metadata,
     publish_releases,
     range_releases,
-    read_state_before,
 )
 from assets.resources import PipelinePaths
 from rating_core import tables
 from rating_core.budget import MemoryBudget
 from rating_core.lake.digests import digest_frames, digest_parts, period_input_digests
 from rating_core.lake.publishing import drop_empty_staging
-from rating_core.lake.storage import StagedParts, read_table, table_partitions
+from rating_core.lake.storage import (
+    StagedParts,
+    read_state_before,
+    read_table,
+    restored_rows,
+    stored_rows,
+    table_partitions,
+)
 from rating_core.names import NAMES_SCHEMA, attach_names
 from rating_core.periods import period_range
 from rating_core.progress import Progress, report
@@ -221,15 +226,11 @@ class _RangeWriter:
             writing, self._writing = self._writing, None
             writing.result()
 
-    @staticmethod
-    def _renamed(frame: pl.DataFrame) -> pl.DataFrame:
-        return frame.rename({"period": ROW_PERIOD}) if "period" in frame.columns else frame
-
     def sink(self, table: str, period: str, rows: pl.DataFrame) -> None:
         """The engine's `RowSink`: append a batch to the period's file of `table`."""
         if not rows.width:
             return
-        rows = self._renamed(rows)
+        rows = stored_rows(rows)
         self.columns.setdefault(table, rows.clear())
         if rows.height:
             self._written()
@@ -239,7 +240,7 @@ class _RangeWriter:
         """Stage a period's whole frame of `table`."""
         if not frame.width:
             return
-        frame = self._renamed(frame)
+        frame = stored_rows(frame)
         self.columns.setdefault(table, frame.clear())
         if frame.height:
             self._written()
@@ -252,10 +253,7 @@ class _RangeWriter:
         path = self.stage.staged(table, period)
         if path is None:
             return self.columns.get(table, pl.DataFrame()).lazy()
-        frame = pl.scan_parquet(path)
-        return (
-            frame.rename({ROW_PERIOD: "period"}) if ROW_PERIOD in frame.collect_schema() else frame
-        )
+        return restored_rows(pl.scan_parquet(path))
 
     def commit(self, periods: list[str]) -> None:
         """Stage the empty files that replace stale ones, then make every file visible."""

@@ -27,13 +27,14 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Final, TypeVar
 
 import polars as pl
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from rating_core.lake.location import as_local_path
+from rating_core.periods import previous_period
 from rating_core.schemas import TableSchema
 from rating_core.tables import PERIOD, LakeTable, named
 from rating_core.text import is_safe_name as is_safe_name  # re-exported: callers check names here
@@ -536,3 +537,56 @@ def read_table(
     if schema is None:  # a catalogued table is read back whole, as it would have been written
         return pl.LazyFrame(schema=entry.schema or {})
     return pl.LazyFrame(schema={**schema, partition_col: schema.get(partition_col, pl.String)})
+
+
+# --- period tables: a frame's own `period` beside the partition column -------------------------
+
+ROW_PERIOD = "row_period"
+"""A frame's own `period` column is stored under this name: the partition column owns `period`."""
+
+Rows = TypeVar("Rows", pl.DataFrame, pl.LazyFrame)
+
+
+def stored_rows(frame: pl.DataFrame) -> pl.DataFrame:
+    """`frame` as a period table stores it: its own `period` column as `row_period`."""
+    return frame.rename({PERIOD: ROW_PERIOD}) if PERIOD in frame.columns else frame
+
+
+def restored_rows(frame: Rows) -> Rows:
+    """Undo `stored_rows` so a frame reads back as it was written (the partition column, when
+    read with it, gives way to the frame's own `period`)."""
+    if ROW_PERIOD in frame.collect_schema().names():
+        return frame.drop(PERIOD, strict=False).rename({ROW_PERIOD: PERIOD})
+    return frame
+
+
+def read_state_before(lake: Path | str, table: TableRef, period: str) -> pl.DataFrame | None:
+    """The rows of `table` (`state/<name>`) after P-1, or None when nothing was written for P-1."""
+    frame = read_table(lake, table, [previous_period(period)]).collect()
+    if not frame.columns:
+        return None
+    if ROW_PERIOD in frame.columns:
+        return restored_rows(frame)
+    return frame.drop("period", strict=False)
+
+
+def read_period(
+    lake: Path | str, table: TableRef, period: str, schema: TableSchema | None = None
+) -> pl.DataFrame:
+    """Rows of one period of a partitioned lake table (an empty frame of `schema` when none)."""
+    return restored_rows(read_table(lake, table, [period], schema=schema).collect())
+
+
+def read_period_range(
+    lake: Path | str, table: TableRef, periods: list[str], schema: TableSchema
+) -> dict[str, pl.DataFrame]:
+    """Rows of each period of `periods` of a partitioned table, read in one scan (an empty frame
+    of `schema` for a period without rows)."""
+    frame = read_table(lake, table, periods, schema=schema).collect()
+    parts = (
+        frame.partition_by("period", as_dict=True, include_key=False, maintain_order=True)
+        if frame.height
+        else {}
+    )
+    empty = pl.DataFrame(schema={c: t for c, t in schema.items() if c != "period"})
+    return {period: restored_rows(parts.get((period,), empty)) for period in periods}

@@ -24,12 +24,12 @@ from pathlib import Path
 
 import pytest
 
-from assets.period_io import INPUT_DIGEST, code_version, read_period
+from assets.period_io import INPUT_DIGEST, code_version
 from pipelines.cli.app import ui_environment
 from rating_core import tables
 from rating_core.lake import ingest_store
 from rating_core.lake import publishing as publish
-from rating_core.lake.storage import clean_interrupted_writes, read_table
+from rating_core.lake.storage import clean_interrupted_writes, read_period, read_table
 
 pytestmark = pytest.mark.e2e
 

@@ -327,3 +327,22 @@ def test_history_tables_are_written_without_column_statistics(tmp_path: Path) ->
         column = pq.ParquetFile(path).metadata.row_group(0).column(0)
         assert column.is_stats_set is (table == "state/site"), table
         assert pl.read_parquet(path).equals(frame.drop("period"))
+
+
+def test_a_period_tables_own_period_column_reads_back_as_written(tmp_path: Path) -> None:
+    """Storage keeps a frame's own `period` (here the period a state row was last seen in) as
+    `row_period` beside the partition column, and gives it back under its name on reading."""
+    table = tables.state("fibs")
+    frame = pl.DataFrame({"player_id": ["a", "b"], "period": ["2026-01", "2025-11"]})
+    stored = lake_mod.stored_rows(frame)
+    assert stored.columns == ["player_id", lake_mod.ROW_PERIOD]
+    write_partitioned(tmp_path, table, stored.with_columns(period=pl.lit("2026-02")))
+    assert lake_mod.read_period(tmp_path, table, "2026-02").equals(frame)
+    state = lake_mod.read_state_before(tmp_path, table, "2026-03")
+    assert state is not None and state.equals(frame)
+    ranges = lake_mod.read_period_range(
+        tmp_path, table, ["2026-02", "2026-03"], {"period": pl.String}
+    )
+    assert ranges["2026-02"].equals(frame) and ranges["2026-03"].height == 0
+    lazy = pl.LazyFrame({"x": [1], lake_mod.ROW_PERIOD: ["2026-01"]})
+    assert lake_mod.restored_rows(lazy).collect().columns == ["x", "period"]
