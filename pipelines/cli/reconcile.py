@@ -58,7 +58,7 @@ def _official(path: Path, list_name: str, period: str) -> pl.DataFrame:
 
 def _our_tournaments(lake: Path, list_name: str, period: str) -> pl.DataFrame:
     """player_id, tournament_id of the games we counted for `list_name` in `period`."""
-    from rating_core.lake import tables
+    from rating_core import tables
     from rating_core.lake.storage import read_table
 
     rows = read_table(lake, tables.history(list_name, "game_explanations"), [period])

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import polars as pl
 
+from rating_core import tables
 from rating_core.lake import publishing as publish
-from rating_core.lake import tables
 from rating_core.lake.storage import read_table
 from rating_core.periods import next_period
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import polars as pl
 
-from rating_core.lake import tables
+from rating_core import tables
 from rating_core.lake.storage import read_table
 from rating_core.rounding import div_round_half_away_expr
 from rating_core.systems.fide.tables import dp_expr
