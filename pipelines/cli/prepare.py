@@ -279,6 +279,12 @@ def main(arguments: list[str]) -> int:
     """`python -m pipelines.cli.prepare GROUP...` compiles the named groups (a warm-up process);
     `python -m pipelines.cli.signatures` records `SIGNATURES_FILE` (it runs the pipeline, which
     imports this module: apart, so that no two CLI modules import each other)."""
+    if "--record" in arguments:
+        print(
+            "prepare: signatures are recorded by `python -m pipelines.cli.signatures`",
+            file=sys.stderr,
+        )
+        return 2
     by_name = {g.name: g for g in GROUPS}
     for name in arguments:
         if name in by_name:

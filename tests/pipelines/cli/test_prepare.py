@@ -238,3 +238,14 @@ def test_ratings_run_starts_the_warm_up_first_and_always_ends_it(
     inbox.mkdir()
     assert cli.main(["run", "--inbox", str(inbox), "--lake", str(tmp_path / "lake")]) == 1
     assert events == ["start", "said", "run", "stop"]
+
+
+def test_recording_signatures_through_prepare_names_the_module_that_does_it(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """`prepare --record` moved to `pipelines.cli.signatures` (which runs the pipeline, so it
+    cannot live in a module the run imports): the old form says where, with a non-zero exit."""
+    from pipelines.cli.prepare import main
+
+    assert main(["--record"]) == 2
+    assert "python -m pipelines.cli.signatures" in capsys.readouterr().err
