@@ -10,7 +10,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from rating_core.lake import tables
+from rating_core import tables
 from rating_core.lake.storage import read_table
 from tests.support.inbox import ratings
 

@@ -29,7 +29,7 @@ def report_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Published lists and the tables a report reads (games with their source, quarantine)."""
     import polars as pl
 
-    from rating_core.lake import tables
+    from rating_core import tables
     from rating_core.lake.storage import write_partitioned
 
     lake = tmp_path_factory.mktemp("report") / "lake"
