@@ -101,7 +101,7 @@ def _registry(lake: Path) -> pl.DataFrame | None:
 
 def _tournament_players(lake: Path) -> pl.DataFrame | None:
     """The TRF files' player records (written with the starting lists), None when none."""
-    frame = read_table(lake, "tournament_players").collect()
+    frame = read_table(lake, tables.TOURNAMENT_PLAYERS).collect()
     return frame if frame.height else None
 
 
@@ -271,7 +271,7 @@ def _load_club(lake: Path, periods: list[str], budget: MemoryBudget) -> RangeInp
     return {
         "games": games,
         "players": _registry(lake),
-        "starting_lists": read_table(lake, "starting_lists").collect(),
+        "starting_lists": read_table(lake, tables.STARTING_LISTS).collect(),
         "tournaments": _tournament_players(lake),
         "states": read_states(lake, [CLUB_STATE], periods[0]),
     }

@@ -259,6 +259,20 @@ APPLIED_ANNULMENTS_SCHEMA: TableSchema = {
 }
 """The annulments a publication applied: one row per annulled game with its decision's label."""
 
+TRF_PLAYERS_SCHEMA: TableSchema = {
+    "player_id": pl.String,  # FIDE id when non-zero, else the name
+    "name": pl.String,
+    "fide_id": pl.String,
+    "federation": pl.String,
+    "sex": pl.String,
+    "birth_year": pl.Int32,
+    "title": pl.String,
+    "rating": pl.Int32,  # the rating in the TRF, null when 0 or blank
+    "start_rank": pl.Int32,
+}
+"""The players of the TRF files' `001` records (`tournament_players`), one row per player per
+file."""
+
 MATCHES_SCHEMA: TableSchema = {
     "match_id": pl.String,
     "ended_at": UTC_TIME,

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 
 import polars as pl
 
-from rating_core.ingest.trf import TRF_PLAYERS_SCHEMA
 from rating_core.names import FIRST_NAMES_SCHEMA, NAMES_SCHEMA
 from rating_core.schemas import (
     APPLIED_ANNULMENTS_SCHEMA,
@@ -36,6 +35,7 @@ from rating_core.schemas import (
     QUARANTINE_SCHEMA,
     RATING_LISTS,
     STARTING_LIST_SCHEMA,
+    TRF_PLAYERS_SCHEMA,
     TableSchema,
 )
 

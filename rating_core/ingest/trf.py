@@ -22,20 +22,9 @@ from rating_core.ingest.common import (
     quarantine_rows,
 )
 from rating_core.schemas import RAW_GAMES_SCHEMA, RESULT_BY_SCORE, TableSchema, conform, empty
+from rating_core.schemas import TRF_PLAYERS_SCHEMA as TRF_PLAYERS_SCHEMA  # re-exported
 
 __all__ = ["TRF_PLAYERS_SCHEMA", "TrfResult", "parse_trf_date", "read_trf"]
-
-TRF_PLAYERS_SCHEMA: TableSchema = {
-    "player_id": pl.String,  # FIDE id when non-zero, else the name
-    "name": pl.String,
-    "fide_id": pl.String,
-    "federation": pl.String,
-    "sex": pl.String,
-    "birth_year": pl.Int32,
-    "title": pl.String,
-    "rating": pl.Int32,  # the rating in the TRF, null when 0 or blank
-    "start_rank": pl.Int32,
-}
 
 
 @dataclass(frozen=True)
