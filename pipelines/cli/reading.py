@@ -308,7 +308,10 @@ def player_history(lake: Path, player: str) -> pl.DataFrame:
 
     found = pl.concat(frames, how="diagonal_relaxed")
     ids = found.get_column("game_id").drop_nulls() if "game_id" in found.columns else []
-    games = read_table(lake, tables.GAMES).filter(pl.col("game_id").is_in(pl.Series(ids).implode()))
+    games = read_table(lake, tables.GAMES)
+    if "tournament_id" not in games.collect_schema().names():  # a lake whose games name none
+        return found
+    games = games.filter(pl.col("game_id").is_in(pl.Series(ids).implode()))
     return link_tournaments(found, games.select("game_id", "tournament_id").collect())
 
 

@@ -179,8 +179,10 @@ def test_the_sensor_registers_the_periods_of_the_lake(tmp_path, samples) -> None
     from rating_core.lake.storage import write_partitioned
 
     lake = tmp_path / "lake"
+    from rating_core.schemas import GAMES_SCHEMA, conform
+
     games = pl.DataFrame({"game_id": ["a", "b"], "period": ["2026-01", "2026-03"]})
-    write_partitioned(lake, tables.GAMES, games)
+    write_partitioned(lake, tables.GAMES, conform(games, GAMES_SCHEMA))
     paths = PipelinePaths(inbox=str(samples), lake=str(lake))
     instance = dg.DagsterInstance.ephemeral()
     instance.add_dynamic_partitions("periods", ["2026-01-01"])
