@@ -24,15 +24,12 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipelines.cli.errors import UserError
-from rating_core.systems.late_results import (
-    DEFAULT_POLICY,
-    LateResultsError,
-    LateResultsPolicy,
-    late_results_policy,
-)
+
+if TYPE_CHECKING:
+    from rating_core.systems.late_results import LateResultsPolicy
 
 CONFIG_FILE = "ratings.toml"
 """The configuration file, read from the working directory."""
@@ -53,12 +50,21 @@ class Settings:
 
     lake: str = DEFAULT_LAKE
     inbox: str = DEFAULT_INBOX
-    late_results: LateResultsPolicy = DEFAULT_POLICY
-    late_results_set: bool = False
-    """Whether `ratings.toml` has a `[late_results]` table (else the defaults)."""
+    late_results_table: Mapping[str, object] | None = None
+    """`ratings.toml`'s `[late_results]` table as written (checked by `load`), None without one."""
     sources: Mapping[str, str] = field(default_factory=dict)
     """`lake` / `inbox` -> where the value came from (`RATINGS_LAKE`, `ratings.toml`); absent:
     the built-in default."""
+
+    @property
+    def late_results(self) -> LateResultsPolicy:
+        """Each list family's late-result policy: the table's, the defaults for the rest."""
+        return late_results_of(self.late_results_table)
+
+    @property
+    def late_results_set(self) -> bool:
+        """Whether `ratings.toml` has a `[late_results]` table (else the defaults)."""
+        return self.late_results_table is not None
 
 
 def _path_value(value: object, key: str, where: str) -> str:
@@ -75,11 +81,14 @@ def _path_value(value: object, key: str, where: str) -> str:
     return value
 
 
-def _late_results(table: object, where: str) -> LateResultsPolicy:
+def late_results_of(table: object, where: str = CONFIG_FILE) -> LateResultsPolicy:
     """`[late_results]`: each list family's policy (the rules' own model and checks, RULES §3.4),
-    the defaults for the families not named; a bad family or value is one sentence."""
+    the defaults for the families not named; a bad family or value is one sentence. Imported
+    here, not at the top: the rules bring Polars, which the quick commands never load."""
+    from rating_core.systems.late_results import LateResultsError, late_results_policy
+
     try:
-        return late_results_policy(table if table is not None else None, where)  # type: ignore[arg-type]
+        return late_results_policy(table, where)  # type: ignore[arg-type]
     except LateResultsError as error:
         raise UserError(str(error)) from None
 
@@ -121,8 +130,10 @@ def load(environ: Mapping[str, str] | None = None, folder: Path | None = None) -
         if variable in environ:
             values[key] = _path_value(environ[variable], variable, "the environment")
             sources[key] = variable
-    late = _late_results(data.get("late_results"), str(path))
-    return Settings(values["lake"], values["inbox"], late, "late_results" in data, sources)
+    table = data.get("late_results")
+    if table is not None:
+        late_results_of(table, str(path))  # a bad value is said by every command, before any work
+    return Settings(values["lake"], values["inbox"], table, sources)
 
 
 def apply(args: argparse.Namespace, settings: Settings | None = None) -> Settings | None:

@@ -54,7 +54,7 @@ def test_manifest_records_the_era_and_2024_03_starts_from_the_compressed_list(
     assert dg.materialize([*INGEST_ASSETS], resources=res).success
     assert materialize_period(PERIOD_ASSETS, resources=res, partition_key="2024-02-01").success
     manifest = publish.read_manifest(lake, "fide-standard", "2024-02")
-    assert manifest["rules"] == "FIDE 2022-01"
+    assert manifest["rules"] == "FIDE 2022-10"  # the era row in force (unchanged on standard)
     # f1 (K 20) beats and draws 1900: D +100 -> PD .36 -> 20 x (0.64 + 0.14) = 15.6 -> 1816,
     # compressed by 0.4 x 184 = 73.6 -> 1890; f2: 1884, + 0.4 x 116 = 46.4 -> 1930
     assert ratings_of(lake, "2024-02") == {"f1": 1890, "f2": 1930}

@@ -83,7 +83,8 @@ def _next_period(lake: Path, start: pl.DataFrame, period: str) -> pl.DataFrame:
     outputs = dict(fide_lists_periods(games, start, states, players, [period], corrections))
     result = outputs[period]
     listed = result.list_rows.filter(pl.col("list") == "fide-standard")
-    return listed.drop("list", RULES_COLUMN, strict=False).sort("player_id")  # era: manifest
+    # the era is the manifest's; the name the asset attaches (registry, games, official list)
+    return listed.drop("list", RULES_COLUMN, "name", strict=False).sort("player_id")
 
 
 def test_every_export_starts_the_next_period_as_the_csv_does(lake: Path, tmp_path: Path) -> None:

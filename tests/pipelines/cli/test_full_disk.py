@@ -103,13 +103,14 @@ def test_injected_sqlite_disk_io_error_ends_in_the_full_disk_sentence(tmp_path: 
 
 @pytest.fixture
 def small_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 12 MiB tmpfs (room for the ingest and some lists, not for the whole sample run)."""
+    """A 4 MiB tmpfs: room for the ingest and some lists, not for the whole sample run (its lake
+    takes about 5.5 MB on a tmpfs)."""
     folder = tmp_path / "small"
     folder.mkdir()
     if shutil.which("mount") is None:
         pytest.skip("no mount command")
     mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=12m", "tmpfs", str(folder)],
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(folder)],
         capture_output=True,
         text=True,
     )
