@@ -153,8 +153,11 @@ def _quarantine_too_late(policy: LateResultsPolicy) -> Callable[[Path], None]:
     federation game (empty under `revise`)."""
 
     def after(lake: Path) -> None:
-        games = fide_list_periods(_games(lake, table_partitions(lake, tables.GAMES), "federation"))
-        _, too_late = _fide_placed(lake, games, policy)
+        games = pl.DataFrame(schema=GAMES_SCHEMA)
+        if policy.fide == NEXT_LIST:  # the federation games only, not the platform's
+            scan = read_table(lake, tables.GAMES, schema=GAMES_SCHEMA)
+            games = scan.filter(pl.col("source") == "federation").collect()
+        _, too_late = _fide_placed(lake, fide_list_periods(games), policy)
         rows = too_late_quarantine(too_late).with_columns(source=pl.lit(TOO_LATE_SOURCE))
         write_partitioned(lake, tables.QUARANTINE, rows, partitions=[TOO_LATE_SOURCE])
 
