@@ -9,6 +9,7 @@ month is a backfill from that month on. Built by `assets.systems.system_assets`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import dagster as dg
@@ -32,7 +33,7 @@ from rating_core.lake.storage import (
     table_partitions,
     write_partitioned,
 )
-from rating_core.periods import previous_period
+from rating_core.periods import period_range, previous_period
 from rating_core.schemas import APPLIED_INPUTS_SCHEMA, GAMES_SCHEMA, RATING_LISTS, empty
 from rating_core.systems.contract import LIST_COLUMN
 from rating_core.systems.corrections import (
@@ -53,6 +54,7 @@ from rating_core.systems.federation import (
 )
 from rating_core.systems.fide.rules import rules_for_period
 from rating_core.systems.input_causes import (
+    TOURNAMENT,
     carried_causes,
     club_period_inputs,
     correction_inputs,
@@ -60,7 +62,16 @@ from rating_core.systems.input_causes import (
     new_corrections,
     period_inputs,
 )
-from rating_core.systems.late_results import fide_list_periods
+from rating_core.systems.late_results import (
+    DEFAULT_POLICY,
+    LATEST_LIST,
+    NEXT_LIST,
+    LateResultsPolicy,
+    fide_list_periods,
+    late_fide_placements,
+    place_fide_games,
+    too_late_quarantine,
+)
 from rating_core.systems.merges import (
     APPLIED_SCHEMA,
     apply_merges,
@@ -78,20 +89,83 @@ def _games(lake: Path, periods: list[str], source: str) -> pl.DataFrame:
     return games.filter(pl.col("source") == source)
 
 
-def _fide_games(lake: Path, periods: list[str]) -> pl.DataFrame:
+def _fide_games(
+    lake: Path, periods: list[str], policy: LateResultsPolicy = DEFAULT_POLICY
+) -> pl.DataFrame:
     """The federation games of the range's FIDE lists, by FIDE's closing date (RULES §3.4): a
     tournament ending on one of the last two days of the month before the range, or of a
-    period of it, goes on the next period's list (`fide_list_periods`)."""
-    read = [previous_period(periods[0]), *periods] if periods else periods
-    games = fide_list_periods(_games(lake, read, "federation"))
+    period of it, goes on the next period's list (`fide_list_periods`). Under `next_list`, a
+    late tournament goes on the first unpublished period's list, or on none past the third
+    list (`_fide_placed`): the games of the periods up to the third list before the range are
+    read for it."""
+    if not periods:
+        return _games(lake, periods, "federation")
+    back = LATEST_LIST if policy.fide == NEXT_LIST else 1
+    read = [*period_range(_periods_before(periods[0], back), periods[0]), *periods[1:]]
+    games, _ = _fide_placed(lake, fide_list_periods(_games(lake, read, "federation")), policy)
     return games.filter(pl.col("period").is_in(periods)).sort("period", maintain_order=True)
 
 
-def _system_games(system: str) -> Callable[[Path, list[str], str], pl.DataFrame]:
-    """How `system` reads its games of a range: FIDE by closing date, the others as they are."""
+def _periods_before(period: str, count: int) -> str:
+    """The period `count` periods before `period`."""
+    for _ in range(count):
+        period = previous_period(period)
+    return period
+
+
+def _fide_placed(
+    lake: Path, games: pl.DataFrame, policy: LateResultsPolicy
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """`games` (FIDE list periods) with the late tournaments placed by the FIDE policy, and
+    apart the games too late to be rated (RULES §3.4): the published periods and the
+    tournaments they rated are those recorded in `applied/fide-inputs` when the run starts
+    (the publishing step records them only after it has published)."""
+    if policy.fide != NEXT_LIST or not games.height:
+        return games, games.clear()
+    table = tables.applied_inputs("fide")
+    published = set(table_partitions(lake, table))
+    if not published:
+        return games, games.clear()
+    recorded = (
+        read_table(lake, table)
+        .filter(pl.col("source") == TOURNAMENT)
+        .select(pl.col("name").alias("tournament_id"), "period")
+        .unique()
+        .collect()
+    )
+    placements = late_fide_placements(games, recorded, published, policy.fide)
+    return place_fide_games(games, placements)
+
+
+def _system_games(
+    system: str, policy: LateResultsPolicy = DEFAULT_POLICY
+) -> Callable[[Path, list[str], str], pl.DataFrame]:
+    """How `system` reads its games of a range: FIDE by closing date and late-results policy,
+    the others as they are."""
     if system == "fide":
-        return lambda lake, periods, source: _fide_games(lake, periods)
+        return lambda lake, periods, source: _fide_games(lake, periods, policy)
     return _games
+
+
+def _quarantine_too_late(policy: LateResultsPolicy) -> Callable[[Path], None]:
+    """Replace the quarantine's `source=fide-late-results` with the games of the FIDE
+    tournaments too late to be rated under `next_list` (RULES §3.4, FIDE §9.1), over every
+    federation game (empty under `revise`)."""
+
+    def after(lake: Path) -> None:
+        games = pl.DataFrame(schema=GAMES_SCHEMA)
+        if policy.fide == NEXT_LIST:  # the federation games only, not the platform's
+            scan = read_table(lake, tables.GAMES, schema=GAMES_SCHEMA)
+            games = scan.filter(pl.col("source") == "federation").collect()
+        _, too_late = _fide_placed(lake, fide_list_periods(games), policy)
+        rows = too_late_quarantine(too_late).with_columns(source=pl.lit(TOO_LATE_SOURCE))
+        write_partitioned(lake, tables.QUARANTINE, rows, partitions=[TOO_LATE_SOURCE])
+
+    return after
+
+
+TOO_LATE_SOURCE = "fide-late-results"
+"""The quarantine partition of the FIDE tournaments too late to be rated."""
 
 
 def _registry(lake: Path) -> pl.DataFrame | None:
@@ -117,12 +191,12 @@ def _merges(lake: Path) -> pl.DataFrame | None:
     return merges if merges.height else None
 
 
-def _load_federation(system: str):
+def _load_federation(system: str, policy: LateResultsPolicy = DEFAULT_POLICY):
     def load(lake: Path, periods: list[str], budget: MemoryBudget) -> RangeInputs:
         corrections = system_corrections(read_table(lake, tables.CORRECTIONS).collect(), system)
         before = _correction_logs(lake, system).filter(pl.col("period") < periods[0])
         games, starting_lists = apply_merges(
-            _system_games(system)(lake, periods, "federation"),
+            _system_games(system, policy)(lake, periods, "federation"),
             read_table(lake, tables.STARTING_LISTS).collect(),
             _merges(lake),
         )
@@ -161,7 +235,7 @@ def _correction_logs_of(lake: Path, system: str, periods: list[str]) -> dict[str
     return read_period_range(lake, corrections_table(system), periods, schema)
 
 
-def _federation_publishing(system: str, reason: str):
+def _federation_publishing(system: str, reason: str, policy: LateResultsPolicy = DEFAULT_POLICY):
     """The merges' publishing (`_publishing`) with the rating officer's corrections: each
     period's reason also names the corrections applied to it since its last publication (a
     revision never repeats one its parent applied), and a player such a correction moved has
@@ -196,7 +270,12 @@ def _federation_publishing(system: str, reason: str):
         return {period: correction_inputs(logs[period]) for period in periods}
 
     return _with_input_causes(
-        publishing, system, "federation", period_inputs, extra_inputs=corrections_applied
+        publishing,
+        system,
+        "federation",
+        period_inputs,
+        extra_inputs=corrections_applied,
+        policy=policy,
     )
 
 
@@ -212,6 +291,7 @@ def _with_input_causes(
     source: str,
     inputs_of: Callable[[pl.DataFrame, pl.DataFrame, str, str], pl.DataFrame],
     extra_inputs: Callable[[Path, list[str]], Mapping[str, pl.DataFrame]] | None = None,
+    policy: LateResultsPolicy = DEFAULT_POLICY,
 ) -> Callable[[Path, list[str]], Publishing]:
     """`inner`'s publishing, where a player moved by a tournament or a starting-list entry new,
     changed or gone since the last publication also has that as the diff's cause (`late result:
@@ -220,9 +300,10 @@ def _with_input_causes(
     late result: tournament T (standard)`, `carried_causes`), never the version's reason; the
     inputs published are recorded in `applied/<system>-inputs` afterwards, for the next
     publication's causes, with `extra_inputs`' rows (the corrections applied). `inputs_of`
-    gives a period's inputs from its games (`source`) and the starting lists."""
+    gives a period's inputs from its games (`source`) and the starting lists; `policy` places
+    FIDE's late tournaments as the ratings step did."""
     inputs_table = tables.applied_inputs(system)
-    games_of = _system_games(system)
+    games_of = _system_games(system, policy)
 
     def publishing(lake: Path, periods: list[str]) -> Publishing:
         base = inner(lake, periods)
@@ -400,6 +481,30 @@ def _fide_metadata(facts: dict) -> dict:
     }
 
 
+def _fide_spec(policy: LateResultsPolicy) -> SystemSpec:
+    """The FIDE system under a late-results policy (RULES §3.4): its games placed by it in the
+    ratings step, the publishing step and the quarantine of the tournaments too late."""
+    return replace(
+        FIDE,
+        load=_load_federation("fide", policy),
+        publishing=_federation_publishing(
+            "fide", "rated from the period's federation games", policy
+        ),
+        after_rating=_after_fide_rating(policy),
+    )
+
+
+def _after_fide_rating(policy: LateResultsPolicy) -> Callable[[Path], None]:
+    """The corrections that did not apply, then the tournaments too late, to the quarantine."""
+    corrections, too_late = _quarantine_corrections("fide"), _quarantine_too_late(policy)
+
+    def after(lake: Path) -> None:
+        corrections(lake)
+        too_late(lake)
+
+    return after
+
+
 FIDE = SystemSpec(
     name="fide",
     description="FIDE standard, rapid and blitz ratings after the period, with explanations.",
@@ -439,7 +544,8 @@ FIDE = SystemSpec(
     ],
     metadata=_fide_metadata,
     has_inputs=_federation_inputs,
-    after_rating=_quarantine_corrections("fide"),
+    after_rating=_after_fide_rating(DEFAULT_POLICY),
+    for_policy=lambda policy: _fide_spec(policy),
 )
 UKD = SystemSpec(
     name="ukd",

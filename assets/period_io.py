@@ -24,6 +24,7 @@ from rating_core.lake.publishing import ListRelease, publish_lists
 from rating_core.lake.storage import read_state_before, read_table
 from rating_core.names import NAMES_SCHEMA, attach_names
 from rating_core.systems.contract import CLUB_FOLDER, LIST_COLUMN, RULES_COLUMN
+from rating_core.systems.late_results import FAMILIES, LateResultsPolicy
 
 INPUT_DIGEST = "_input_digest"
 """Column of `list_rows` carrying the digest of the inputs the rows were computed from."""
@@ -103,13 +104,16 @@ def range_releases(
     causes: Mapping[str, pl.DataFrame | None],
     *,
     value: str = "rating",
+    late_results: LateResultsPolicy | None = None,
 ) -> list[ListRelease]:
     """One release per list and period of a range's `list_rows` (`period` and `list` columns),
     in period then list order, split in one pass. Only the periods of `reasons` are released.
 
     A list's club folder and rules (era) columns are recorded in its manifest (`club_folder`,
-    `rules`), not in the list. `causes[period]` (player_id, cause) name why a player's value
-    moved; with a `list` column, each list takes its own rows.
+    `rules`), not in the list; so is the late-results policy it was rated under (RULES §3.4,
+    `late_results`, `LateResultsPolicy.as_manifest`), when given. `causes[period]`
+    (player_id, cause) name why a player's value moved; with a `list` column, each list takes
+    its own rows.
     """
     if not rows.height or not reasons:  # an empty range may have no columns at all
         return []
@@ -133,6 +137,8 @@ def range_releases(
             for field, column in (("club_folder", CLUB_FOLDER), ("rules", RULES_COLUMN))
             if first.get(column) is not None
         }
+        if late_results is not None and list_name.split("-", 1)[0] in FAMILIES:
+            extra |= late_results.as_manifest(list_name)
         releases.append(
             ListRelease(
                 list_name=list_name,

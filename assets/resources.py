@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -12,6 +13,11 @@ import dagster as dg
 from rating_core.budget import MemoryBudget
 from rating_core.lake.lock import LockHolder, hold_lake_unless_held
 from rating_core.lake.storage import INSTANCE_DIR
+from rating_core.systems.late_results import (
+    DEFAULT_POLICY,
+    LateResultsPolicy,
+    late_results_policy,
+)
 
 
 class PipelinePaths(dg.ConfigurableResource):
@@ -21,6 +27,9 @@ class PipelinePaths(dg.ConfigurableResource):
     lake: str = "lake"
     memory: int = 0
     """The run's memory budget in bytes (`ratings run --memory`; 0: none given)."""
+    late_results: str = ""
+    """The late-results policy of each list family as JSON (`LateResultsPolicy.as_json`, from
+    `ratings.toml`'s `[late_results]`); empty: the defaults (RULES §3.4)."""
 
     @property
     def inbox_path(self) -> Path:
@@ -36,6 +45,13 @@ class PipelinePaths(dg.ConfigurableResource):
     def budget(self) -> MemoryBudget:
         """The run's memory budget (`rating_core.budget`)."""
         return MemoryBudget(self.memory or None)
+
+    @property
+    def late_results_policy(self) -> LateResultsPolicy:
+        """The run's late-results policy (`rating_core.systems.late_results`)."""
+        if not self.late_results:
+            return DEFAULT_POLICY
+        return late_results_policy(json.loads(self.late_results), "the run's late_results")
 
     @contextlib.contextmanager
     def yield_for_execution(self, context: dg.InitResourceContext) -> Iterator[PipelinePaths]:

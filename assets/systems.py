@@ -55,6 +55,7 @@ from rating_core.systems.contract import (
     RowSink,
     present,
 )
+from rating_core.systems.late_results import LateResultsPolicy
 
 INPUT_DIGEST_METADATA = "input_digest"
 """Metadata key of each partition's materialization: the digest of that period's inputs (its
@@ -151,6 +152,13 @@ class SystemSpec:
     after_rating: Callable[[Path], None] = lambda lake: None
     """What to do once the range's tables are written (the federation systems quarantine the
     corrections that did not apply)."""
+    for_policy: Callable[[LateResultsPolicy], "SystemSpec"] | None = None
+    """The system under a run's late-results policy (RULES §3.4; FIDE's `next_list` places late
+    tournaments), None when the policy changes nothing in how it is rated."""
+
+    def under(self, policy: LateResultsPolicy) -> "SystemSpec":
+        """This system as the run's late-results `policy` rates and publishes it."""
+        return self.for_policy(policy) if self.for_policy is not None else self
 
     @property
     def ratings_key(self) -> str:
@@ -293,10 +301,11 @@ def _ratings_asset(spec: SystemSpec) -> dg.AssetsDefinition:
     )
     def ratings(context: dg.AssetExecutionContext, paths: PipelinePaths) -> dg.MaterializeResult:
         lake, periods = paths.lake_path, range_periods(context)
+        run = spec.under(paths.late_results_policy)
         # progress (`ratings run` shows it): the range starts, rating_core reports each period
         # rated, and the step is finished once its tables are written and checked
         report(Progress("rating", spec.name, 0, len(periods), "periods"))
-        inputs = spec.load(lake, periods, paths.budget)
+        inputs = run.load(lake, periods, paths.budget)
         files = dict(period_input_digests(lake, periods, CODE_VERSION).iter_rows())
         names = read_table(lake, tables.PLAYER_NAMES).collect()
         if not names.columns:
@@ -336,14 +345,14 @@ def _ratings_asset(spec: SystemSpec) -> dg.AssetsDefinition:
         try:
             # one period at a time: its tables staged, its list rows named and its checks
             # evaluated, then only its states are kept while the next period is rated
-            for period, output in spec.rate(inputs, periods, writer.sink):
+            for period, output in run.rate(inputs, periods, writer.sink):
                 stage(period, output)
                 del output
             writer.commit(periods)
         except BaseException:
             writer.discard()
             raise
-        spec.after_rating(lake)
+        run.after_rating(lake)
         handled = _handled(inputs, facts)
         report(Progress("rating", spec.name, len(periods), len(periods), "periods", handled, True))
         checks = [_check_result(c, failing[c.name], spec.ratings_key) for c in spec.checks]
@@ -402,7 +411,8 @@ def _published_asset(spec: SystemSpec) -> dg.AssetsDefinition:
         if "period" in scan.collect_schema():
             counted = scan.group_by("period").len().collect(engine="streaming")
             counts = {str(period): int(n) for period, n in counted.iter_rows()}
-        how = spec.publishing(lake, periods)
+        policy = paths.late_results_policy
+        how = spec.under(policy).publishing(lake, periods)
         mine = [period for period in periods if counts.get(period)]
         outcomes: list[dict] = []
         lists: set[str] = set()
@@ -416,6 +426,7 @@ def _published_asset(spec: SystemSpec) -> dg.AssetsDefinition:
                         rows,
                         {period: how.reason(period) for period in chunk},
                         {period: how.causes(period) for period in chunk},
+                        late_results=policy,
                     )
                     del rows
                     outcomes += publish_releases(lake, releases, pool)

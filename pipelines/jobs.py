@@ -59,13 +59,18 @@ def named_job(
 
 
 INBOX_VAR, LAKE_VAR = "RATINGS_INBOX", "RATINGS_LAKE"
-"""Environment the step processes rebuild the job from."""
+LATE_RESULTS_VAR = "RATINGS_LATE_RESULTS"
+"""Environment the step processes rebuild the job from (the late-results policy as JSON)."""
 
 
 def multiprocess_range_job() -> dg.JobDefinition:
     """Every period asset of the lake in `RATINGS_LAKE` as one job on the multiprocess executor
     (called again in each step process)."""
-    paths = PipelinePaths(inbox=os.environ[INBOX_VAR], lake=os.environ[LAKE_VAR])
+    paths = PipelinePaths(
+        inbox=os.environ[INBOX_VAR],
+        lake=os.environ[LAKE_VAR],
+        late_results=os.environ.get(LATE_RESULTS_VAR, ""),
+    )
     job = dg.define_asset_job(
         RANGE_JOB,
         selection=dg.AssetSelection.assets(*PERIOD_ASSETS),
@@ -76,11 +81,11 @@ def multiprocess_range_job() -> dg.JobDefinition:
 
 
 @contextmanager
-def job_environment(inbox: str, lake: str) -> Iterator[None]:
+def job_environment(inbox: str, lake: str, late_results: str = "") -> Iterator[None]:
     """Set the environment `multiprocess_range_job` reads (inherited by the step processes) for
     the duration of a run, and restore the caller's afterwards."""
-    saved = {name: os.environ.get(name) for name in (INBOX_VAR, LAKE_VAR)}
-    os.environ.update({INBOX_VAR: inbox, LAKE_VAR: lake})
+    saved = {name: os.environ.get(name) for name in (INBOX_VAR, LAKE_VAR, LATE_RESULTS_VAR)}
+    os.environ.update({INBOX_VAR: inbox, LAKE_VAR: lake, LATE_RESULTS_VAR: late_results})
     try:
         yield
     finally:

@@ -300,7 +300,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     lake = Path(args.lake)
     _check_lake_folder(lake)
     memory = _memory(args.memory)
-    check_late_results()  # ratings.toml's [late_results]: a bad value stops here
+    late_results = check_late_results()  # ratings.toml's [late_results]: a bad value stops here
     try:  # the inbox's layout, before any work: club folders that cannot each have a list
         inbox_files(inbox)
         check_merge_chains(inbox)
@@ -331,6 +331,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                 warm_up=warm_up,
                 clock=clock,
                 memory=memory,
+                late_results=late_results,
             )
         except Exception as error:  # a full disk may say only "disk I/O error": say it is full
             full = as_disk_full(error, lake, "'ratings run'")

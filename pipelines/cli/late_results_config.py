@@ -6,24 +6,19 @@ A small reader of its own, for this table only (the general `ratings.toml` loade
 command line reads `lake` and `inbox`); the policy model and its validation are
 `rating_core.systems.late_results`.
 
-Not yet applied: a run still revises the published periods a late result concerns, under
-either policy; `check_late_results` says so in one note when the file chooses a policy.
+The run passes the policy to the assets (`PipelinePaths.late_results`): FIDE's `next_list`
+places a late tournament on the first unpublished list (RULES §3.4), and every manifest
+records its family's policy.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from pipelines.cli import config
 from rating_core.systems.late_results import LateResultsPolicy
 
 CONFIG_FILE = config.CONFIG_FILE
-
-NOT_APPLIED = (
-    "ratings: note: {file} [late_results] is valid, but this version does not apply the "
-    "policy yet: every late result revises the published periods it concerns"
-)
 
 
 def read_late_results(folder: Path | None = None) -> tuple[LateResultsPolicy, bool]:
@@ -36,9 +31,7 @@ def read_late_results(folder: Path | None = None) -> tuple[LateResultsPolicy, bo
 
 
 def check_late_results(folder: Path | None = None) -> LateResultsPolicy:
-    """`read_late_results`, with a note on stderr when the file chooses a policy (which this
-    version reads and validates but does not apply yet)."""
-    policy, chosen = read_late_results(folder)
-    if chosen:
-        print(NOT_APPLIED.format(file=CONFIG_FILE), file=sys.stderr)
+    """The policy `read_late_results` reads, checked before a run or a preview does any work
+    (a bad value stops it in one sentence), for the run to apply."""
+    policy, _ = read_late_results(folder)
     return policy

@@ -31,10 +31,23 @@ import polars as pl
 from pipelines.cli.errors import UserError
 from pipelines.cli.lake_option import INBOX_HELP, add_lake, check_lake_folder
 from pipelines.cli.output import console, err_console, plain, print_json, print_table
+from rating_core import tables
 from rating_core.lake import publishing as publish
 from rating_core.lake import revisions
 from rating_core.lake.lock import LOCK_FILE, hold_lake
-from rating_core.lake.storage import INSTANCE_DIR, STAGING_DIR, clean_interrupted_writes
+from rating_core.lake.storage import (
+    INSTANCE_DIR,
+    STAGING_DIR,
+    clean_interrupted_writes,
+    read_table,
+    table_partitions,
+)
+from rating_core.systems.late_results import (
+    DEFAULT_POLICY,
+    LateResultsPolicy,
+    fide_list_periods,
+    late_fide_choices,
+)
 
 SCRATCH_PREFIX = ".preview-"
 """Name prefix of the scratch lake inside the real one (hidden: no table, no `lists/` glob)."""
@@ -77,6 +90,8 @@ class Preview:
     versions: list[PreviewedVersion]
     failures: list[str]
     notes: list[str]
+    late_results: list[str] = field(default_factory=list)
+    """One line per late FIDE tournament: what each policy would do with it (RULES §3.4)."""
 
     def to_json(self) -> dict:
         """The `--json` payload."""
@@ -90,6 +105,7 @@ class Preview:
             "lists": [vars(v) for v in self.versions],
             "failures": self.failures,
             "notes": self.notes,
+            "late_results": self.late_results,
         }
 
 
@@ -178,22 +194,31 @@ def _previewed(scratch: Path, row: dict) -> PreviewedVersion:
     )
 
 
-def preview_run(inbox: Path, lake: Path) -> Preview:
-    """Run the pipeline on `inbox` into a scratch copy of `lake` and report what it published;
-    `lake` is left exactly as it was."""
+def preview_run(inbox: Path, lake: Path, late_results: LateResultsPolicy | None = None) -> Preview:
+    """Run the pipeline on `inbox` into a scratch copy of `lake` (under the `late_results`
+    policy, default RULES §3.4's) and report what it published; `lake` is left exactly as it
+    was."""
     import dagster as dg  # here, not at the top: the command line's parser imports this module
 
     from pipelines.cli.run import _run_holding_lock
 
     command = shlex.join(["ratings", *sys.argv[1:]])
+    policy = late_results or DEFAULT_POLICY
+    published, recorded = _fide_published(lake)
     with _scratch_lake(lake, command) as scratch:
         # the scratch lake's own lock, as `ratings run` holds its lake's: the steps find it theirs
         with hold_lake(scratch, command), dg.DagsterInstance.ephemeral() as instance:
             outcome = _run_holding_lock(
-                inbox.resolve(), scratch, instance, err_console, command="preview"
+                inbox.resolve(),
+                scratch,
+                instance,
+                err_console,
+                command="preview",
+                late_results=late_results,
             )
         rows = sorted(outcome.on_disk(), key=lambda r: (r["list"], r["period"], r["version"]))
         versions = [_previewed(scratch, row) for row in rows]
+        late = _late_choices(scratch, published, recorded, policy)
     return Preview(
         inbox=inbox,
         lake=lake,
@@ -202,7 +227,38 @@ def preview_run(inbox: Path, lake: Path) -> Preview:
         versions=versions,
         failures=outcome.failures,
         notes=outcome.notes,
+        late_results=late,
     )
+
+
+def _fide_published(lake: Path) -> tuple[set[str], pl.DataFrame]:
+    """The periods whose FIDE lists `lake` has published, and the tournaments they rated (the
+    record `applied/fide-inputs`), before the preview's run."""
+    table = tables.applied_inputs("fide")
+    recorded = (
+        read_table(lake, table)
+        .filter(pl.col("source") == "tournament")
+        .select(pl.col("name").alias("tournament_id"), "period")
+        .unique()
+        .collect()
+    )
+    return set(table_partitions(lake, table)), recorded
+
+
+def _late_choices(
+    scratch: Path, published: set[str], recorded: pl.DataFrame, policy: LateResultsPolicy
+) -> list[str]:
+    """What each late-results policy would do with each late FIDE tournament the preview's run
+    read (`late_fide_choices`)."""
+    if not published:
+        return []
+    games = (
+        read_table(scratch, tables.GAMES)
+        .filter(pl.col("source") == "federation")
+        .select("game_id", "tournament_id", "played_at", "period")
+        .collect()
+    )
+    return late_fide_choices(fide_list_periods(games), recorded, published, policy.fide)
 
 
 def add_preview_parser(sub: argparse._SubParsersAction) -> None:
@@ -254,6 +310,8 @@ def print_preview(result: Preview) -> None:
     """The preview for people: one row per list and period, then each revision's players."""
     for note in result.notes:
         console.print(f"note: {plain(note)}", highlight=False)
+    for line in result.late_results:
+        console.print(plain(line), highlight=False)
     if not result.periods:
         console.print("nothing to rate: the next run would publish nothing", highlight=False)
     elif not result.recomputed:
@@ -338,12 +396,12 @@ def cmd_preview(args: argparse.Namespace) -> int:
         raise UserError(f"inbox folder '{inbox}' does not exist")
     lake = Path(args.lake)
     check_lake_folder(lake)
-    check_late_results()  # ratings.toml's [late_results], as `ratings run` checks it
+    late_results = check_late_results()  # ratings.toml's [late_results], as `ratings run` does
     try:  # the inbox's layout, before any work (as `ratings run` checks it)
         inbox_files(inbox)
     except ClubFolderError as error:
         raise UserError(str(error)) from error
-    result = preview_run(inbox, lake)
+    result = preview_run(inbox, lake, late_results)
     if args.json:
         print_json(result.to_json())
     else:

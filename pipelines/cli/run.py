@@ -48,6 +48,7 @@ from rating_core.lake.lock import LockHolder, hold_lake
 from rating_core.lake.storage import clean_interrupted_writes, read_table
 from rating_core.periods import previous_period
 from rating_core.progress import listening
+from rating_core.systems.late_results import LateResultsPolicy
 
 
 @dataclass
@@ -209,6 +210,7 @@ def run_pipeline(
     warm_up: WarmUp | None = None,
     clock: StepClock | None = None,
     memory: int | None = None,
+    late_results: LateResultsPolicy | None = None,
 ) -> RunOutcome:
     """Ingest, then rate and publish in period order from the first period whose inputs changed
     (every period with `full`); a blocking failure stops the run. `executor` runs the range
@@ -216,7 +218,8 @@ def run_pipeline(
     warm-up process the caller started (`pipelines.cli.prepare.start_warm_up`) before importing
     this module; without one, the run starts it when a first run needs one. `clock`, when
     given, gets a lap at the end of each step (`ratings run --timings`). `memory`: the run's
-    budget in bytes (`--memory`).
+    budget in bytes (`--memory`). `late_results`: each list family's late-results policy
+    (`ratings.toml`'s `[late_results]`; None: the defaults, RULES §3.4).
 
     The run holds the lake's lock throughout (a second run on the lake waits, saying so), and
     first removes what a killed run left half-written.
@@ -232,7 +235,16 @@ def run_pipeline(
             with lake_instance(lake) as instance:
                 clock.lap("lake lock, Dagster instance")
                 return _run_holding_lock(
-                    inbox, lake, instance, console, full, executor, warm_up, clock, memory
+                    inbox,
+                    lake,
+                    instance,
+                    console,
+                    full,
+                    executor,
+                    warm_up,
+                    clock,
+                    memory,
+                    late_results=late_results,
                 )
     finally:
         if warm_up is not None:
@@ -250,6 +262,7 @@ def _run_holding_lock(
     clock: StepClock | None = None,
     memory: int | None = None,
     command: str = "run",
+    late_results: LateResultsPolicy | None = None,
 ) -> RunOutcome:
     """`run_pipeline`'s work, once the lake's lock is held, recorded in `instance` as runs of
     the jobs `ingest` and `rate_and_publish` (both `preview` for `command` preview), tagged with
@@ -272,6 +285,7 @@ def _run_holding_lock(
                 clock or StepClock(),
                 MemoryBudget(memory),
                 command,
+                late_results,
             )
     finally:
         if warm_up is not None:
@@ -315,12 +329,19 @@ def _rate_and_publish(
     clock: StepClock,
     budget: MemoryBudget,
     command: str = "run",
+    late_results: LateResultsPolicy | None = None,
 ) -> RunOutcome:
     """Ingest, then rate and publish the range (after the warm-up processes, when some compile
     kernels beside this run: the ingest already calls the scanner, the id coder and the site
     classification). `display` shows what is being done and, from both runs, the progress
     `rating_core.progress` reports (rating progress only from steps run in this process)."""
-    resources = {"paths": PipelinePaths(inbox=str(inbox), lake=str(lake), memory=budget.total or 0)}
+    paths = PipelinePaths(
+        inbox=str(inbox),
+        lake=str(lake),
+        memory=budget.total or 0,
+        late_results=late_results.as_json() if late_results is not None else "",
+    )
+    resources = {"paths": paths}
     if warm_up is not None:
         with display.status("preparing the kernels"):
             warm_up.finish(on_wait=None if display.terminal else _still_preparing())
@@ -438,7 +459,7 @@ class _RangeLauncher:
         paths = self.resources["paths"]
         inbox, lake = str(paths.inbox_path.resolve()), str(paths.lake_path.resolve())
         keys = [dg.AssetKey.from_user_string(k) for k in selection] if selection else None
-        with job_environment(inbox, lake):
+        with job_environment(inbox, lake, paths.late_results):
             return dg.execute_job(
                 dg.reconstructable(multiprocess_range_job),
                 instance=self.instance,

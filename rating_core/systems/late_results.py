@@ -27,6 +27,7 @@ from typing import Literal
 import polars as pl
 
 from rating_core.periods import next_period, period_index, period_of_date
+from rating_core.text import format_text
 
 Policy = Literal["revise", "next_list"]
 REVISE: Policy = "revise"
@@ -78,6 +79,11 @@ class LateResultsPolicy:
         if policy == NEXT_LIST:
             record["late_results_until"] = f"list {LATEST_LIST} after the tournament"
         return record
+
+    def as_json(self) -> str:
+        """The policy as a JSON object (family → policy), as a run's configuration carries it
+        to the assets (`PipelinePaths.late_results`); `late_results_policy` reads it back."""
+        return json.dumps(asdict(self), sort_keys=True)
 
 
 FAMILIES: tuple[str, ...] = tuple(f.name for f in fields(LateResultsPolicy))
@@ -193,3 +199,109 @@ def place_late_tournament(
         f"{name} of {own_period} arrived after its list: rated on the list of {target} "
         f"(next_list, list {lists_after} after the tournament)",
     )
+
+
+TOURNAMENT_PLACEMENT_SCHEMA = {"tournament_id": pl.String, "placed": pl.String}
+"""Where each late FIDE tournament goes: `placed` a period, or null when too late (§9.1)."""
+
+
+def late_fide_placements(
+    games: pl.DataFrame, recorded: pl.DataFrame, published: Collection[str], policy: Policy
+) -> pl.DataFrame:
+    """The tournaments of `games` (FIDE list periods, `fide_list_periods`) that do not go on
+    their own period's list, and where they go (TOURNAMENT_PLACEMENT_SCHEMA), RULES §3.4.
+
+    `recorded` (tournament_id, period): the tournaments the published FIDE lists rated, and on
+    which period; `published`: the periods whose FIDE list is published. A recorded tournament
+    stays on the period that rated it (a change to its games revises that period, as a
+    correction would). Under `next_list`, a tournament not recorded whose own period is
+    published goes on the first unpublished period, or nowhere (null) past the third list.
+    Under `revise` nothing moves. Games outside a tournament are never moved (no record names
+    them)."""
+    placements = pl.DataFrame(schema=TOURNAMENT_PLACEMENT_SCHEMA)
+    if policy == REVISE or not games.height:
+        return placements
+    own = (
+        games.filter(pl.col("tournament_id").is_not_null())
+        .group_by("tournament_id")
+        .agg(pl.col("period").max().alias("own"))
+    )
+    where = (
+        recorded.select(pl.col("tournament_id").cast(pl.String), pl.col("period").cast(pl.String))
+        .group_by("tournament_id")
+        .agg(pl.col("period").min().alias("recorded"))
+    )
+    own = own.join(where, on="tournament_id", how="left")
+    moved = own.filter(pl.col("recorded").is_not_null() & (pl.col("recorded") != pl.col("own")))
+    late = own.filter(pl.col("recorded").is_null() & pl.col("own").is_in(list(published)))
+    placed = [  # one per late tournament: a handful, never per game
+        place_late_tournament(period, published, NEXT_LIST).period
+        for period in late.get_column("own").to_list()
+    ]
+    return pl.concat(
+        [
+            placements,
+            moved.select("tournament_id", pl.col("recorded").alias("placed")),
+            late.select("tournament_id").with_columns(pl.Series("placed", placed, pl.String)),
+        ]
+    )
+
+
+def place_fide_games(
+    games: pl.DataFrame, placements: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """`games` with each placed tournament's games moved to its period, and apart the games of
+    the tournaments too late to be rated (`late_fide_placements`)."""
+    if not placements.height:
+        return games, games.clear()
+    joined = games.join(placements, on="tournament_id", how="left")
+    ids = placements.get_column("tournament_id").implode()
+    dropped = pl.col("tournament_id").is_in(ids).fill_null(False) & pl.col("placed").is_null()
+    too_late = joined.filter(dropped)
+    rated = joined.filter(~dropped).with_columns(pl.coalesce("placed", "period").alias("period"))
+    return rated.drop("placed").select(games.columns), too_late.select(games.columns)
+
+
+def too_late_quarantine(too_late: pl.DataFrame) -> pl.DataFrame:
+    """Quarantine rows (source_file, line, record, value, reason) of the games of tournaments
+    too late to be rated: one per game, the reason naming the tournament, its period and the
+    rule (`TOO_LATE`)."""
+    return too_late.select(
+        pl.col("source_file").cast(pl.String),
+        pl.col("source_line").cast(pl.Int64).alias("line"),
+        pl.col("game_id").cast(pl.String).alias("record"),
+        pl.col("tournament_id").cast(pl.String).alias("value"),
+        format_text(
+            f"tournament {{}} of {{}}: {TOO_LATE}",
+            "tournament_id",
+            "period",
+        ).alias("reason"),
+    ).sort("source_file", "line")
+
+
+def late_fide_choices(
+    games: pl.DataFrame, recorded: pl.DataFrame, published: Collection[str], chosen: Policy
+) -> list[str]:
+    """One line per late FIDE tournament of `games` (FIDE list periods) saying what each policy
+    does with it (`ratings preview`), the `chosen` one marked: `late-may of 2026-05:
+    next_list (in force) → the list of 2026-07; revise → revises 2026-05 to 2026-06`. Late:
+    not yet rated (`recorded`) and its own period published."""
+    if not games.height or not published:
+        return []
+    late = late_fide_placements(games, recorded, published, NEXT_LIST)
+    own = dict(games.group_by("tournament_id").agg(pl.col("period").max()).drop_nulls().iter_rows())
+    rated = set(recorded.get_column("tournament_id").to_list())
+    lines = []
+    for tournament, placed in sorted(late.iter_rows(), key=lambda row: str(row[0])):
+        if tournament in rated:
+            continue
+        period = own[tournament]
+        later = sorted(p for p in published if p >= period)
+        span = later[0] if len(later) == 1 else f"{later[0]} to {later[-1]}"
+        goes = f"the list of {placed}" if placed else "not rated, too late (FIDE §9.1)"
+        marks = {p: " (in force)" if p == chosen else "" for p in POLICIES}
+        lines.append(
+            f"late FIDE tournament {tournament} of {period}: next_list{marks[NEXT_LIST]} → "
+            f"{goes}; revise{marks[REVISE]} → revises {span}"
+        )
+    return lines

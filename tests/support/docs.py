@@ -121,11 +121,18 @@ class Scenario:
     tour: list[tuple[str, subprocess.CompletedProcess[str]]] = field(default_factory=list)
 
 
+REVISE_FIDE = '[late_results]\nfide = "revise"\n'
+"""The scenario's `ratings.toml`: the documented late result revises FIDE's lists too."""
+
+
 def play_scenario(folder: Path, samples: Path) -> Scenario:
     """The scenario of docs/commands.md in `folder`: the samples as `inbox/`, a first run, the
     README's tour on its lake, the marked files written, then every output block by stage."""
     shutil.copytree(samples, folder / "inbox")
     shutil.copytree(samples, folder / "data_samples")  # the tour's default inbox, as in the repo
+    # the page's late result revises the published FIDE lists: FIDE's late results under
+    # `revise` (RULES §3.4; FIDE's default, next_list, would rate it on the next list)
+    (folder / "ratings.toml").write_text(REVISE_FIDE, encoding="utf-8")
     first = run_ratings(["run", "--inbox", "inbox"], folder)
     assert first.returncode == 0, first.stdout
     found = Scenario(folder)

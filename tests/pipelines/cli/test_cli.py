@@ -22,12 +22,14 @@ pytestmark = pytest.mark.e2e
 ROOT = Path(__file__).resolve().parents[3]
 
 
-def ratings(*args: str, check: bool = True, columns: int = 200) -> subprocess.CompletedProcess[str]:
+def ratings(
+    *args: str, check: bool = True, columns: int = 200, cwd: Path = ROOT
+) -> subprocess.CompletedProcess[str]:
     """Run the CLI as a user would, in a fresh process (wide by default: no wrapped lines in
-    what the tests read)."""
+    what the tests read), in `cwd` (where `ratings.toml` is read from)."""
     proc = subprocess.run(
         [sys.executable, "-m", "pipelines.cli", *args],
-        cwd=ROOT,
+        cwd=cwd,
         capture_output=True,
         text=True,
         timeout=900,
@@ -413,7 +415,9 @@ def test_late_result_republishes_from_its_month_on(tmp_path: Path, samples: Path
     inbox = tmp_path / "inbox"
     shutil.copytree(samples, inbox)
     lake = tmp_path / "lake"
-    ratings("run", "--inbox", str(inbox), "--lake", str(lake))
+    # FIDE revises under `revise` only (RULES §3.4; its default is next_list)
+    (tmp_path / "ratings.toml").write_text('[late_results]\nfide = "revise"\n', encoding="utf-8")
+    ratings("run", "--inbox", str(inbox), "--lake", str(lake), cwd=tmp_path)
     before = publish.current_versions(lake)
     # a late result of February between two players on the standard starting list
     (inbox / "federation" / "late-2026-02.csv").write_text(
@@ -421,7 +425,7 @@ def test_late_result_republishes_from_its_month_on(tmp_path: Path, samples: Path
         "late-1,late-match-2026-02,1,2026-02-20,13400002,34500002,0-1,standard\n",
         encoding="utf-8",
     )
-    out = ratings("run", "--inbox", str(inbox), "--lake", str(lake)).stdout
+    out = ratings("run", "--inbox", str(inbox), "--lake", str(lake), cwd=tmp_path).stdout
     after = publish.current_versions(lake)
     changed = after.join(before, on=["list", "period"], suffix="_before").filter(
         pl.col("version") != pl.col("version_before")

@@ -1,6 +1,6 @@
 """`ratings.toml`'s `[late_results]` (DESIGN §2, RULES §3.4): read from the working directory,
 validated before any work (a bad value is one `ratings:` sentence naming the file, the key and
-the value, exit 2), and, while the policy is not applied, a note saying so."""
+the value, exit 2), and applied without a note (no "not applied yet" any more)."""
 
 from __future__ import annotations
 
@@ -30,9 +30,7 @@ def test_a_table_sets_its_families(tmp_path: Path, capsys: pytest.CaptureFixture
     policy, chosen = read_late_results(tmp_path)
     assert chosen and (policy.fide, policy.club, policy.ukd) == ("revise", "next_list", "revise")
     assert check_late_results(tmp_path) == policy
-    err = capsys.readouterr().err
-    assert err.startswith("ratings: note: ratings.toml [late_results] is valid")
-    assert "does not apply the policy yet" in err
+    assert capsys.readouterr().err == ""  # applied now: nothing to warn about
 
 
 @pytest.mark.parametrize(

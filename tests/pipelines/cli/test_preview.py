@@ -59,6 +59,15 @@ def published(tmp_path_factory: pytest.TempPathFactory, samples: Path) -> Path:
     return lake
 
 
+@pytest.fixture(scope="module")
+def revise(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A working directory whose `ratings.toml` sets FIDE's late results to `revise` (RULES
+    §3.4; FIDE's default, next_list, would not revise the published February)."""
+    folder = tmp_path_factory.mktemp("revise")
+    (folder / "ratings.toml").write_text('[late_results]\nfide = "revise"\n', encoding="utf-8")
+    return folder
+
+
 def _late_inbox(root: Path, samples: Path, lake: Path) -> Path:
     """The samples with a late February result and a moderation decision on a March site game."""
     inbox = root / "inbox"
@@ -85,14 +94,14 @@ def _late_inbox(root: Path, samples: Path, lake: Path) -> Path:
 
 
 def test_preview_writes_nothing_and_predicts_the_next_run_exactly(
-    tmp_path: Path, samples: Path, published: Path
+    tmp_path: Path, samples: Path, published: Path, revise: Path
 ) -> None:
     lake = tmp_path / "lake"
     shutil.copytree(published, lake)
     inbox = _late_inbox(tmp_path, samples, lake)
     before_tree, before_versions = _tree(lake), _all_versions(lake)
 
-    proc = ratings("preview", "--inbox", str(inbox), "--lake", str(lake), "--json")
+    proc = ratings("preview", "--inbox", str(inbox), "--lake", str(lake), "--json", cwd=revise)
     preview = json.loads(proc.stdout)
 
     # nothing written: not under lists/, nor anywhere else (run_inputs, tables, the instance)
@@ -103,7 +112,7 @@ def test_preview_writes_nothing_and_predicts_the_next_run_exactly(
     assert new, "a late result and a moderation decision must publish something"
     assert {name for name, _, _ in new} >= {"fide-standard", "ukd-standard", "site-blitz"}
 
-    out = ratings("run", "--inbox", str(inbox), "--lake", str(lake)).stdout
+    out = ratings("run", "--inbox", str(inbox), "--lake", str(lake), cwd=revise).stdout
     # the run recomputes what the preview did (the preview left the run's inputs alone) ...
     assert "recomputed from 2026-02 on" in out
     # ... and publishes exactly the versions the preview announced, no more, no fewer
@@ -182,13 +191,15 @@ def _check_original_queries(lake: Path, revised: set[tuple[str, str]]) -> None:
 
 
 def test_preview_table_fits_80_columns_and_names_the_changes(
-    tmp_path: Path, samples: Path, published: Path
+    tmp_path: Path, samples: Path, published: Path, revise: Path
 ) -> None:
     lake = tmp_path / "lake"
     shutil.copytree(published, lake)
     inbox = _late_inbox(tmp_path, samples, lake)
     before = _tree(lake / "lists")
-    text = ratings("preview", "--inbox", str(inbox), "--lake", str(lake), columns=80).stdout
+    text = ratings(
+        "preview", "--inbox", str(inbox), "--lake", str(lake), columns=80, cwd=revise
+    ).stdout
     assert _tree(lake / "lists") == before
     assert max(len(line) for line in text.splitlines()) <= 80
     assert "the next run would recompute 2026-02 to 2026-06" in text

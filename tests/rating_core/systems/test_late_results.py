@@ -4,6 +4,7 @@ and where a late tournament is rated; every worked example of §3.4 a test."""
 from __future__ import annotations
 
 import datetime as dt
+import json
 
 import polars as pl
 import pytest
@@ -197,3 +198,97 @@ def test_fide_list_periods_moves_a_tournament_ending_on_the_last_two_days() -> N
         "e1": "2026-03",
     }
     assert fide_list_periods(games.clear()).height == 0
+
+
+def _recorded(rows: list[tuple[str, str]]) -> pl.DataFrame:
+    return pl.DataFrame(
+        rows, schema={"tournament_id": pl.String, "period": pl.String}, orient="row"
+    )
+
+
+def test_late_fide_placements_follow_the_worked_example() -> None:
+    """RULES §3.4: T ends 2026-03-20; the lists of 2026-03 and 2026-04 are published: next_list
+    rates it in 2026-05; with 2026-05 published too it is too late (null); revise moves
+    nothing. A tournament already rated stays where it was rated; one in time is not moved."""
+    from rating_core.systems.late_results import late_fide_placements, place_fide_games
+
+    games = _games(
+        [
+            ("t1", "T", "2026-03-19", "2026-03"),
+            ("t2", "T", "2026-03-20", "2026-03"),
+            ("r1", "R", "2026-03-05", "2026-03"),  # rated on 2026-03's list already
+            ("m1", "M", "2026-02-10", "2026-02"),  # rated late on 2026-04's list
+            ("n1", "N", "2026-05-03", "2026-05"),  # in time
+            ("x1", None, "2026-03-10", "2026-03"),  # outside a tournament: never moved
+        ]
+    )
+    recorded = _recorded([("R", "2026-03"), ("M", "2026-04")])
+    two = {"2026-02", "2026-03", "2026-04"}
+    placed = late_fide_placements(games, recorded, two, "next_list")
+    assert dict(placed.iter_rows()) == {"T": "2026-05", "M": "2026-04"}
+    rated, too_late = place_fide_games(games, placed)
+    assert dict(rated.select("game_id", "period").iter_rows()) == {
+        "t1": "2026-05",
+        "t2": "2026-05",
+        "r1": "2026-03",
+        "m1": "2026-04",
+        "n1": "2026-05",
+        "x1": "2026-03",
+    }
+    assert too_late.height == 0 and rated.columns == games.columns
+
+    three = two | {"2026-05"}
+    placed = late_fide_placements(games, recorded, three, "next_list")
+    assert dict(placed.iter_rows()) == {"T": None, "M": "2026-04", "N": "2026-06"}
+    rated, too_late = place_fide_games(games, placed)
+    assert sorted(too_late["game_id"].to_list()) == ["t1", "t2"]
+    assert "T" not in rated["tournament_id"].to_list()
+
+    assert late_fide_placements(games, recorded, three, "revise").height == 0
+
+
+def test_too_late_quarantine_names_the_tournament_and_the_rule() -> None:
+    from rating_core.systems.late_results import TOO_LATE, too_late_quarantine
+
+    games = _games([("t1", "T", "2026-03-19", "2026-03")]).with_columns(
+        source_file=pl.lit("federation/t.csv"), source_line=pl.lit(2, pl.Int64)
+    )
+    rows = too_late_quarantine(games)
+    assert rows.to_dicts() == [
+        {
+            "source_file": "federation/t.csv",
+            "line": 2,
+            "record": "t1",
+            "value": "T",
+            "reason": f"tournament T of 2026-03: {TOO_LATE}",
+        }
+    ]
+
+
+def test_the_policy_travels_as_json() -> None:
+    from rating_core.systems.late_results import LateResultsPolicy, late_results_policy
+
+    policy = LateResultsPolicy(fide="revise", club="next_list")
+    assert late_results_policy(json.loads(policy.as_json())) == policy
+
+
+def test_late_fide_choices_say_what_each_policy_does() -> None:
+    from rating_core.systems.late_results import late_fide_choices
+
+    games = _games(
+        [
+            ("t1", "T", "2026-03-20", "2026-03"),
+            ("r1", "R", "2026-03-05", "2026-03"),  # rated already: not late
+            ("n1", "N", "2026-05-03", "2026-05"),  # in time
+        ]
+    )
+    recorded = _recorded([("R", "2026-03")])
+    assert late_fide_choices(games, recorded, {"2026-03", "2026-04"}, "revise") == [
+        "late FIDE tournament T of 2026-03: next_list → the list of 2026-05; "
+        "revise (in force) → revises 2026-03 to 2026-04"
+    ]
+    assert late_fide_choices(games, recorded, {"2026-03"}, "next_list") == [
+        "late FIDE tournament T of 2026-03: next_list (in force) → the list of 2026-04; "
+        "revise → revises 2026-03"
+    ]
+    assert late_fide_choices(games, recorded, set(), "next_list") == []
