@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from rating_core.lake.storage import read_table
 from rating_core.schemas import GAMES_SCHEMA
 from rating_core.systems.contract import RULES_COLUMN
 from rating_core.systems.federation import federation_state_tables, fide_lists_periods
+from tests.support.inbox import ratings as run_ratings
 
 pytestmark = pytest.mark.e2e
 
@@ -47,14 +47,7 @@ COMBINED_XML_FIELDS = [
 
 
 def ratings(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={**os.environ, "COLUMNS": "200"},
-    )
+    return run_ratings(*args, columns=200)
 
 
 @pytest.fixture(scope="module")

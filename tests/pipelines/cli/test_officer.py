@@ -5,9 +5,7 @@ difference of each kind (TXT and XML, as FIDE publishes them)."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import polars as pl
@@ -15,6 +13,7 @@ import pytest
 
 from rating_core.lake import publishing as publish
 from rating_core.systems.fide.formats import fide_month_label
+from tests.support.inbox import ratings as run_ratings
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -23,14 +22,7 @@ PERIOD = "2026-06"
 
 
 def ratings(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pipelines.cli", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=900,
-        env={**os.environ, "COLUMNS": "80"},
-    )
+    return run_ratings(*args, columns=80)
 
 
 @pytest.fixture(scope="module")
