@@ -478,6 +478,23 @@ RATINGS = st.one_of(
 )
 
 
+def starting_list(
+    kind: str, period: str, players: list[str], ratings: list[int], played: list[int]
+) -> pl.DataFrame:
+    """An official FIDE `kind` list after `period`: each player's rating (also the peak) and
+    career count."""
+    return pl.DataFrame(
+        {
+            "list": [f"fide-{kind}"] * len(players),
+            "period": [period] * len(players),
+            "player_id": players,
+            "rating": ratings,
+            "rated_games": played,
+            "peak_rating": ratings,
+        }
+    ).pipe(conform, STARTING_LIST_SCHEMA)
+
+
 @st.composite
 def federations(draw):
     """A starting list of 3 to 6 players and 0 to 8 games per period, one tournament per
@@ -487,16 +504,7 @@ def federations(draw):
     players = [f"p{i}" for i in range(n)]
     ratings = draw(st.lists(RATINGS, min_size=n, max_size=n))
     played = draw(st.lists(st.integers(0, 60), min_size=n, max_size=n))
-    start = pl.DataFrame(
-        {
-            "list": ["fide-standard"] * n,
-            "period": [previous_period(periods[0])] * n,
-            "player_id": players,
-            "rating": ratings,
-            "rated_games": played,
-            "peak_rating": ratings,
-        }
-    ).pipe(conform, STARTING_LIST_SCHEMA)
+    start = starting_list("standard", previous_period(periods[0]), players, ratings, played)
     pair = st.tuples(
         st.sampled_from(players), st.sampled_from(players), st.sampled_from([0.0, 0.5, 1.0])
     )
@@ -575,16 +583,7 @@ def blitz_federations(draw):
     played = draw(st.lists(st.integers(0, 60), min_size=n, max_size=n))
 
     def listed(kind: str, ratings: list[int]) -> pl.DataFrame:
-        return pl.DataFrame(
-            {
-                "list": [f"fide-{kind}"] * n,
-                "period": ["2022-07"] * n,
-                "player_id": players,
-                "rating": ratings,
-                "rated_games": played,
-                "peak_rating": ratings,
-            },
-        ).pipe(conform, STARTING_LIST_SCHEMA)
+        return starting_list(kind, "2022-07", players, ratings, played)
 
     pair = st.tuples(
         st.sampled_from(players), st.sampled_from(players), st.sampled_from([0.0, 0.5, 1.0])
