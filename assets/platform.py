@@ -60,7 +60,8 @@ def _registry(lake: Path) -> pl.DataFrame | None:
 
 def _load_site(lake: Path, periods: list[str], budget: MemoryBudget) -> RangeInputs:
     """The range's platform games as a source streamed from the lake in replay order (only
-    what the site rules read of them), the registry, the decisions and the state before."""
+    what the site rating reads of them: ids, time, period and the site rules' decisions the
+    ingest kept with them), the registry, the decisions and the state before."""
     games = PlatformGames(lake, periods, SITE_RATED_COLUMNS, budget.batch_games, budget.sort_memory)
     return {
         "source": games,
