@@ -728,30 +728,27 @@ def rejected_frame(c: Classified) -> pl.DataFrame:
     """Rejected games with their reason and the fields that contradict (the quarantine's rows)."""
     rows = np.flatnonzero(c.reject != 0)
     frame = c.frame[rows]  # games read without the rules' inputs (SITE_RATED_COLUMNS) have none
-    return (
-        frame.with_columns(
-            pl.Series("w_bot", c.w_bot[rows]),
-            *(
-                _col_or(frame, name, GAMES_SCHEMA[name])
-                for name in ("source_file", "source_line", "white_score", "termination", "plies")
-                if name not in frame.columns
-            ),
-        )
-        .select(
-            "game_id",
-            "period",
-            "source_file",
-            "source_line",
-            format_text(
-                "white {} bot={} score={} termination={} plies={}",
-                pl.col("white_id"),
-                pl.col("w_bot"),
-                pl.col("white_score"),
-                pl.col("termination"),
-                pl.col("plies"),
-            ).alias("value"),
-            pl.Series(c.reject[rows])
-            .replace_strict({e.code: e.text() for e in Rejection}, return_dtype=pl.String)
-            .alias("reason"),
-        )
+    return frame.with_columns(
+        pl.Series("w_bot", c.w_bot[rows]),
+        *(
+            _col_or(frame, name, GAMES_SCHEMA[name])
+            for name in ("source_file", "source_line", "white_score", "termination", "plies")
+            if name not in frame.columns
+        ),
+    ).select(
+        "game_id",
+        "period",
+        "source_file",
+        "source_line",
+        format_text(
+            "white {} bot={} score={} termination={} plies={}",
+            pl.col("white_id"),
+            pl.col("w_bot"),
+            pl.col("white_score"),
+            pl.col("termination"),
+            pl.col("plies"),
+        ).alias("value"),
+        pl.Series(c.reject[rows])
+        .replace_strict({e.code: e.text() for e in Rejection}, return_dtype=pl.String)
+        .alias("reason"),
     )
