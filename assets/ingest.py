@@ -224,13 +224,19 @@ def games_have_unique_ids(paths: PipelinePaths) -> dg.AssetCheckResult:
 @dg.asset_check(
     asset=games,
     blocking=True,
-    description="Every platform game has a site category and every federation game a list.",
+    description=(
+        "Every platform game has a site category and the site rules' decisions (the rating "
+        "reads them), and every federation game a list."
+    ),
 )
 def games_are_classified(paths: PipelinePaths) -> dg.AssetCheckResult:
     unclassified = (
         read_table(paths.lake_path, tables.GAMES)
         .filter(
-            ((pl.col("source") == "platform") & pl.col("category").is_null())
+            (
+                (pl.col("source") == "platform")
+                & (pl.col("category").is_null() | pl.col("site_verdict").is_null())
+            )
             | ((pl.col("source") != "platform") & pl.col("rating_list").is_null())
         )
         .select(pl.len())
