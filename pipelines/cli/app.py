@@ -285,8 +285,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     """Materialize everything through Dagster in period order and print the summary."""
     from pipelines.cli.disk import as_disk_full
     from pipelines.cli.late_results_config import check_late_results
-    from pipelines.cli.prepare import start_warm_up
-    from pipelines.cli.ticker import ticking
+    from pipelines.cli.prepare import first_import_note, start_warm_up
+    from pipelines.cli.ticker import plain_heartbeat
     from pipelines.cli.timings import StepClock, print_timings
     from rating_core.ingest.common import UnreadableFileError
     from rating_core.ingest.inbox import check_merge_chains, check_starting_lists, inbox_files
@@ -310,34 +310,38 @@ def cmd_run(args: argparse.Namespace) -> int:
     # a first run's warm-up processes compile the cold kernels from now on, while Dagster is
     # imported and the lake's instance opened
     warm_up = start_warm_up(inbox)
+    loading = "loading Dagster and the pipeline"
     if warm_up is not None:  # a first run: say so at once, before the seconds of importing
         for line in warm_up.lines():
             console.print(line, highlight=False)
-        console.print("loading Dagster and the pipeline meanwhile", highlight=False)
+        console.print(f"{loading} meanwhile{first_import_note()}", highlight=False)
+    heartbeat = plain_heartbeat(err_console)  # off a terminal: a line while a step is silent
     try:
-        with ticking(_still_loading if warm_up is not None and not console.is_terminal else None):
-            from pipelines.cli.run import run_pipeline
-            from pipelines.cli.summary import print_summary
+        with heartbeat:
+            with heartbeat.doing(loading):
+                from pipelines.cli.run import run_pipeline
+                from pipelines.cli.summary import print_summary
 
-        resume_collection()
-        clock.lap("imports")
-        try:
-            outcome = run_pipeline(
-                inbox,
-                lake,
-                console=console,
-                full=args.full,
-                executor=args.executor,
-                warm_up=warm_up,
-                clock=clock,
-                memory=memory,
-                late_results=late_results,
-            )
-        except Exception as error:  # a full disk may say only "disk I/O error": say it is full
-            full = as_disk_full(error, lake, "'ratings run'")
-            if full is error:
-                raise
-            raise full from None
+            resume_collection()
+            clock.lap("imports")
+            try:
+                outcome = run_pipeline(
+                    inbox,
+                    lake,
+                    console=console,
+                    full=args.full,
+                    executor=args.executor,
+                    warm_up=warm_up,
+                    clock=clock,
+                    memory=memory,
+                    late_results=late_results,
+                    heartbeat=heartbeat,
+                )
+            except Exception as error:  # a full disk may say only "disk I/O error"
+                full = as_disk_full(error, lake, "'ratings run'")  # which says it is full
+                if full is error:
+                    raise
+                raise full from None
     finally:
         if warm_up is not None:  # ended by the run; here if the run never started
             warm_up.stop()
@@ -349,13 +353,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     if outcome.stopped is not None:  # after the summary of what was published before it
         raise as_disk_full(outcome.stopped, lake, "'ratings run'")
     return 0 if outcome.ok else 1
-
-
-def _still_loading(seconds: float) -> None:
-    """A first run's line while Dagster and the pipeline load (off a terminal)."""
-    console.print(
-        f"still loading Dagster and the pipeline ({seconds:.0f} s so far)", highlight=False
-    )
 
 
 def ui_environment(inbox: Path, lake: Path) -> dict[str, str]:

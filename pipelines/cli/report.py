@@ -48,7 +48,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         TimeElapsedColumn,
     )
 
+    from pipelines.cli.output import err_console
     from pipelines.cli.report_page import build_page, vega_scripts
+    from pipelines.cli.ticker import plain_heartbeat
     from rating_core.lake import publishing as publish
     from rating_core.lake.report_data import gather_report, report_steps
     from rating_core.lake.storage import as_local_path
@@ -71,26 +73,38 @@ def cmd_report(args: argparse.Namespace) -> int:
         transient=True,
         disable=not console.is_terminal,  # a log or a pipe gets the closing line only
     )
-    with progress:
-        task = progress.add_task("reading the lake", total=report_steps(len(chosen), args.player))
+    # off a terminal (no bar), a plain timestamped line on stderr when a step is silent
+    heartbeat = plain_heartbeat(err_console)
+    steps = report_steps(len(chosen), args.player)
+    done = {"read": 0, "drawn": 0}
+    with progress, heartbeat:
+        task = progress.add_task("reading the lake", total=steps)
 
         def step(what: str) -> None:
+            done["read"] += 1
             progress.update(task, advance=1, description=f"read {what}")
 
-        data = gather_report(lake.resolve(), list_names=chosen, player=args.player, on_step=step)
+        with heartbeat.doing(lambda: f"reading the lake, {done['read']} of {steps} steps done"):
+            data = gather_report(
+                lake.resolve(), list_names=chosen, player=args.player, on_step=step
+            )
         if args.player is not None and data.timeline.is_empty():
             raise UserError(f"no published list holds player '{args.player}'")
         drawing = progress.add_task("bundling the Vega scripts", total=None)
-        scripts = vega_scripts()
+        with heartbeat.doing("bundling the Vega scripts"):
+            scripts = vega_scripts()
 
         def drawn(kind: str) -> None:
+            done["drawn"] += 1
             progress.update(drawing, advance=1, description=f"drew a {kind} chart")
 
-        page, charts = build_page(
-            data, generated_at=datetime.now(UTC), scripts=scripts, on_chart=drawn
-        )
+        with heartbeat.doing(lambda: f"drawing the charts, {done['drawn']} drawn"):
+            page, charts = build_page(
+                data, generated_at=datetime.now(UTC), scripts=scripts, on_chart=drawn
+            )
         progress.update(drawing, description=f"writing {output}")
-        write_atomically(output, page.encode("utf-8"))
+        with heartbeat.doing(f"writing {output}"):
+            write_atomically(output, page.encode("utf-8"))
     size = len(page.encode("utf-8")) / 1e6
     console.print(  # two lines: the path and the link each stay whole at 80 columns
         f"wrote {output} ({len(charts)} charts, {size:.1f} MB)\n"
