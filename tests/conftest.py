@@ -19,6 +19,13 @@ SAMPLES = ROOT / "data_samples"
 EXTERNAL = ROOT.parent / "shared" / "external"
 
 
+@pytest.fixture(autouse=True)
+def no_heartbeat(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands run by tests print no heartbeat lines (`pipelines.cli.ticker`): their stderr is
+    exactly their own lines however busy the machine. A test of the heartbeat sets it again."""
+    monkeypatch.setenv("RATINGS_HEARTBEAT_SECONDS", "0")
+
+
 @pytest.fixture(scope="session")
 def samples() -> Path:
     """The sample inbox that `ratings run` uses by default."""

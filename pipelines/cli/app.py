@@ -16,7 +16,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from pipelines.cli import as_of, config, query, report
 from pipelines.cli.errors import UserError, debug_enabled, describe_exception
@@ -24,6 +24,9 @@ from pipelines.cli.lake_option import INBOX_HELP
 from pipelines.cli.lake_option import add_lake as _add_lake
 from pipelines.cli.lake_option import check_lake_folder as _check_lake_folder
 from pipelines.cli.output import console, err_console
+
+if TYPE_CHECKING:
+    from pipelines.cli.ticker import Heartbeat
 
 LAZY_MODULES = ("calculators", "export", "reading")
 """Command modules imported only by their own command (they import Polars); still reachable as
@@ -282,11 +285,21 @@ def _memory(text: str | None) -> int | None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Materialize everything through Dagster in period order and print the summary."""
+    """Materialize everything through Dagster in period order and print the summary; off a
+    terminal, a heartbeat names each step that is silent for a few seconds (the first: loading
+    the kernels' modules, checking the inbox, starting a first run's warm-up)."""
+    from pipelines.cli.ticker import plain_heartbeat
+
+    heartbeat = plain_heartbeat(err_console)
+    with heartbeat, heartbeat.doing("checking the inbox and the kernels"):
+        return _run_command(args, heartbeat)
+
+
+def _run_command(args: argparse.Namespace, heartbeat: Heartbeat) -> int:
+    """`cmd_run`'s work, `heartbeat` running."""
     from pipelines.cli.disk import as_disk_full
     from pipelines.cli.late_results_config import check_late_results
-    from pipelines.cli.prepare import first_import_note, start_warm_up
-    from pipelines.cli.ticker import plain_heartbeat
+    from pipelines.cli.prepare import busy_line, first_import_note, start_warm_up
     from pipelines.cli.timings import StepClock, print_timings
     from rating_core.ingest.common import UnreadableFileError
     from rating_core.ingest.inbox import check_merge_chains, check_starting_lists, inbox_files
@@ -312,36 +325,36 @@ def cmd_run(args: argparse.Namespace) -> int:
     warm_up = start_warm_up(inbox)
     loading = "loading Dagster and the pipeline"
     if warm_up is not None:  # a first run: say so at once, before the seconds of importing
-        for line in warm_up.lines():
-            console.print(line, highlight=False)
+        for line in [*warm_up.lines(), busy_line()]:
+            if line:
+                console.print(line, highlight=False)
         console.print(f"{loading} meanwhile{first_import_note()}", highlight=False)
-    heartbeat = plain_heartbeat(err_console)  # off a terminal: a line while a step is silent
     try:
-        with heartbeat:
-            with heartbeat.doing(loading):
-                from pipelines.cli.run import run_pipeline
-                from pipelines.cli.summary import print_summary
+        with heartbeat.doing(loading):
+            from pipelines.cli.run import run_pipeline
+            from pipelines.cli.summary import print_summary
 
-            resume_collection()
-            clock.lap("imports")
-            try:
-                outcome = run_pipeline(
-                    inbox,
-                    lake,
-                    console=console,
-                    full=args.full,
-                    executor=args.executor,
-                    warm_up=warm_up,
-                    clock=clock,
-                    memory=memory,
-                    late_results=late_results,
-                    heartbeat=heartbeat,
-                )
-            except Exception as error:  # a full disk may say only "disk I/O error"
-                full = as_disk_full(error, lake, "'ratings run'")  # which says it is full
-                if full is error:
-                    raise
-                raise full from None
+        resume_collection()
+        clock.lap("imports")
+        try:
+            outcome = run_pipeline(
+                inbox,
+                lake,
+                console=console,
+                full=args.full,
+                executor=args.executor,
+                warm_up=warm_up,
+                clock=clock,
+                memory=memory,
+                late_results=late_results,
+                heartbeat=heartbeat,
+            )
+        except Exception as error:  # a full disk may say only "disk I/O error": say it is full
+            full = as_disk_full(error, lake, "'ratings run'")
+            if full is error:
+                raise
+            raise full from None
+        heartbeat.stop()  # the work is done: the summary says the rest
     finally:
         if warm_up is not None:  # ended by the run; here if the run never started
             warm_up.stop()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 import time
@@ -224,11 +225,17 @@ class WarmUp:
         return [_preparing_line(g) for g in self.groups.values()]
 
     def progress(self) -> str:
-        """Where the compiling stands, read from numba's cache indexes (a real count, not a
-        guess): `preparing the kernels, 9 of 16 compiled`."""
-        kernels = [k for g in self.groups.values() for k in g.kernels]
-        done = sum(is_cached(k) for k in kernels)
-        return f"preparing the kernels, {done} of {len(kernels)} compiled"
+        """The groups still compiling, read from numba's cache indexes (a real count, not a
+        guess): `preparing the PGN scanner, the rating kernels`, and once one group is left,
+        how many of its kernels are ready: `preparing the rating kernels (9 of 15 ready)`."""
+        pending = [g for g in self.groups.values() if not _ready(g)]
+        if not pending:
+            return "preparing the kernels"
+        if len(pending) > 1 or len(pending[0].kernels) == 1:
+            return "preparing " + ", ".join(g.name for g in pending)
+        group = pending[0]
+        done = sum(is_cached(k) for k in group.kernels)
+        return f"preparing {group.name} ({done} of {len(group.kernels)} ready)"
 
     def finish(self) -> None:
         """Wait for every group (the run needs all it started, at most WARM_UP_WAIT_S in all),
@@ -266,6 +273,16 @@ def start_warm_up(inbox: Path, groups: Sequence[KernelGroup] = GROUPS) -> WarmUp
         WarmUp(processes, {}).stop()
         raise
     return WarmUp(processes, {g.name: g for g in cold})
+
+
+def busy_line(load: float | None = None, cores: int | None = None) -> str:
+    """When the machine is busy (its load average over the last minute at least its cores), the
+    line saying that the estimates, measured on an idle machine, will run long; else ``."""
+    load = os.getloadavg()[0] if load is None else load
+    cores = (os.cpu_count() or 1) if cores is None else cores
+    if load < cores:
+        return ""
+    return f"this machine is busy (load {load:.0f} on {cores} cores): it will take longer"
 
 
 def first_import_note() -> str:

@@ -13,8 +13,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pipelines.cli.errors import UserError
-from pipelines.cli.output import console
+from pipelines.cli.output import console, err_console
 from pipelines.cli.outputs import check_output, write_atomically
+from pipelines.cli.ticker import Heartbeat, plain_heartbeat
 
 
 def add_report_parser(
@@ -39,7 +40,15 @@ def add_report_parser(
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    """Gather the report's frames from the lake, draw the page and write it to `--output`."""
+    """Gather the report's frames from the lake, draw the page and write it to `--output`; off a
+    terminal (no bar), a heartbeat on stderr names each step that is silent for a few seconds."""
+    heartbeat = plain_heartbeat(err_console)
+    with heartbeat, heartbeat.doing("loading the report's modules"):
+        return _write_report(args, heartbeat)
+
+
+def _write_report(args: argparse.Namespace, heartbeat: Heartbeat) -> int:
+    """`cmd_report`'s work, `heartbeat` running."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -48,9 +57,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         TimeElapsedColumn,
     )
 
-    from pipelines.cli.output import err_console
     from pipelines.cli.report_page import build_page, vega_scripts
-    from pipelines.cli.ticker import plain_heartbeat
     from rating_core.lake import publishing as publish
     from rating_core.lake.report_data import gather_report, report_steps
     from rating_core.lake.storage import as_local_path
@@ -73,11 +80,9 @@ def cmd_report(args: argparse.Namespace) -> int:
         transient=True,
         disable=not console.is_terminal,  # a log or a pipe gets the closing line only
     )
-    # off a terminal (no bar), a plain timestamped line on stderr when a step is silent
-    heartbeat = plain_heartbeat(err_console)
     steps = report_steps(len(chosen), args.player)
     done = {"read": 0, "drawn": 0}
-    with progress, heartbeat:
+    with progress:
         task = progress.add_task("reading the lake", total=steps)
 
         def step(what: str) -> None:
@@ -105,6 +110,7 @@ def cmd_report(args: argparse.Namespace) -> int:
         progress.update(drawing, description=f"writing {output}")
         with heartbeat.doing(f"writing {output}"):
             write_atomically(output, page.encode("utf-8"))
+    heartbeat.stop()  # the work is done: the closing line says the rest
     size = len(page.encode("utf-8")) / 1e6
     console.print(  # two lines: the path and the link each stay whole at 80 columns
         f"wrote {output} ({len(charts)} charts, {size:.1f} MB)\n"

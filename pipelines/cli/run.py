@@ -356,18 +356,18 @@ def _rate_and_publish(
     failures = _failures(ingest)
     if failures and not ingest.success:
         raise UserError(failures[0])
-    _check_players_fit(lake, budget)
-    files = read_table(lake, tables.INGEST_SUMMARY).collect()
-    notes_frame = read_table(lake, tables.INGEST_NOTES).collect()
-    notes = notes_frame.get_column("note").to_list() if notes_frame.height else []
     with display.status("choosing the periods to rate"):
+        _check_players_fit(lake, budget)
+        files = read_table(lake, tables.INGEST_SUMMARY).collect()
+        notes_frame = read_table(lake, tables.INGEST_NOTES).collect()
+        notes = notes_frame.get_column("note").to_list() if notes_frame.height else []
         periods = data_periods(lake)
         register_periods(instance, periods)  # the partitions end at the last period with data
         digests = period_input_digests(lake, periods)
         to_run = periods if full else periods_to_run(lake, periods, digests)
-    if not periods:
-        notes.append(NOTHING_TO_RATE)
-    outcome = RunOutcome(inbox, lake, files, notes, periods, to_run, failures=failures)
+        if not periods:
+            notes.append(NOTHING_TO_RATE)
+        outcome = RunOutcome(inbox, lake, files, notes, periods, to_run, failures=failures)
     clock.lap("choosing the periods")
     if not to_run:
         return outcome

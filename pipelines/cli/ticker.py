@@ -7,9 +7,10 @@ printed for a few seconds. On a terminal a spinner or a live bar says it instead
 from __future__ import annotations
 
 import contextlib
+import os
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from datetime import UTC, datetime
 from types import TracebackType
 
@@ -17,7 +18,11 @@ from rich.console import Console
 from rich.text import Text
 
 EVERY_S = 3.0
-"""Seconds between two lines."""
+"""Seconds between two lines (of `ticking`; of silence before a heartbeat's line)."""
+
+EVERY_ENV = "RATINGS_HEARTBEAT_SECONDS"
+"""Environment variable overriding a command's heartbeat interval (`0`: no heartbeat; the test
+suite's default, so that a command's stderr is exactly its own lines however busy the machine)."""
 
 HEARTBEAT_POLL_S = 0.25
 """How often the heartbeat's thread looks whether a line is due (a line is at most this late)."""
@@ -117,7 +122,7 @@ class Heartbeat:
 
     def __enter__(self) -> Heartbeat:
         """Start the thread that prints the lines due (when active)."""
-        if self.active and self._thread is None:
+        if self.active and self.every > 0 and self._thread is None:
             self._done.clear()
             self._thread = threading.Thread(
                 target=self._beat, name="ratings-heartbeat", daemon=True
@@ -132,6 +137,10 @@ class Heartbeat:
         traceback: TracebackType | None,
     ) -> None:
         """Stop the thread: no line after the block."""
+        self.stop()
+
+    def stop(self) -> None:
+        """Stop the thread now (the work left prints its own lines: a summary); no line after."""
         thread, self._thread = self._thread, None
         if thread is not None:
             self._done.set()
@@ -144,11 +153,24 @@ class Heartbeat:
                 self.say(line)
 
 
-def plain_heartbeat(console: Console, every: float = EVERY_S) -> Heartbeat:
+def heartbeat_seconds(environ: Mapping[str, str] | None = None) -> float:
+    """The heartbeat's interval: `RATINGS_HEARTBEAT_SECONDS` when it is a number of seconds (0:
+    none), else `EVERY_S`."""
+    value = (os.environ if environ is None else environ).get(EVERY_ENV, "")
+    try:
+        seconds = float(value)
+    except ValueError:
+        return EVERY_S
+    return seconds if seconds >= 0 else EVERY_S
+
+
+def plain_heartbeat(console: Console, every: float | None = None) -> Heartbeat:
     """A heartbeat printing plain lines on `console` (as written: no markup, no highlighting, no
-    wrapping), active only when `console` is not a terminal."""
+    wrapping) every `every` seconds of silence (default `heartbeat_seconds()`), active only when
+    `console` is not a terminal and the interval is not 0."""
+    every = heartbeat_seconds() if every is None else every
 
     def say(line: str) -> None:
         console.print(Text(line), highlight=False, soft_wrap=True)
 
-    return Heartbeat(say, every=every, active=not console.is_terminal)
+    return Heartbeat(say, every=every, active=not console.is_terminal and every > 0)
