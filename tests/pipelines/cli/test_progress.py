@@ -245,9 +245,12 @@ def test_amounts_are_short() -> None:
     ]
 
 
-def test_off_a_terminal_a_status_is_named_by_the_heartbeat_and_progress_lines_count() -> None:
+def test_off_a_terminal_a_status_is_named_by_the_heartbeat_and_progress_lines_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A step with no report for a while (the rating, Dagster's bookkeeping) still gets a
     timestamped line every few seconds; a progress line puts the next one off."""
+    monkeypatch.setenv("RATINGS_HEARTBEAT_SECONDS", "3")  # the suite turns it off
     display, console, clock = plain(every=5)
     heartbeat = display.heartbeat
     assert heartbeat.active  # not a terminal

@@ -8,9 +8,10 @@ import io
 import re
 import time
 
+import pytest
 from rich.console import Console
 
-from pipelines.cli.ticker import Heartbeat, plain_heartbeat, ticking
+from pipelines.cli.ticker import EVERY_S, Heartbeat, heartbeat_seconds, plain_heartbeat, ticking
 
 
 def test_ticks_while_the_block_runs_and_stops_after() -> None:
@@ -113,10 +114,22 @@ def test_an_inactive_heartbeat_starts_no_thread_and_prints_nothing() -> None:
     assert said == []
 
 
-def test_a_console_heartbeat_is_active_off_a_terminal_only() -> None:
+def test_a_console_heartbeat_is_active_off_a_terminal_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv("RATINGS_HEARTBEAT_SECONDS")  # the suite turns it off: the default here
     pipe = Console(file=io.StringIO(), force_terminal=False)
     terminal = Console(file=io.StringIO(), force_terminal=True)
     assert plain_heartbeat(pipe).active and not plain_heartbeat(terminal).active
     heartbeat = plain_heartbeat(pipe)
     heartbeat.say("2026-12-05T09:12:03Z [bold]x[/]: 3 s so far")
     assert pipe.file.getvalue() == "2026-12-05T09:12:03Z [bold]x[/]: 3 s so far\n"  # as written
+    monkeypatch.setenv("RATINGS_HEARTBEAT_SECONDS", "0")
+    assert not plain_heartbeat(pipe).active  # turned off
+
+
+@pytest.mark.parametrize(
+    ("value", "seconds"), [("", EVERY_S), ("0", 0.0), ("1.5", 1.5), ("-1", EVERY_S), ("x", EVERY_S)]
+)
+def test_the_heartbeat_interval_comes_from_the_environment(value: str, seconds: float) -> None:
+    assert heartbeat_seconds({"RATINGS_HEARTBEAT_SECONDS": value}) == seconds
