@@ -1,7 +1,6 @@
-"""Lines that show a command is alive while slow work runs with nothing else to say: `ticking`
-calls a function every few seconds; `Heartbeat` prints, off a terminal (CI, cron, Dagster's
-logs, `make run 2>&1 | cat`), a plain timestamped line naming the work whenever nothing has been
-printed for a few seconds. On a terminal a spinner or a live bar says it instead.
+"""A line that shows a command is alive while slow work runs with nothing else to say: off a
+terminal (CI, cron, Dagster's logs, `make run 2>&1 | cat`), `Heartbeat` prints a plain
+timestamped line naming the work whenever nothing has been printed for a few seconds. On a terminal a spinner or a live bar says it instead.
 """
 
 from __future__ import annotations
@@ -18,7 +17,7 @@ from rich.console import Console
 from rich.text import Text
 
 EVERY_S = 3.0
-"""Seconds between two lines (of `ticking`; of silence before a heartbeat's line)."""
+"""Seconds of silence before a heartbeat's line."""
 
 EVERY_ENV = "RATINGS_HEARTBEAT_SECONDS"
 """Environment variable overriding a command's heartbeat interval (`0`: no heartbeat; the test
@@ -31,29 +30,6 @@ HEARTBEAT_POLL_S = 0.25
 def utc_stamp() -> str:
     """Now, UTC, to the second: `2026-12-05T09:12:03Z`."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-@contextlib.contextmanager
-def ticking(say: Callable[[float], None] | None, every: float = EVERY_S) -> Iterator[None]:
-    """Call `say(seconds so far)` every `every` seconds from a helper thread while the block runs
-    (nothing when `say` is None)."""
-    if say is None:
-        yield
-        return
-    done = threading.Event()
-    started = time.monotonic()
-
-    def loop() -> None:
-        while not done.wait(every):
-            say(time.monotonic() - started)
-
-    thread = threading.Thread(target=loop, name="ratings-ticker", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        done.set()
-        thread.join()
 
 
 Work = str | Callable[[], str]
