@@ -119,7 +119,8 @@ def range_releases(
         return []
     rows = rows.filter(pl.col("period").is_in(list(reasons)))
     keys = [pl.col("period").cast(pl.String), pl.col(LIST_COLUMN).cast(pl.String)]
-    ordered = rows.sort(keys, maintain_order=True)  # each list's rows together: sliced, not split
+    # each list's rows together: sliced, not split (the rating step writes them so already)
+    ordered = rows if _grouped_in_order(rows, keys) else rows.sort(keys, maintain_order=True)
     known = [c for c in (INPUT_DIGEST, CLUB_FOLDER, RULES_COLUMN) if c in ordered.columns]
     firsts = (
         ordered.select(*keys, *known)
@@ -153,6 +154,19 @@ def range_releases(
             )
         )
     return releases
+
+
+def _grouped_in_order(rows: pl.DataFrame, keys: list[pl.Expr]) -> bool:
+    """Whether `rows` already hold each value of `keys` in one run, the runs in ascending order
+    of `keys` (no null): what `sort(keys, maintain_order=True)` would leave as it is. One pass,
+    where the stable sort of 2.5M rows by two strings cost half a second."""
+    named = rows.select(*(key.alias(f"_k{n}") for n, key in enumerate(keys)))
+    if named.null_count().sum_horizontal().item():
+        return False
+    starts = named.filter(
+        pl.int_range(pl.len()).eq(0) | pl.any_horizontal(pl.all().ne(pl.all().shift()))
+    )
+    return starts.equals(starts.sort(pl.all())) and starts.unique().height == starts.height
 
 
 def publish_releases(

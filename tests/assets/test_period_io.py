@@ -4,8 +4,10 @@ period, with each list's manifest facts."""
 from __future__ import annotations
 
 import polars as pl
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from assets.period_io import INPUT_DIGEST, range_releases
+from assets.period_io import INPUT_DIGEST, _grouped_in_order, range_releases
 from rating_core.systems.contract import CLUB_FOLDER, LIST_COLUMN, RULES_COLUMN
 
 
@@ -60,3 +62,35 @@ def test_without_a_digest_column_each_release_digests_its_rows() -> None:
     one, two = range_releases(rows, {"2024-01": "monthly"}, {})
     assert one.input_digest != two.input_digest
     assert range_releases(rows.clear(), {"2024-01": "monthly"}, {}) == []
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["2024-01", "2024-02"]), st.sampled_from(["a", "b", "c"])),
+        max_size=12,
+    )
+)
+def test_rows_already_grouped_in_order_are_released_as_a_sort_would(
+    keys: list[tuple[str, str]],
+) -> None:
+    rows = pl.DataFrame(
+        {
+            "period": [p for p, _ in keys],
+            LIST_COLUMN: [name for _, name in keys],
+            "player_id": [f"p{i}" for i in range(len(keys))],
+            "rating": [float(i) for i in range(len(keys))],
+        }
+    )
+    ordered = rows.sort("period", LIST_COLUMN, maintain_order=True)
+    expressions = [pl.col("period"), pl.col(LIST_COLUMN)]
+    assert _grouped_in_order(rows, expressions) == rows.equals(ordered)
+    reasons = {"2024-01": "r1", "2024-02": "r2"}
+    for given_rows in (rows, ordered):
+        releases = range_releases(given_rows, reasons, {})
+        assert [(r.period, r.list_name) for r in releases] == sorted(set(keys))
+        for release in releases:
+            mine = ordered.filter(
+                (pl.col("period") == release.period) & (pl.col(LIST_COLUMN) == release.list_name)
+            )
+            assert release.rows.equals(mine.drop("period", LIST_COLUMN))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+import numpy as np
 import polars as pl
 
 from rating_core.rounding import round_half_away_expr
@@ -50,16 +51,24 @@ def site_period_lists(
     first = previous_state if previous_state is not None else empty_site_state()
     index = pl.col(_PERIOD_INDEX)
 
-    def numbered(frames: Iterable[pl.DataFrame], *columns: pl.Expr | str) -> pl.DataFrame:
+    def numbered(
+        frames: Iterable[pl.DataFrame], *columns: pl.Expr | str, ordered: bool = False
+    ) -> pl.DataFrame:
         return pl.concat(
             [
-                f.select(pl.lit(k, pl.Int32).alias(_PERIOD_INDEX), "player_id", "number", *columns)
+                f.select(
+                    pl.lit(k, pl.Int32).alias(_PERIOD_INDEX),
+                    "player_id",
+                    "number",
+                    *columns,
+                    *([_player_order(f)] if ordered else []),
+                )
                 for k, f in enumerate(frames)
             ],
             how="vertical_relaxed",  # a given state's integer widths may differ from the replay's
         )
 
-    now = numbered(states, "rating", "games")
+    now = numbered(states, "rating", "games", ordered=True)
     prev = numbered(
         [first, *states[:-1]],
         pl.col("rating").alias("_prev_rating"),
@@ -88,13 +97,46 @@ def site_period_lists(
             .otherwise(rating_int.cast(pl.String))
             .alias("display"),
             (pl.col("rating") - pl.col("_prev_rating").fill_null(rules.start)).alias("change"),
+            _PLAYER_ORDER,
         )
-        .sort(
-            [_PERIOD_INDEX, "list", "rating_exact", "player_id"],
-            descending=[False, False, True, False],
-        )
-        .cast(SITE_LIST_SCHEMA)
     )
+    lists = _ranked(lists).cast(SITE_LIST_SCHEMA)
     parts = lists.partition_by(_PERIOD_INDEX, as_dict=True, include_key=False, maintain_order=True)
     empty = lists.clear().drop(_PERIOD_INDEX)
     return [parts.get((k,), empty) for k in range(len(periods))]
+
+
+_PLAYER_ORDER = "_player_order"
+
+
+def _player_order(state: pl.DataFrame) -> pl.Expr:
+    """A number per row of `state` ordered as its player_ids are (equal for equal ids within a
+    number's rows): the row number of a state in player_id order (a replay's is), else the
+    ids' dense rank."""
+    ids = state.get_column("player_id")
+    if not ids.null_count() and ids.is_sorted():
+        return pl.int_range(pl.len(), dtype=pl.Int64).alias(_PLAYER_ORDER)
+    return pl.col("player_id").rank("dense").cast(pl.Int64).fill_null(-1).alias(_PLAYER_ORDER)
+
+
+def _ranked(lists: pl.DataFrame) -> pl.DataFrame:
+    """`lists` in list order: period, list, rating_exact descending, player_id (whose order
+    `_PLAYER_ORDER` gives), that column dropped. Sorted as numbers by numpy's lexsort: Polars'
+    sort on these columns, the player_id last, took 3 s of CPU on the 2.5M rows of 1M players'
+    lists; (period, list, player) is a key, so the order is the same."""
+    exact, names = lists.get_column("rating_exact"), lists.get_column("list")
+    if lists.height < 2 or exact.null_count() or names.null_count() or exact.is_nan().any():
+        return lists.sort(
+            [_PERIOD_INDEX, "list", "rating_exact", "player_id"],
+            descending=[False, False, True, False],
+        ).drop(_PLAYER_ORDER)
+    names = names.unique().sort()
+    order = np.lexsort(
+        (
+            lists.get_column(_PLAYER_ORDER).to_numpy(),
+            -exact.to_numpy(),
+            lists.get_column("list").cast(pl.Enum(names)).to_physical().to_numpy(),
+            lists.get_column(_PERIOD_INDEX).to_numpy(),
+        )
+    )
+    return lists.drop(_PLAYER_ORDER)[order]

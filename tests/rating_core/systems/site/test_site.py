@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from rating_core.schemas import CATEGORIES, GAMES_SCHEMA, PLAYERS_SCHEMA, conform
 from rating_core.systems.site import classification as site_classification
@@ -411,6 +413,33 @@ def test_list_rating_rounds_half_away_from_zero() -> None:
     lst = site_lists(s, "2024-01").sort("player_id")
     assert lst["rating"].to_list() == [1523, 1521]
     assert lst["display"].to_list() == ["1523", "1521"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "B", "p10", "p9", "é", "zz"]),
+            st.sampled_from(site_rules.SITE_NUMBERS),
+            st.sampled_from([1400.0, 1500.0, 1500.25, 1612.5, 100.0]),
+            st.integers(0, 12),
+        ),
+        unique_by=lambda row: (row[0], row[1]),
+        max_size=30,
+    ),
+    shuffle=st.randoms(use_true_random=False),
+)
+def test_lists_rank_rating_down_then_player_id_whatever_the_state_order(
+    rows: list[tuple[str, str, float, int]], shuffle: Any
+) -> None:
+    ordered = state(sorted(rows))  # a replay's state is in player_id order
+    mixed = list(rows)
+    shuffle.shuffle(mixed)
+    jan, feb = site_period_lists([ordered, state(mixed)], ["2024-01", "2024-02"], ordered)
+    expected = jan.sort(["list", "rating_exact", "player_id"], descending=[False, True, False])
+    assert jan.equals(expected)
+    assert feb.drop("period", "games", "change").equals(expected.drop("period", "games", "change"))
+    assert (feb["games"] == 0).all() and (feb["change"] == 0.0).all()
 
 
 def test_period_by_period_equals_all_at_once() -> None:
