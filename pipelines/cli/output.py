@@ -31,6 +31,9 @@ console = Console()
 err_console = Console(stderr=True)
 
 ELLIPSIS = "…"
+TWO_CUTS_CHECKED = 300
+"""A name cut twice is checked against at most this many names alike at both ends (beyond, a
+cut at one end, checked at once, is used instead: a long inbox stays quick)."""
 LAST = "\U0010ffff"
 """A character after every other: `head + LAST` ends the sorted run of names that begin with head."""
 SHORTEST_NAME = 20
@@ -122,6 +125,11 @@ def _own_lengths(ordered: Sequence[str]) -> dict[str, int]:
     }
 
 
+def _one_cut(name: str, width: int, head: int) -> str:
+    """`name` in `width` characters: its first `head`, an ellipsis, and its end."""
+    return name[:head] + ELLIPSIS + name[len(name) - (width - 1 - head) :]
+
+
 def _two_cuts(name: str, width: int, differs: Sequence[int]) -> Iterator[str]:
     """`name` cut twice (`head…middle…tail`) in `width` characters, the middle kept around each
     of `differs` (where it differs from the names most like it), for names that one cut cannot
@@ -161,14 +169,15 @@ def shorten_names(names: Sequence[str], width: int) -> list[str] | None:
     others = sorted(set(names))
     backwards = sorted(other[::-1] for other in others)
 
-    def _alike(head: str, tail: str) -> Iterator[str]:
-        """The names that begin with `head` or end with `tail`, whichever are fewer."""
+    def _alike(head: str, tail: str) -> tuple[int, Iterator[str]]:
+        """The names that begin with `head` or end with `tail`, whichever are fewer (and how
+        many they are)."""
         start, end = bisect_left(others, head), bisect_left(others, head + LAST)
         tail = tail[::-1]
         back, stop = bisect_left(backwards, tail), bisect_left(backwards, tail + LAST)
         if end - start <= stop - back:
-            return (others[i] for i in range(start, end))
-        return (backwards[i][::-1] for i in range(back, stop))
+            return end - start, (others[i] for i in range(start, end))
+        return stop - back, (backwards[i][::-1] for i in range(back, stop))
 
     own_head = _own_lengths(others)  # a head this long is no other name's: no scan needed
     own_tail = {n[::-1]: length for n, length in _own_lengths(backwards).items()}
@@ -181,20 +190,26 @@ def shorten_names(names: Sequence[str], width: int) -> list[str] | None:
         if len(name) != cell_len(name):  # wide characters: cut by cells, checked the same way
             candidates = [shorten_middle(name, width)]
         else:
-            candidates = (
-                name[:head] + ELLIPSIS + name[len(name) - (width - 1 - head) :]
-                for head in _splits(name, width)
-            )
+            heads = _splits(name, width)
+            side = (width - 1) // 4  # a cut keeping less than this of one end says little
+            balanced = [h for h in heads[1:] if side <= h <= width - 1 - side]
+            lopsided = [h for h in heads[1:] if not side <= h <= width - 1 - side]
             differs = [own_head[name] - 1, len(name) - own_tail[name]]
-            candidates = chain(candidates, _two_cuts(name, width, differs))
+            candidates = chain(  # one cut, else two around the difference, else one at an end
+                (_one_cut(name, width, head) for head in heads[:1] + balanced),
+                _two_cuts(name, width, differs),
+                (_one_cut(name, width, head) for head in lopsided),
+            )
         for candidate in candidates:
             pieces = candidate.split(ELLIPSIS)
             head, tail = pieces[0], pieces[-1]
-            if (
-                len(head) >= own_head[name]
-                or len(tail) >= own_tail[name]
-                or not any(_matches(candidate, o) for o in _alike(head, tail) if o != name)
-            ):
+            if len(head) >= own_head[name] or len(tail) >= own_tail[name]:
+                shown[name] = candidate
+                break
+            count, alike = _alike(head, tail)
+            if len(pieces) > 2 and count > TWO_CUTS_CHECKED:
+                continue  # too many names to check a middle piece against: the next cut
+            if not any(_matches(candidate, other) for other in alike if other != name):
                 shown[name] = candidate
                 break
         else:
