@@ -16,14 +16,14 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from pipelines.cli import as_of, config, query, report
 from pipelines.cli.errors import UserError, debug_enabled, describe_exception
 from pipelines.cli.lake_option import INBOX_HELP
 from pipelines.cli.lake_option import add_lake as _add_lake
 from pipelines.cli.lake_option import check_lake_folder as _check_lake_folder
-from pipelines.cli.output import console, err_console
+from pipelines.cli.output import HelpFormatter, console, err_console
 
 if TYPE_CHECKING:
     from pipelines.cli.ticker import Heartbeat
@@ -111,7 +111,12 @@ def _argument_sentence(prog: str, message: str, choices: dict[str, list[str]]) -
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse with the project's error contract: one `ratings:` sentence, exit status 2."""
+    """argparse with the project's error contract: one `ratings:` sentence, exit status 2; help
+    wrapped at spaces only (`fide-xml-combined`, `--as-of` stay whole at 80 columns)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", HelpFormatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> NoReturn:
         """Raise the mistake as a UserError instead of printing the usage block."""
@@ -497,9 +502,14 @@ def _silence_warnings() -> None:
 
 
 def _say(sentence: str) -> None:
-    """Print `ratings: <sentence>` on stderr as one line (no markup, no wrapping)."""
+    """Print `ratings: <sentence>` on stderr (no markup): one line for a script reading a pipe;
+    on a terminal wrapped at spaces, so the terminal never cuts a name or a path in two."""
     err_console.print(
-        f"ratings: {sentence}", style="red", highlight=False, markup=False, soft_wrap=True
+        f"ratings: {sentence}",
+        style="red",
+        highlight=False,
+        markup=False,
+        soft_wrap=not err_console.is_terminal,
     )
 
 

@@ -176,7 +176,13 @@ def add_calc_parsers(sub: argparse._SubParsersAction) -> None:
     _add_json(fibs)
 
     site = sub.add_parser("site", help="site rating: one game's category and site-Elo change")
-    site.add_argument("--category", required=True, choices=CATEGORIES)
+    site.add_argument(
+        "--category",
+        required=True,
+        choices=CATEGORIES,
+        metavar="CATEGORY",  # the {...} of every category overflowed 80 columns
+        help=", ".join(CATEGORIES),
+    )
     site.add_argument("--rating", type=rating, required=True, help="your category rating")
     site.add_argument("--opponent", type=rating, required=True, help="opponent's category rating")
     site.add_argument("--games", type=count, default=0, help="your rated games in the category")

@@ -43,6 +43,7 @@ def add_export_parser(sub: argparse._SubParsersAction) -> argparse.ArgumentParse
         "--format",
         required=True,
         choices=EXPORT_FORMATS,
+        metavar="FORMAT",  # the forms, listed in the help: one line of {...} overflowed 80
         help="csv: the published list.csv; fide-txt, fide-xml: FIDE's file of one list; "
         "fide-txt-combined, fide-xml-combined: FIDE's players_list_foa.txt and "
         "players_list_xml_foa.xml (standard, rapid and blitz of the period)",

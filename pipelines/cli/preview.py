@@ -30,7 +30,14 @@ import polars as pl
 
 from pipelines.cli.errors import UserError
 from pipelines.cli.lake_option import INBOX_HELP, add_lake, check_lake_folder
-from pipelines.cli.output import console, err_console, plain, print_json, print_table
+from pipelines.cli.output import (
+    console,
+    err_console,
+    plain,
+    print_cause_left_out,
+    print_json,
+    print_table,
+)
 from rating_core import tables
 from rating_core.lake import publishing as publish
 from rating_core.lake import revisions
@@ -378,6 +385,8 @@ def _print_players(version: PreviewedVersion) -> None:
         drop_order=("name",),
         right=("change",),
     )
+    if same_cause:
+        print_cause_left_out()
     if len(version.diff) > PLAYERS_SHOWN:
         console.print(
             f"… {len(version.diff) - PLAYERS_SHOWN} more (--json for every player)",

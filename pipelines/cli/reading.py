@@ -9,7 +9,7 @@ import polars as pl
 
 from pipelines.cli import as_of, top_lists
 from pipelines.cli.errors import UserError
-from pipelines.cli.output import console, plain, print_json, print_table
+from pipelines.cli.output import console, plain, print_cause_left_out, print_json, print_table
 from rating_core import tables
 from rating_core.lake import publishing as publish
 from rating_core.lake import revisions
@@ -255,7 +255,8 @@ def _print_diff(
     """The diff as a table under `heading` (the cause column left out when every row gives the
     version's reason itself)."""
     shown = diff.drop(["list", "period", "version"], strict=False)
-    if (shown["cause"] == manifest.get("reason")).all():  # the title already says it
+    same_cause = bool((shown["cause"] == manifest.get("reason")).all())
+    if same_cause:  # the heading already says it
         shown = shown.drop("cause")
     # a player who left (new null) or appeared (old null) has one side only: test each column
     # on its own values, never the two side by side (their lengths differ)
@@ -271,6 +272,8 @@ def _print_diff(
         stack_when_narrow=args.all,
         hint="--all or --json shows every column",
     )
+    if same_cause and diff.height:
+        print_cause_left_out()
 
 
 def player_history(lake: Path, player: str) -> pl.DataFrame:

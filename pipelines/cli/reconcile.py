@@ -11,6 +11,7 @@ difference.
 from __future__ import annotations
 
 import argparse
+import textwrap
 from collections.abc import Callable
 from pathlib import Path
 
@@ -118,19 +119,28 @@ def cmd_reconcile(args: argparse.Namespace) -> int:
         return 1 if unexplained else 0
     say = lambda text: console.print(text, highlight=False, markup=False, soft_wrap=True)  # noqa: E731
     say(f"{args.list} {args.period} v{version}: {ours.height} players")
-    say(f"{Path(args.official).name[:60]}: {official.height} players")
+    say(f"{Path(args.official).name}: {official.height} players")  # the file's name whole
     say(f"{differences.height} players differ:")
     for row in counts.iter_rows(named=True):
         say(f"  {row['players']:>6}  {row['explanation']}")
     for row in differences.iter_rows(named=True):
         ours_text = "-" if row["ours"] is None else str(row["ours"])
         theirs_text = "-" if row["theirs"] is None else str(row["theirs"])
-        name = (row["name"] or "")[:22]
+        name = row["name"] or ""
+        name = name if len(name) <= 22 else name[:21] + "…"  # said cut, the id beside it whole
         say(
             f"{row['player_id']:<10} {name:<22} {ours_text:>5} {theirs_text:>5}  "
             f"{row['explanation']}"
         )
-        say(f"{'':<12}{row['detail']}"[:WIDTH])
+        for line in textwrap.wrap(  # wrapped at spaces: a tournament id in it stays whole
+            row["detail"] or "",
+            WIDTH,
+            initial_indent=" " * 12,
+            subsequent_indent=" " * 12,
+            break_long_words=False,
+            break_on_hyphens=False,
+        ):
+            say(line)
     if unexplained:
         say(f"{unexplained} difference{'s' if unexplained > 1 else ''} unexplained")
     return 1 if unexplained else 0

@@ -8,6 +8,7 @@ We), the performance rating and the period's rounded change; `--json` gives the 
 from __future__ import annotations
 
 import argparse
+import textwrap
 from collections.abc import Callable
 
 import polars as pl
@@ -50,6 +51,24 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _who(name: str | None, player_id: str, width: int) -> str:
+    """`name (id)` in at most `width` characters: the name is cut, never the id."""
+    tail = f" ({player_id})"
+    return _cut(name or "", max(width - len(tail), 1)) + tail
+
+
+def _wrapped(text: str, indent: str = "") -> list[str]:
+    """`text` as lines of at most WIDTH characters, broken at spaces only (an id or a name with
+    hyphens stays whole; one longer than a line is printed whole on its own line)."""
+    return textwrap.wrap(
+        text,
+        WIDTH,
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [""]
+
+
 def _score(value: float | None) -> str:
     if value is None:
         return "-"
@@ -62,12 +81,12 @@ def report_lines(report: object) -> list[str]:
 
     assert isinstance(report, TournamentReport)
     lines = [
-        _cut(f"{report.tournament_id}: {report.list_name}, rated in period {report.period}", WIDTH),
+        *_wrapped(f"{report.tournament_id}: {report.list_name}, rated in period {report.period}"),
         "",
         f"{'player':<30} {'Ro':>5} {'K':>3} {'n':>3} {'W':>4} {'We':>6} {'change':>7} {'Rp':>5}",
     ]
     for row in report.players.iter_rows(named=True):
-        who = _cut(f"{row['name'] or ''} ({row['player_id']})", 30)
+        who = _who(row["name"], row["player_id"], 30)
         lines.append(
             f"{who:<30} {_whole(row['ro']):>5} {_whole(row['k']):>3} {row['rated_games']:>3} "
             f"{row['w']:>4g} {_number(row['we'], sign=False):>6} {_number(row['change']):>7} "
@@ -75,7 +94,7 @@ def report_lines(report: object) -> list[str]:
         )
     games = report.games.partition_by("player_id", as_dict=True, maintain_order=True)
     for row in report.players.iter_rows(named=True):
-        lines += ["", _cut(f"{row['name'] or ''} ({row['player_id']})", WIDTH)]
+        lines += ["", _who(row["name"], row["player_id"], WIDTH)]
         if row["ro"] is None:
             lines.append("  unrated on this list at the period start: no change")
         else:
@@ -85,7 +104,11 @@ def report_lines(report: object) -> list[str]:
             f"{'K×ΔR':>7}"
         )
         for game in games[(row["player_id"],)].iter_rows(named=True):
-            opponent = _cut(game["opponent_name"] or game["opponent_id"] or "(no opponent)", 26)
+            opponent = (  # a name is cut to its column, an id never
+                _cut(game["opponent_name"], 26)
+                if game["opponent_name"]
+                else game["opponent_id"] or "(no opponent)"
+            )
             head = (
                 f"  {_whole(game['round']):>2} {opponent:<26} {_whole(game['opponent_rating']):>5} "
             )
@@ -96,7 +119,7 @@ def report_lines(report: object) -> list[str]:
                 )
             else:
                 note = f"{_score(game['score'])}  {game['not_counted_reason']}"
-                lines.append(_cut(head + note, WIDTH))
+                lines += _wrapped(head + note, " " * 6)  # under the opponent's name
         if row["ro"] is not None:
             lines.append(
                 f"  W {row['w']:g}  We {_number(row['we'], sign=False)}  "
@@ -108,8 +131,8 @@ def report_lines(report: object) -> list[str]:
                 if row["period_change"] is not None
                 else ""
             )
-            lines.append(
-                _cut(f"  Ra {_whole(row['ra'])}  Rp {_whole(row['performance'])}  {period}", WIDTH)
+            lines += _wrapped(
+                f"  Ra {_whole(row['ra'])}  Rp {_whole(row['performance'])}  {period}", "  "
             )
     return lines
 
@@ -158,14 +181,15 @@ def cmd_find(args: argparse.Namespace) -> int:
         console.print(f"no player's name holds '{args.name}'", highlight=False, markup=False)
         return 1
     for (player_id, name), rows in found.group_by("player_id", "name", maintain_order=True):
-        console.print(_cut(f"{name} ({player_id})", WIDTH), highlight=False, markup=False)
+        console.print(_who(name, player_id, WIDTH), highlight=False, markup=False)
         for row in rows.filter(pl.col("list").is_not_null()).iter_rows(named=True):
             rating = row["rating"]
             shown = "-" if rating is None else f"{rating:g}"
-            console.print(
-                _cut(f"  {row['list']:<24} {row['period']}  {shown:>7}", WIDTH),
+            console.print(  # a list name is never cut
+                f"  {row['list']:<24} {row['period']}  {shown:>7}",
                 highlight=False,
                 markup=False,
+                soft_wrap=True,
             )
         if rows.filter(pl.col("list").is_not_null()).is_empty():
             console.print("  on no published list", highlight=False, markup=False)
