@@ -134,12 +134,16 @@ def derived(lake: Path, fact: str, paths: Iterable[Path], compute: Callable[[], 
     """The value of `fact` computed from the files `paths`: the recorded one when their names
     and contents are those it was computed from, else `compute()`, then recorded. A file whose
     stamp changed is read to know (a table written again with the same rows keeps its facts).
-    Name a new version of the computation with a new `fact` (e.g. `unclassified-games/2`)."""
+    A new version of `rating_core` computes every fact again, as it reads every inbox file
+    again; name a new version of a computation outside it with a new `fact` (e.g.
+    `summary-players/2`)."""
+    from rating_core.lake.ingest_store import reader_version  # it records facts itself
+
     lake = as_local_path(lake)
     recorded = _read(lake)
     paths = sorted(set(paths))
     hashes = _hashed(lake, recorded, paths)
-    digest = hashlib.sha256()
+    digest = hashlib.sha256(f"{reader_version()}\0".encode())  # new code: computed again
     for path in paths:
         found = hashes.get(path)
         digest.update(f"{_name(lake, path)}\0{found.hex() if found else '-'}\0".encode())

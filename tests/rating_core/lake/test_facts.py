@@ -11,7 +11,7 @@ import polars as pl
 import pytest
 
 from rating_core import tables
-from rating_core.lake import facts
+from rating_core.lake import facts, ingest_store
 from rating_core.lake.digests import content_hash, period_input_digests
 from rating_core.lake.storage import table_file, write_partitioned, write_table
 
@@ -58,6 +58,17 @@ def test_a_new_version_of_a_fact_is_computed_again(tmp_path: Path) -> None:
     assert facts.derived(lake, "n/1", files, lambda: "old") == "old"
     assert facts.derived(lake, "n/2", files, lambda: "new") == "new"
     assert facts.derived(lake, "n/1", files, lambda: "again") == "old"
+
+
+def test_a_new_version_of_the_code_computes_every_fact_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lake = tmp_path / "lake"
+    _games(lake, "2025-05", 3)
+    files = facts.table_files(lake, tables.GAMES)
+    assert facts.derived(lake, "n/1", files, lambda: "old") == "old"
+    monkeypatch.setattr(ingest_store, "reader_version", lambda: "another version")
+    assert facts.derived(lake, "n/1", files, lambda: "new") == "new"
 
 
 def test_a_file_rewritten_with_the_same_size_and_time_is_read_again(tmp_path: Path) -> None:
