@@ -221,16 +221,20 @@ def games_have_unique_ids(paths: PipelinePaths) -> dg.AssetCheckResult:
     return dg.AssetCheckResult(passed=dups == 0, metadata={"duplicates": dups})
 
 
-UNCLASSIFIED_FACT = "unclassified-games/1"
-"""The `derived_facts` record of the unclassified games' count (a new computation: /2)."""
+UNCLASSIFIED_FACT = "unclassified-games/2"
+"""The `derived_facts` record of the unclassified games' count (a new computation: /3)."""
 
 
 def _unclassified_games(lake: Path) -> int:
-    """Platform games without a site category and other games without a list."""
+    """Platform games without a site category or the site rules' decisions, and other games
+    without a list."""
     return int(
         read_table(lake, tables.GAMES)
         .filter(
-            ((pl.col("source") == "platform") & pl.col("category").is_null())
+            (
+                (pl.col("source") == "platform")
+                & (pl.col("category").is_null() | pl.col("site_verdict").is_null())
+            )
             | ((pl.col("source") != "platform") & pl.col("rating_list").is_null())
         )
         .select(pl.len())
@@ -242,7 +246,10 @@ def _unclassified_games(lake: Path) -> int:
 @dg.asset_check(
     asset=games,
     blocking=True,
-    description="Every platform game has a site category and every federation game a list.",
+    description=(
+        "Every platform game has a site category and the site rules' decisions (the rating "
+        "reads them), and every federation game a list."
+    ),
 )
 def games_are_classified(paths: PipelinePaths) -> dg.AssetCheckResult:
     lake = paths.lake_path

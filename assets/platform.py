@@ -44,7 +44,7 @@ from rating_core.systems.platform import (
     fibs_lists_periods,
     site_lists_periods,
 )
-from rating_core.systems.site.classification import SITE_GAME_COLUMNS
+from rating_core.systems.site.classification import SITE_RATED_COLUMNS
 from rating_core.systems.site.moderation import (
     annulled_games_until,
     annulment_causes,
@@ -60,8 +60,9 @@ def _registry(lake: Path) -> pl.DataFrame | None:
 
 def _load_site(lake: Path, periods: list[str], budget: MemoryBudget) -> RangeInputs:
     """The range's platform games as a source streamed from the lake in replay order (only
-    what the site rules read of them), the registry, the decisions and the state before."""
-    games = PlatformGames(lake, periods, SITE_GAME_COLUMNS, budget.batch_games, budget.sort_memory)
+    what the site rating reads of them: ids, time, period and the site rules' decisions the
+    ingest kept with them), the registry, the decisions and the state before."""
+    games = PlatformGames(lake, periods, SITE_RATED_COLUMNS, budget.batch_games, budget.sort_memory)
     return {
         "source": games,
         "flagged_bots": flagged_bots(

@@ -65,6 +65,25 @@ TERMINATIONS = [
 KINDS = ["live", "otb", "correspondence", "unlimited"]
 SOURCES = ["platform", "federation", "club"]
 FORMATS = ["pgn", "csv", "trf"]
+SITE_VERDICTS = [
+    "rated",
+    "moderation",
+    "casual",
+    "aborted",
+    "status_annulled",
+    "forfeit",
+    "bye",
+    "abort_termination",
+    "few_plies",
+    "otb",
+    "both_bots",
+    "bot_no_move",
+    "bot_rating",
+    "unrated",
+]
+"""What the site rules (RULES §2) decide of a kept platform game at ingest: rated, or the
+exclusion (`systems.site.rules.Exclusion`, whose code is the index here). Moderation is never
+stored (a decision can come after ingest: the rating applies it)."""
 
 Result = pl.Enum(RESULTS)
 Status = pl.Enum(STATUSES)
@@ -74,6 +93,7 @@ Termination = pl.Enum(TERMINATIONS)
 Kind = pl.Enum(KINDS)
 Source = pl.Enum(SOURCES)
 Format = pl.Enum(FORMATS)
+SiteVerdict = pl.Enum(SITE_VERDICTS)
 
 UTC_TIME = pl.Datetime("us", "UTC")
 
@@ -148,6 +168,16 @@ GAMES_SCHEMA: TableSchema = {
     "white_is_bot": pl.Boolean,
     "black_is_bot": pl.Boolean,
     "unrated_reason": pl.String,  # set by a reader: kept in the table, never rated, and why
+    # The site rules' classification of a platform game, made once at ingest (null for the
+    # federation and club games): what the site rating reads instead of classifying again.
+    # Each depends on the game and the registry's bots only (a registry change reads the
+    # platform files again); moderation is applied by the rating.
+    "site_verdict": SiteVerdict,  # rated, or why kept unrated (moderation aside)
+    "site_white_bot": pl.Boolean,  # white is a bot (its BOT title or the registry)
+    "site_black_bot": pl.Boolean,
+    "site_bot_rating": pl.Float64,  # the bot side's fixed rating (white's if both), else null
+    "site_score": pl.Float64,  # white's score as rated (a bot's missing move: a human loss)
+    "site_category": Category,  # the category rated (bots for any game with a bot)
 }
 
 # --- quarantine (DESIGN §4) -------------------------------------------------------------------------

@@ -19,6 +19,16 @@ SAMPLES = ROOT / "data_samples"
 EXTERNAL = ROOT.parent / "shared" / "external"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def no_heartbeat() -> Iterator[None]:
+    """Commands run by tests (and by module or session fixtures) print no heartbeat lines
+    (`pipelines.cli.ticker`): their stderr is exactly their own lines however busy the machine.
+    A test of the heartbeat sets it again."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("RATINGS_HEARTBEAT_SECONDS", "0")
+        yield
+
+
 @pytest.fixture(scope="session")
 def samples() -> Path:
     """The sample inbox that `ratings run` uses by default."""

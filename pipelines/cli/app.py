@@ -16,7 +16,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from pipelines.cli import as_of, config, query, report
 from pipelines.cli.errors import UserError, debug_enabled, describe_exception
@@ -24,6 +24,9 @@ from pipelines.cli.lake_option import INBOX_HELP
 from pipelines.cli.lake_option import add_lake as _add_lake
 from pipelines.cli.lake_option import check_lake_folder as _check_lake_folder
 from pipelines.cli.output import console, err_console
+
+if TYPE_CHECKING:
+    from pipelines.cli.ticker import Heartbeat
 
 LAZY_MODULES = ("calculators", "export", "reading")
 """Command modules imported only by their own command (they import Polars); still reachable as
@@ -282,11 +285,21 @@ def _memory(text: str | None) -> int | None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    """Materialize everything through Dagster in period order and print the summary."""
+    """Materialize everything through Dagster in period order and print the summary; off a
+    terminal, a heartbeat names each step that is silent for a few seconds (the first: loading
+    the kernels' modules, checking the inbox, starting a first run's warm-up)."""
+    from pipelines.cli.ticker import plain_heartbeat
+
+    heartbeat = plain_heartbeat(err_console)
+    with heartbeat, heartbeat.doing("checking the inbox and the kernels"):
+        return _run_command(args, heartbeat)
+
+
+def _run_command(args: argparse.Namespace, heartbeat: Heartbeat) -> int:
+    """`cmd_run`'s work, `heartbeat` running."""
     from pipelines.cli.disk import as_disk_full
     from pipelines.cli.late_results_config import check_late_results
-    from pipelines.cli.prepare import start_warm_up
-    from pipelines.cli.ticker import ticking
+    from pipelines.cli.prepare import busy_line, first_import_note, start_warm_up
     from pipelines.cli.timings import StepClock, print_timings
     from rating_core.ingest.common import UnreadableFileError
     from rating_core.ingest.inbox import check_merge_chains, check_starting_lists, inbox_files
@@ -310,12 +323,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     # a first run's warm-up processes compile the cold kernels from now on, while Dagster is
     # imported and the lake's instance opened
     warm_up = start_warm_up(inbox)
+    loading = "loading Dagster and the pipeline"
     if warm_up is not None:  # a first run: say so at once, before the seconds of importing
-        for line in warm_up.lines():
-            console.print(line, highlight=False)
-        console.print("loading Dagster and the pipeline meanwhile", highlight=False)
+        for line in [*warm_up.lines(), busy_line()]:
+            if line:
+                console.print(line, highlight=False)
+        console.print(f"{loading} meanwhile{first_import_note()}", highlight=False)
     try:
-        with ticking(_still_loading if warm_up is not None and not console.is_terminal else None):
+        with heartbeat.doing(loading):
             from pipelines.cli.run import run_pipeline
             from pipelines.cli.summary import print_summary
 
@@ -332,12 +347,14 @@ def cmd_run(args: argparse.Namespace) -> int:
                 clock=clock,
                 memory=memory,
                 late_results=late_results,
+                heartbeat=heartbeat,
             )
         except Exception as error:  # a full disk may say only "disk I/O error": say it is full
             full = as_disk_full(error, lake, "'ratings run'")
             if full is error:
                 raise
             raise full from None
+        heartbeat.stop()  # the work is done: the summary says the rest
     finally:
         if warm_up is not None:  # ended by the run; here if the run never started
             warm_up.stop()
@@ -349,13 +366,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     if outcome.stopped is not None:  # after the summary of what was published before it
         raise as_disk_full(outcome.stopped, lake, "'ratings run'")
     return 0 if outcome.ok else 1
-
-
-def _still_loading(seconds: float) -> None:
-    """A first run's line while Dagster and the pipeline load (off a terminal)."""
-    console.print(
-        f"still loading Dagster and the pipeline ({seconds:.0f} s so far)", highlight=False
-    )
 
 
 def ui_environment(inbox: Path, lake: Path) -> dict[str, str]:

@@ -11,7 +11,9 @@ with no data and without importing Dagster.
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import subprocess
 import sys
 import time
@@ -127,9 +129,6 @@ machine, side by side)."""
 
 WARM_UP_POLL_S = 0.05
 
-WARM_UP_SAY_S = 3.0
-"""While a run waits for its warm-up, a line every this many seconds says it still compiles."""
-
 
 def kernel_name(kernel: Any) -> str:
     """`module.function` of a numba kernel: its key in `SIGNATURES_FILE`."""
@@ -225,24 +224,25 @@ class WarmUp:
         """The line per group being compiled that a first run prints (`preparing_lines`)."""
         return [_preparing_line(g) for g in self.groups.values()]
 
-    def finish(self, on_wait: Callable[[float], None] | None = None) -> None:
-        """Wait for every group (the run needs all it started), then end the processes;
-        `on_wait(seconds)` is called every WARM_UP_SAY_S while the wait lasts (so a run off a
-        terminal still says it is compiling, however long a loaded machine takes)."""
-        started = time.monotonic()
-        said = started
+    def progress(self) -> str:
+        """The groups still compiling, read from numba's cache indexes (a real count, not a
+        guess): `preparing the PGN scanner, the rating kernels`, and once one group is left,
+        how many of its kernels are ready: `preparing the rating kernels (9 of 15 ready)`."""
+        pending = [g for g in self.groups.values() if not _ready(g)]
+        if not pending:
+            return "preparing the kernels"
+        if len(pending) > 1 or len(pending[0].kernels) == 1:
+            return "preparing " + ", ".join(g.name for g in pending)
+        group = pending[0]
+        done = sum(is_cached(k) for k in group.kernels)
+        return f"preparing {group.name} ({done} of {len(group.kernels)} ready)"
+
+    def finish(self) -> None:
+        """Wait for every group (the run needs all it started, at most WARM_UP_WAIT_S in all),
+        then end the processes."""
+        deadline = time.monotonic() + WARM_UP_WAIT_S
         for group in self.groups.values():
-            while True:
-                self.wait_for(group, min(WARM_UP_SAY_S, WARM_UP_WAIT_S))
-                process = self.processes.get(group.name)
-                now = time.monotonic()
-                if process is None or process.poll() is not None or _ready(group):
-                    break
-                if now - started > WARM_UP_WAIT_S:
-                    break
-                if on_wait is not None and now - said >= WARM_UP_SAY_S:
-                    on_wait(now - started)
-                    said = now
+            self.wait_for(group, max(0.0, deadline - time.monotonic()))
         self.stop()
 
     def stop(self) -> None:
@@ -273,6 +273,26 @@ def start_warm_up(inbox: Path, groups: Sequence[KernelGroup] = GROUPS) -> WarmUp
         WarmUp(processes, {}).stop()
         raise
     return WarmUp(processes, {g.name: g for g in cold})
+
+
+def busy_line(load: float | None = None, cores: int | None = None) -> str:
+    """When the machine is busy (its load average over the last minute at least its cores), the
+    line saying that the estimates, measured on an idle machine, will run long; else ``."""
+    load = os.getloadavg()[0] if load is None else load
+    cores = (os.cpu_count() or 1) if cores is None else cores
+    if load < cores:
+        return ""
+    return f"this machine is busy (load {load:.0f} on {cores} cores): it will take longer"
+
+
+def first_import_note() -> str:
+    """`, compiling their bytecode` when Dagster's modules have no bytecode yet (the first run
+    of a fresh `make run`, which lets each import write its own: see the Makefile), else ``."""
+    spec = importlib.util.find_spec("dagster")
+    origin = spec.origin if spec is not None else None
+    if origin is None or Path(importlib.util.cache_from_source(origin)).exists():
+        return ""
+    return ", compiling their bytecode"
 
 
 def main(arguments: list[str]) -> int:

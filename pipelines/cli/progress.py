@@ -18,7 +18,6 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from types import TracebackType
 
 from rich.cells import cell_len
@@ -30,6 +29,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pipelines.cli.output import err_console, shorten_middle
+from pipelines.cli.ticker import Heartbeat, Work, plain_heartbeat, utc_stamp
 from rating_core.progress import Progress
 
 EVERY_S = 5.0
@@ -211,11 +211,6 @@ def fit_line(head: str, label: str, tails: list[str], width: int) -> str:
     return f"{head} {shorten_middle(label, max(room, LABEL_LEAST))} {tail}"
 
 
-def utc_stamp() -> str:
-    """Now, UTC, to the second: `2026-12-05T09:12:03Z`."""
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 class ProgressDisplay:
     """The listener `ratings run` hands `rating_core.progress.listening`, and the run's spinner.
 
@@ -224,7 +219,10 @@ class ProgressDisplay:
     least `every` seconds leaves a line when it finishes. Elsewhere it prints, per piece, a
     timestamped line at most every `every` seconds (the first once the piece has lasted that
     long) and one when it finishes, if it printed any or lasted that long; the spinner is not
-    shown. `clock` and `stamp` are the monotonic clock and the UTC timestamp (tests fake them).
+    shown. Off a terminal too, while a `status` is on, its `heartbeat` prints a timestamped line
+    naming the status whenever nothing was printed for a few seconds (`pipelines.cli.ticker`):
+    the one given (a command's, counting its lines from its start), else its own.
+    `clock` and `stamp` are the monotonic clock and the UTC timestamp (tests fake them).
     """
 
     def __init__(
@@ -233,6 +231,7 @@ class ProgressDisplay:
         every: float | None = None,
         clock: Callable[[], float] = time.monotonic,
         stamp: Callable[[], str] = utc_stamp,
+        heartbeat: Heartbeat | None = None,
     ) -> None:
         self.console = console or err_console
         self.every = every_seconds() if every is None else every
@@ -243,9 +242,13 @@ class ProgressDisplay:
         self._pieces: dict[tuple[str, str], Piece] = {}
         self._status: str | None = None
         self._live: Live | None = None
+        self._own_heartbeat = heartbeat is None
+        self.heartbeat = plain_heartbeat(self.console) if heartbeat is None else heartbeat
 
     def __enter__(self) -> ProgressDisplay:
-        """Start the live display on a terminal (nothing elsewhere)."""
+        """Start the live display on a terminal, the heartbeat elsewhere (when its own)."""
+        if self._own_heartbeat:
+            self.heartbeat.__enter__()
         if self.terminal and self._live is None:
             self._live = Live(
                 self,
@@ -263,18 +266,23 @@ class ProgressDisplay:
         error: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
-        """Stop and clear the live display (the finished pieces' lines stay)."""
+        """Stop and clear the live display (the finished pieces' lines stay), or the heartbeat."""
         live, self._live = self._live, None
         if live is not None:
             live.stop()
+        if self._own_heartbeat:
+            self.heartbeat.__exit__(kind, error, traceback)
 
     @contextmanager
-    def status(self, text: str) -> Iterator[None]:
-        """Show `text` beside a spinner for the block (a terminal only, as rich's status)."""
+    def status(self, text: str, plain: Work | None = None) -> Iterator[None]:
+        """Show `text` beside a spinner for the block on a terminal (as rich's status); elsewhere
+        the heartbeat names `plain` (default `text`: a shorter one keeps its line in 80
+        columns, a function gives real progress)."""
         with self._lock:
             before, self._status = self._status, text
         try:
-            yield
+            with self.heartbeat.doing(text if plain is None else plain):
+                yield
         finally:
             with self._lock:
                 self._status = before
@@ -287,6 +295,7 @@ class ProgressDisplay:
             line = self._take(progress, self.clock())
             if line is not None and not self.terminal:
                 self.console.print(Text(line), highlight=False, soft_wrap=True)
+                self.heartbeat.said()
         if line is not None and self.terminal:
             self.console.print(Text(line), highlight=False, soft_wrap=True)
 

@@ -13,8 +13,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pipelines.cli.errors import UserError
-from pipelines.cli.output import console
+from pipelines.cli.output import console, err_console
 from pipelines.cli.outputs import check_output, write_atomically
+from pipelines.cli.ticker import Heartbeat, plain_heartbeat
 
 
 def add_report_parser(
@@ -39,7 +40,15 @@ def add_report_parser(
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    """Gather the report's frames from the lake, draw the page and write it to `--output`."""
+    """Gather the report's frames from the lake, draw the page and write it to `--output`; off a
+    terminal (no bar), a heartbeat on stderr names each step that is silent for a few seconds."""
+    heartbeat = plain_heartbeat(err_console)
+    with heartbeat, heartbeat.doing("loading the report's modules"):
+        return _write_report(args, heartbeat)
+
+
+def _write_report(args: argparse.Namespace, heartbeat: Heartbeat) -> int:
+    """`cmd_report`'s work, `heartbeat` running."""
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -71,26 +80,37 @@ def cmd_report(args: argparse.Namespace) -> int:
         transient=True,
         disable=not console.is_terminal,  # a log or a pipe gets the closing line only
     )
+    steps = report_steps(len(chosen), args.player)
+    done = {"read": 0, "drawn": 0}
     with progress:
-        task = progress.add_task("reading the lake", total=report_steps(len(chosen), args.player))
+        task = progress.add_task("reading the lake", total=steps)
 
         def step(what: str) -> None:
+            done["read"] += 1
             progress.update(task, advance=1, description=f"read {what}")
 
-        data = gather_report(lake.resolve(), list_names=chosen, player=args.player, on_step=step)
+        with heartbeat.doing(lambda: f"reading the lake, {done['read']} of {steps} steps done"):
+            data = gather_report(
+                lake.resolve(), list_names=chosen, player=args.player, on_step=step
+            )
         if args.player is not None and data.timeline.is_empty():
             raise UserError(f"no published list holds player '{args.player}'")
         drawing = progress.add_task("bundling the Vega scripts", total=None)
-        scripts = vega_scripts()
+        with heartbeat.doing("bundling the Vega scripts"):
+            scripts = vega_scripts()
 
         def drawn(kind: str) -> None:
+            done["drawn"] += 1
             progress.update(drawing, advance=1, description=f"drew a {kind} chart")
 
-        page, charts = build_page(
-            data, generated_at=datetime.now(UTC), scripts=scripts, on_chart=drawn
-        )
+        with heartbeat.doing(lambda: f"drawing the charts, {done['drawn']} drawn"):
+            page, charts = build_page(
+                data, generated_at=datetime.now(UTC), scripts=scripts, on_chart=drawn
+            )
         progress.update(drawing, description=f"writing {output}")
-        write_atomically(output, page.encode("utf-8"))
+        with heartbeat.doing(f"writing {output}"):
+            write_atomically(output, page.encode("utf-8"))
+    heartbeat.stop()  # the work is done: the closing line says the rest
     size = len(page.encode("utf-8")) / 1e6
     console.print(  # two lines: the path and the link each stay whole at 80 columns
         f"wrote {output} ({len(charts)} charts, {size:.1f} MB)\n"

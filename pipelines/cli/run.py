@@ -8,10 +8,10 @@ serves: the UI shows the command line's materializations, metadata and check res
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shlex
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,9 +25,10 @@ from assets.resources import PipelinePaths, lake_instance
 from assets.systems import FIRST_FAILING_PERIOD
 from pipelines.cli.disk import without_dagster_log_failures
 from pipelines.cli.errors import UserError, debug_enabled, describe_error_info, is_internal
-from pipelines.cli.output import console, err_console
+from pipelines.cli.output import err_console
 from pipelines.cli.prepare import WarmUp, preparing_lines, start_warm_up
 from pipelines.cli.progress import ProgressDisplay
+from pipelines.cli.ticker import Heartbeat
 from pipelines.cli.timings import StepClock
 from pipelines.incremental import period_input_digests, periods_to_run, record_run_inputs
 from pipelines.jobs import (
@@ -211,6 +212,7 @@ def run_pipeline(
     clock: StepClock | None = None,
     memory: int | None = None,
     late_results: LateResultsPolicy | None = None,
+    heartbeat: Heartbeat | None = None,
 ) -> RunOutcome:
     """Ingest, then rate and publish in period order from the first period whose inputs changed
     (every period with `full`); a blocking failure stops the run. `executor` runs the range
@@ -219,7 +221,10 @@ def run_pipeline(
     this module; without one, the run starts it when a first run needs one. `clock`, when
     given, gets a lap at the end of each step (`ratings run --timings`). `memory`: the run's
     budget in bytes (`--memory`). `late_results`: each list family's late-results policy
-    (`ratings.toml`'s `[late_results]`; None: the defaults, RULES §3.4).
+    (`ratings.toml`'s `[late_results]`; None: the defaults, RULES §3.4). `heartbeat`: the
+    command's (`pipelines.cli.ticker`), which off a terminal names each step of the run in a
+    line whenever nothing was printed for a few seconds; without one, the run's display has its
+    own.
 
     The run holds the lake's lock throughout (a second run on the lake waits, saying so), and
     first removes what a killed run left half-written.
@@ -227,25 +232,28 @@ def run_pipeline(
     command = shlex.join(["ratings", *sys.argv[1:]])
     clock = clock or StepClock()
     try:
-        with (
-            without_dagster_log_failures(),
-            hold_lake(lake, command, on_wait=lambda holder: _waiting(lake, holder)),
-        ):
-            clean_interrupted_writes(lake)
-            with lake_instance(lake) as instance:
-                clock.lap("lake lock, Dagster instance")
-                return _run_holding_lock(
-                    inbox,
-                    lake,
-                    instance,
-                    console,
-                    full,
-                    executor,
-                    warm_up,
-                    clock,
-                    memory,
-                    late_results=late_results,
-                )
+        with contextlib.ExitStack() as stack:
+            stack.enter_context(without_dagster_log_failures())
+            stack.enter_context(
+                hold_lake(lake, command, on_wait=lambda holder: _waiting(lake, holder))
+            )
+            with heartbeat.doing("opening the lake") if heartbeat else contextlib.nullcontext():
+                clean_interrupted_writes(lake)
+                instance = stack.enter_context(lake_instance(lake))
+            clock.lap("lake lock, Dagster instance")
+            return _run_holding_lock(
+                inbox,
+                lake,
+                instance,
+                console,
+                full,
+                executor,
+                warm_up,
+                clock,
+                memory,
+                late_results=late_results,
+                heartbeat=heartbeat,
+            )
     finally:
         if warm_up is not None:
             warm_up.stop()
@@ -263,17 +271,19 @@ def _run_holding_lock(
     memory: int | None = None,
     command: str = "run",
     late_results: LateResultsPolicy | None = None,
+    heartbeat: Heartbeat | None = None,
 ) -> RunOutcome:
     """`run_pipeline`'s work, once the lake's lock is held, recorded in `instance` as runs of
     the jobs `ingest` and `rate_and_publish` (both `preview` for `command` preview), tagged with
-    the command, the lake and the inbox."""
+    the command, the lake and the inbox; `heartbeat` as in `run_pipeline`."""
     console = console or Console()
     if warm_up is None:  # else the caller started it and said so (`ratings run`)
         for line in preparing_lines(inbox):  # numba compiles on a first run: never sit silent
             console.print(line, highlight=False)
         warm_up = start_warm_up(inbox)
     try:
-        with ProgressDisplay() as display:  # on stderr: the spinner, and long work's progress
+        # on stderr: the spinner and long work's progress, or off a terminal plain lines
+        with ProgressDisplay(heartbeat=heartbeat) as display:
             return _rate_and_publish(
                 inbox,
                 lake,
@@ -290,19 +300,6 @@ def _run_holding_lock(
     finally:
         if warm_up is not None:
             warm_up.stop()
-
-
-def _still_preparing() -> Callable[[float], None]:
-    """Off a terminal (no spinner), the line a run prints while it still waits for its kernels:
-    the estimate printed first holds on a quiet machine, not on a loaded one."""
-
-    def say(seconds: float) -> None:  # on stdout, beside the first run's `preparing` lines
-        console.print(
-            f"still preparing the kernels ({seconds:.0f} s so far; a busy machine takes longer)",
-            highlight=False,
-        )
-
-    return say
 
 
 def _check_players_fit(lake: Path, budget: MemoryBudget) -> None:
@@ -342,9 +339,9 @@ def _rate_and_publish(
         late_results=late_results.as_json() if late_results is not None else "",
     )
     resources = {"paths": paths}
-    if warm_up is not None:
-        with display.status("preparing the kernels"):
-            warm_up.finish(on_wait=None if display.terminal else _still_preparing())
+    if warm_up is not None:  # off a terminal the heartbeat counts the kernels compiled so far
+        with display.status("preparing the kernels", plain=warm_up.progress):
+            warm_up.finish()
         clock.lap("kernels compiling")
     tags = run_tags(command, str(inbox.resolve()), str(lake.resolve()))
     preview = command == PREVIEW_JOB
@@ -359,17 +356,18 @@ def _rate_and_publish(
     failures = _failures(ingest)
     if failures and not ingest.success:
         raise UserError(failures[0])
-    _check_players_fit(lake, budget)
-    files = read_table(lake, tables.INGEST_SUMMARY).collect()
-    notes_frame = read_table(lake, tables.INGEST_NOTES).collect()
-    notes = notes_frame.get_column("note").to_list() if notes_frame.height else []
-    periods = data_periods(lake)
-    register_periods(instance, periods)  # the partitions end at the last period with data
-    digests = period_input_digests(lake, periods)
-    to_run = periods if full else periods_to_run(lake, periods, digests)
-    if not periods:
-        notes.append(NOTHING_TO_RATE)
-    outcome = RunOutcome(inbox, lake, files, notes, periods, to_run, failures=failures)
+    with display.status("choosing the periods to rate"):
+        _check_players_fit(lake, budget)
+        files = read_table(lake, tables.INGEST_SUMMARY).collect()
+        notes_frame = read_table(lake, tables.INGEST_NOTES).collect()
+        notes = notes_frame.get_column("note").to_list() if notes_frame.height else []
+        periods = data_periods(lake)
+        register_periods(instance, periods)  # the partitions end at the last period with data
+        digests = period_input_digests(lake, periods)
+        to_run = periods if full else periods_to_run(lake, periods, digests)
+        if not periods:
+            notes.append(NOTHING_TO_RATE)
+        outcome = RunOutcome(inbox, lake, files, notes, periods, to_run, failures=failures)
     clock.lap("choosing the periods")
     if not to_run:
         return outcome
@@ -392,7 +390,8 @@ def _publish_range(
     `outcome`; a system whose blocking check failed publishes up to the period before."""
     first, last = to_run[0], to_run[-1]
     span = first if first == last else f"{first} to {last} ({len(to_run)} periods)"
-    with display.status(f"rating and publishing {span}"), listening(display):
+    plain = f"rating and publishing {first}" + ("" if first == last else f" to {last}")
+    with display.status(f"rating and publishing {span}", plain=plain), listening(display):
         result = launch(first, last)
         outcome.published.extend(_published(result))
         outcome.failures.extend(_step_failures(result))

@@ -62,7 +62,7 @@ from rating_core.schemas import (
     empty,
 )
 from rating_core.systems.club.folders import check_club_folders
-from rating_core.systems.site.classification import rejected_site_games
+from rating_core.systems.site.classification import split_site_games
 
 NOT_GAMES = (CORRECTIONS_FILE,)
 """Files of `federation/` that are their own kind, not games (matched lower-cased)."""
@@ -410,10 +410,11 @@ def ingest_games(
 def split_contradictory(
     games: pl.DataFrame, players: pl.DataFrame | None
 ) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """Quarantine platform records the site rules call contradictory (a bot losing on time...)."""
-    rejected = rejected_site_games(games, players)
+    """Quarantine platform records the site rules call contradictory (a bot losing on time...);
+    the games kept carry the site rules' classification, made here once for the rating."""
+    kept, rejected = split_site_games(games, players)
     if not rejected.height:
-        return games, empty(QUARANTINE_SCHEMA)
+        return kept, empty(QUARANTINE_SCHEMA)
     quarantine = rejected.select(
         "source_file",
         pl.col("source_line").alias("line"),
@@ -421,8 +422,6 @@ def split_contradictory(
         "value",
         "reason",
     ).cast(QUARANTINE_SCHEMA)
-    refused = pl.col("game_id").is_in(rejected.get_column("game_id").implode())
-    kept = games.filter(pl.col("game_id").is_null() | ~refused)  # an anti join, without one
     return kept, quarantine
 
 

@@ -3,8 +3,11 @@
 pass over integer-coded columns, and the rated games put in replay order.
 
 Ids and periods are coded to integers once (`rating_core.kernels.codes`) and the closed sets are
-read as their Enum codes, so no string is compared per game. Ingest's quarantine calls
-`rejected_site_games` alone; the replay (`replay`) starts from `classify`.
+read as their Enum codes, so no string is compared per game. Each game is classified once, at
+ingest (`split_site_games`: its rejections go to the quarantine, the kept games carry their
+decisions in the `site_*` columns); the replay (`replay`) starts from `classify`, which reads
+those columns and applies only moderation, decided after ingest. A frame without them (made by
+hand, or rated under other rules) is classified here.
 """
 
 from __future__ import annotations
@@ -30,8 +33,11 @@ from rating_core.schemas import (
     GAMES_SCHEMA,
     KINDS,
     PLAYERS_SCHEMA,
+    SITE_VERDICTS,
     STATUSES,
     TERMINATIONS,
+    Category,
+    SiteVerdict,
     empty,
 )
 from rating_core.systems.site.rules import SITE_RULES, Exclusion, Rejection, SiteRules
@@ -92,6 +98,26 @@ time control among them, are left in the lake: a range's games take half the mem
 _REQUIRED = 7
 """SITE_GAME_COLUMNS' first columns, which every frame of games has; the others may be absent
 (a hand-made frame in a test), and read as nulls."""
+
+SITE_VERDICT_COLUMNS = (
+    "site_verdict",
+    "site_white_bot",
+    "site_black_bot",
+    "site_bot_rating",
+    "site_score",
+    "site_category",
+)
+"""The games table's columns holding the ingest's classification of a kept platform game (the
+rules' inputs are then not read again)."""
+
+SITE_RATED_COLUMNS = (
+    *SITE_GAME_COLUMNS[:_REQUIRED],
+    "source",
+    "unrated_reason",
+    *SITE_VERDICT_COLUMNS,
+)
+"""What the site rating reads of an ingested game: its ids, time and period, the reason its
+reader kept it unrated, and the ingest's classification (`classify` reads nothing else of it)."""
 
 
 def _col_or(frame: pl.DataFrame, name: str, dtype: pl.DataType | DataTypeClass) -> pl.Expr:
@@ -349,6 +375,8 @@ class Classified:
         """Per rated game: the registry's bot_rating of a side, else its Elo tag, else 0."""
         r = self.rated
         reg = self.reg_rating[code[r]]
+        if tag not in self.frame.columns:  # games read without their tags (SITE_RATED_COLUMNS)
+            return np.where(np.isnan(reg), 0.0, reg)
         elo = self.frame[tag].cast(pl.Float64).fill_null(np.nan).to_numpy()[r]
         value = np.where(np.isnan(reg), elo, reg)
         return np.where(np.isnan(value), 0.0, value)
@@ -425,6 +453,110 @@ class Coding:
         return Coding(ids, periods, reg_bot, reg_rating, id_table, KeyTable(periods))
 
 
+def _site_games(games: pl.DataFrame, stored: bool) -> tuple[pl.DataFrame, bool]:
+    """(the platform games of `games` with the columns the classification reads, whether they
+    carry the ingest's classification and `stored` allows reading it). Without it, the rules'
+    inputs a frame lacks read as nulls; a frame with it may lack them (what the rating reads of
+    the lake, `SITE_RATED_COLUMNS`), unless a game lacks its classification."""
+    has_verdicts = all(name in games.columns for name in SITE_VERDICT_COLUMNS)
+    if has_verdicts:
+        wanted = (*SITE_GAME_COLUMNS, *SITE_VERDICT_COLUMNS)
+        g = games.select(name for name in wanted if name in games.columns)
+        if "unrated_reason" not in g.columns:  # the excluded games' reasons read it
+            g = g.with_columns(pl.lit(None, dtype=pl.String).alias("unrated_reason"))
+    else:
+        g = games.select(
+            *SITE_GAME_COLUMNS[:_REQUIRED],
+            *(_col_or(games, name, GAMES_SCHEMA[name]) for name in SITE_GAME_COLUMNS[_REQUIRED:]),
+        )
+    if "source" in g.columns:
+        source = pl.col("source")
+        if not g.select((source.is_null() | (source == "platform")).all()).item():
+            g = g.filter(source.is_null() | (source == "platform"))
+        g = g.drop("source")
+    if g.n_chunks() > 1:  # the outputs gather rows of it: ~10x faster from one chunk
+        g = g.rechunk()
+    stored = stored and has_verdicts
+    if stored and g.get_column("site_verdict").null_count():
+        stored = False  # a game without the ingest's classification: classify every game here
+    if has_verdicts and not stored:
+        lacking = [name for name in SITE_GAME_COLUMNS if name not in g.columns and name != "source"]
+        if lacking:
+            raise AssertionError(f"site games to classify lack {', '.join(lacking)}")
+    return g, stored
+
+
+def _ingested_decisions(g: pl.DataFrame, moderated: np.ndarray) -> Decisions:
+    """The decisions the ingest stored with the games (`SITE_VERDICT_COLUMNS`), an annulled
+    game (`moderated`, empty: none) excluded for moderation: what the kernel decides of them."""
+    exclude = g.get_column("site_verdict").to_physical().cast(pl.UInt8).to_numpy(writable=True)
+    if moderated.shape[0]:
+        exclude[moderated] = X_MODERATION
+    score = g.get_column("site_score")
+    return Decisions(
+        exclude,
+        np.zeros(g.height, dtype=np.uint8),
+        score.fill_null(0.0).to_numpy(writable=True),
+        score.is_null().to_numpy(writable=True),
+        _enum_codes(g.get_column("site_category"), CATEGORIES, strict=True),
+        g.get_column("site_white_bot").fill_null(False).to_numpy(writable=True),
+        g.get_column("site_black_bot").fill_null(False).to_numpy(writable=True),
+        g.get_column("site_bot_rating").fill_null(np.nan).to_numpy(writable=True),
+    )
+
+
+def _kernel_decisions(
+    g: pl.DataFrame,
+    w_code: np.ndarray,
+    b_code: np.ndarray,
+    moderated: np.ndarray,
+    reg_bot: np.ndarray,
+    reg_rating: np.ndarray,
+    rules: SiteRules,
+) -> Decisions:
+    """The rules applied to the games' columns by `_classify_kernel` (the final score 0.0
+    where it stays null)."""
+    n = g.height
+    missing = _EMPTY_BOOL
+    if g["played_at"].null_count() or g["period"].null_count():
+        missing = (g["played_at"].is_null() | g["period"].is_null()).to_numpy()
+    unratable = _EMPTY_BOOL
+    if g["unrated_reason"].null_count() < n:
+        unratable = g["unrated_reason"].is_not_null().to_numpy()
+    plies_col = g["plies"]
+    plies, plies_null = _filled(plies_col.cast(pl.Int64), 0)  # one type: one compiled kernel
+    score, score_null = _filled(g["white_score"].cast(pl.Float64), 0.0)
+    out = Decisions.allocate(n)
+    _classify_kernel(
+        GameColumns(
+            w_code=readonly(w_code),
+            b_code=readonly(b_code),
+            missing=readonly(missing),
+            moderated=readonly(moderated),
+            unratable=readonly(unratable),
+            casual=readonly(g["rated"].not_().fill_null(False).to_numpy()),
+            status=readonly(_enum_codes(g["status"], STATUSES)),
+            term=readonly(_enum_codes(g["termination"], TERMINATIONS)),
+            plies=readonly(plies),
+            plies_null=readonly(plies_null),
+            kind=readonly(_enum_codes(g["kind"], KINDS)),
+            cat=readonly(_enum_codes(g["category"], CATEGORIES, strict=True)),
+            otb_confirmed=readonly(g["otb_confirmed"].fill_null(False).to_numpy()),
+            w_is_bot=readonly(_flags(g["white_is_bot"])),
+            b_is_bot=readonly(_flags(g["black_is_bot"])),
+            w_elo=readonly(_tags(g["white_elo"])),
+            b_elo=readonly(_tags(g["black_elo"])),
+            score=readonly(score),
+            score_null=readonly(score_null),
+        ),
+        BotRegistry(readonly(reg_bot), readonly(reg_rating)),
+        PlyLimits(rules.min_plies, rules.bot_no_move_min_plies),
+        out,
+    )
+    out.final[out.final_null] = 0.0
+    return out
+
+
 def classify(
     games: pl.DataFrame,
     players: pl.DataFrame | None,
@@ -434,10 +566,17 @@ def classify(
     extra_periods: pl.Series | None = None,
     ordered: bool = True,
     coding: Coding | None = None,
+    ingested: bool = True,
 ) -> Classified:
     """Decide, per platform game, whether it is rated, excluded (why) or rejected (why).
     `ordered=False` leaves the rated games in file order (who is rejected does not depend on
     the replay order: ingest's quarantine skips the sort).
+
+    Games that carry the ingest's classification (`SITE_VERDICT_COLUMNS`, under the site's
+    rules) are not classified again (unless `ingested` is False: the ingest's own call): their
+    decisions are read and moderation (`annulled`, decided after ingest) applied on top, as the
+    kernel would (an annulled game is excluded for it; the ingest kept only games that no rule
+    rejects, and moderation rejects none). Other games go through the numba kernel.
 
     Player ids are coded once (`dense_codes` over `extra_ids`, the registry's bots, white and
     black); the closed sets become their Enum codes and one numba pass applies the rules, so no
@@ -445,16 +584,7 @@ def classify(
     A streamed replay passes the range's `coding` instead (`players`, `extra_ids` and
     `extra_periods` are then its business): a batch is coded against it.
     """
-    g = games.select(
-        *SITE_GAME_COLUMNS[:_REQUIRED],
-        *(_col_or(games, name, GAMES_SCHEMA[name]) for name in SITE_GAME_COLUMNS[_REQUIRED:]),
-    )
-    source = pl.col("source")
-    if not g.select((source.is_null() | (source == "platform")).all()).item():
-        g = g.filter(source.is_null() | (source == "platform"))
-    g = g.drop("source")
-    if g.n_chunks() > 1:  # the outputs gather rows of it: ~10x faster from one chunk
-        g = g.rechunk()
+    g, stored = _site_games(games, ingested and rules == SITE_RULES)
     n = g.height
 
     if coding is None:
@@ -489,50 +619,17 @@ def classify(
         reg_bot, reg_rating = coding.reg_bot, coding.reg_rating
         extra_codes = extra_period_codes = np.zeros(0, dtype=np.int32)
 
-    missing = _EMPTY_BOOL
-    if g["played_at"].null_count() or g["period"].null_count():
-        missing = (g["played_at"].is_null() | g["period"].is_null()).to_numpy()
-    moderated = _EMPTY_BOOL
     annulled_ids = pl.Series(
         "game_id", list(annulled) if annulled is not None else [], dtype=pl.String
     )
+    moderated = _EMPTY_BOOL
     if annulled_ids.len():
         moderated = g["game_id"].is_in(annulled_ids.implode()).fill_null(False).to_numpy()
-    unratable = _EMPTY_BOOL
-    if g["unrated_reason"].null_count() < n:
-        unratable = g["unrated_reason"].is_not_null().to_numpy()
-    plies_col = g["plies"]
-    plies, plies_null = _filled(plies_col.cast(pl.Int64), 0)  # one type: one compiled kernel
-    score, score_null = _filled(g["white_score"].cast(pl.Float64), 0.0)
-    out = Decisions.allocate(n)
-    _classify_kernel(
-        GameColumns(
-            w_code=readonly(w_code),
-            b_code=readonly(b_code),
-            missing=readonly(missing),
-            moderated=readonly(moderated),
-            unratable=readonly(unratable),
-            casual=readonly(g["rated"].not_().fill_null(False).to_numpy()),
-            status=readonly(_enum_codes(g["status"], STATUSES)),
-            term=readonly(_enum_codes(g["termination"], TERMINATIONS)),
-            plies=readonly(plies),
-            plies_null=readonly(plies_null),
-            kind=readonly(_enum_codes(g["kind"], KINDS)),
-            cat=readonly(_enum_codes(g["category"], CATEGORIES, strict=True)),
-            otb_confirmed=readonly(g["otb_confirmed"].fill_null(False).to_numpy()),
-            w_is_bot=readonly(_flags(g["white_is_bot"])),
-            b_is_bot=readonly(_flags(g["black_is_bot"])),
-            w_elo=readonly(_tags(g["white_elo"])),
-            b_elo=readonly(_tags(g["black_elo"])),
-            score=readonly(score),
-            score_null=readonly(score_null),
-        ),
-        BotRegistry(readonly(reg_bot), readonly(reg_rating)),
-        PlyLimits(rules.min_plies, rules.bot_no_move_min_plies),
-        out,
-    )
+    if stored:
+        out = _ingested_decisions(g, moderated)
+    else:
+        out = _kernel_decisions(g, w_code, b_code, moderated, reg_bot, reg_rating, rules)
     exclude, reject, final, final_null, cat, w_bot, b_bot, bot_rating = out
-    final[final_null] = 0.0
     rated = rows_where_both_zero(exclude, reject)
     if ordered:
         t = g["played_at"].to_physical().fill_null(0).to_numpy()
@@ -574,12 +671,41 @@ def classify_site_games(
     return c.rated_frame(), excluded_frame(c, rules), rejected_frame(c)
 
 
-def rejected_site_games(
-    games: pl.DataFrame, players: pl.DataFrame | None = None, rules: SiteRules = SITE_RULES
-) -> pl.DataFrame:
-    """The rejected frame of `classify_site_games` alone (the records the site rules call
-    contradictory), without ordering the rated games: what ingest quarantines."""
-    return rejected_frame(classify(games, players, None, rules, ordered=False))
+def split_site_games(
+    games: pl.DataFrame, players: pl.DataFrame | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The one classification of platform games, at ingest: (the games no rule rejects, with
+    their decisions in `SITE_VERDICT_COLUMNS`, which the rating reads instead of classifying
+    again; the rejected frame of `classify_site_games`, what ingest quarantines). Under the
+    site's rules, with the registry's bots (`players`), without moderation (decided after
+    ingest, applied by the rating), without ordering the rated games."""
+    c = classify(games, players, None, SITE_RULES, ordered=False, ingested=False)
+    if c.frame.height != games.height:
+        raise ValueError("only platform games are classified at ingest")
+    kept = pl.Series(c.reject == 0)
+    categories = list(range(len(CATEGORIES)))
+    verdicts = pl.DataFrame(
+        {
+            "site_verdict": pl.Series(c.exclude).cast(pl.Int64),
+            "site_white_bot": c.w_bot,
+            "site_black_bot": c.b_bot,
+            "site_bot_rating": pl.Series(c.bot_rating).fill_nan(None),
+            "site_score": pl.Series(c.score),
+            "site_category": pl.Series(c.cat).cast(pl.Int64),
+        }
+    ).select(
+        pl.col("site_verdict").replace_strict(
+            list(range(len(SITE_VERDICTS))), SITE_VERDICTS, return_dtype=SiteVerdict
+        ),
+        "site_white_bot",
+        "site_black_bot",
+        "site_bot_rating",
+        pl.when(pl.Series(c.score_null)).then(None).otherwise("site_score").alias("site_score"),
+        pl.col("site_category").replace_strict(
+            categories, CATEGORIES, default=None, return_dtype=Category
+        ),
+    )
+    return games.with_columns(verdicts.get_columns()).filter(kept), rejected_frame(c)
 
 
 def excluded_frame(c: Classified, rules: SiteRules) -> pl.DataFrame:
@@ -601,24 +727,28 @@ def excluded_frame(c: Classified, rules: SiteRules) -> pl.DataFrame:
 def rejected_frame(c: Classified) -> pl.DataFrame:
     """Rejected games with their reason and the fields that contradict (the quarantine's rows)."""
     rows = np.flatnonzero(c.reject != 0)
-    return (
-        c.frame[rows]
-        .with_columns(pl.Series("w_bot", c.w_bot[rows]))
-        .select(
-            "game_id",
-            "period",
-            "source_file",
-            "source_line",
-            format_text(
-                "white {} bot={} score={} termination={} plies={}",
-                pl.col("white_id"),
-                pl.col("w_bot"),
-                pl.col("white_score"),
-                pl.col("termination"),
-                pl.col("plies"),
-            ).alias("value"),
-            pl.Series(c.reject[rows])
-            .replace_strict({e.code: e.text() for e in Rejection}, return_dtype=pl.String)
-            .alias("reason"),
-        )
+    frame = c.frame[rows]  # games read without the rules' inputs (SITE_RATED_COLUMNS) have none
+    return frame.with_columns(
+        pl.Series("w_bot", c.w_bot[rows]),
+        *(
+            _col_or(frame, name, GAMES_SCHEMA[name])
+            for name in ("source_file", "source_line", "white_score", "termination", "plies")
+            if name not in frame.columns
+        ),
+    ).select(
+        "game_id",
+        "period",
+        "source_file",
+        "source_line",
+        format_text(
+            "white {} bot={} score={} termination={} plies={}",
+            pl.col("white_id"),
+            pl.col("w_bot"),
+            pl.col("white_score"),
+            pl.col("termination"),
+            pl.col("plies"),
+        ).alias("value"),
+        pl.Series(c.reject[rows])
+        .replace_strict({e.code: e.text() for e in Rejection}, return_dtype=pl.String)
+        .alias("reason"),
     )

@@ -249,3 +249,31 @@ def test_recording_signatures_through_prepare_names_the_module_that_does_it(
 
     assert main(["--record"]) == 2
     assert "python -m pipelines.cli.signatures" in capsys.readouterr().err
+
+
+def test_the_wait_names_the_groups_still_compiling_then_counts_the_last_ones_kernels(
+    tmp_path: Path,
+) -> None:
+    """The heartbeat's line while a first run waits for its kernels: real counts, read from
+    numba's cache, not a guess."""
+    from pipelines.cli.prepare import WarmUp
+
+    first = _fresh_kernel(tmp_path, "prepare_kernel_p")
+    second = _fresh_kernel(tmp_path, "prepare_kernel_q")
+    scanner = KernelGroup("the scanner", (_fresh_kernel(tmp_path, "prepare_kernel_s"),), 8, bool)
+    kernels = KernelGroup("the kernels", (first, second), 6, bool)
+    warm_up = WarmUp({}, {scanner.name: scanner, kernels.name: kernels})
+    assert warm_up.progress() == "preparing the scanner, the kernels"
+    scanner.kernels[0](1)  # compiled and cached (as by its warm-up process)
+    assert warm_up.progress() == "preparing the kernels (0 of 2 ready)"
+    first(1)
+    assert warm_up.progress() == "preparing the kernels (1 of 2 ready)"
+
+
+def test_a_busy_machine_is_said_to_take_longer_than_the_estimates() -> None:
+    from pipelines.cli.prepare import busy_line
+
+    assert busy_line(load=1.2, cores=2) == ""
+    assert busy_line(load=13.6, cores=2) == (
+        "this machine is busy (load 14 on 2 cores): it will take longer"
+    )

@@ -243,3 +243,36 @@ def test_amounts_are_short() -> None:
         "10 min",
         "2 h 05 min",
     ]
+
+
+def test_off_a_terminal_a_status_is_named_by_the_heartbeat_and_progress_lines_count(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A step with no report for a while (the rating, Dagster's bookkeeping) still gets a
+    timestamped line every few seconds; a progress line puts the next one off."""
+    monkeypatch.setenv("RATINGS_HEARTBEAT_SECONDS", "3")  # the suite turns it off
+    display, console, clock = plain(every=5)
+    heartbeat = display.heartbeat
+    assert heartbeat.active  # not a terminal
+    heartbeat.clock, heartbeat.stamp = clock, clock.stamp
+    heartbeat.said()  # the run starts at 0 s
+    with display.status("rating and publishing 2026-01 to 2026-06 (6 periods)", plain="rating"):
+        assert heartbeat.due(2.0) is None
+        clock.now = 3.0
+        assert heartbeat.due(3.0) == "2026-12-05T09:12:03Z rating: 3 s so far"
+        ingest(display, clock, 4.0, 0, 0)  # a piece's first report: no line yet
+        ingest(display, clock, 9.0, 85_000_000, 40_000)  # 5 s on: a progress line at 9 s
+        printed = lines(console)
+        assert len(printed) == 1 and " ingest " in printed[0]
+        assert heartbeat.due(11.9) is None  # 3 s from the progress line, not from 3 s
+        assert heartbeat.due(12.0) is not None
+    assert heartbeat.due(20.0) is None  # no status: the heartbeat says nothing
+
+
+def test_on_a_terminal_the_heartbeat_is_off() -> None:
+    console = Console(file=io.StringIO(), width=80, force_terminal=True)
+    display = ProgressDisplay(console)
+    assert display.terminal and not display.heartbeat.active
+    with display, display.status("ingesting the inbox"):
+        pass
+    assert display.heartbeat._thread is None

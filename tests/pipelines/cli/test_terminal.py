@@ -268,22 +268,40 @@ def test_a_run_without_timings_prints_none(annulled: dict) -> None:
 PROGRESS_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ (ingest|rating) \S+ ")
 """A plain progress line: a UTC timestamp, the stage, what is worked on, where it stands."""
 
+HEARTBEAT_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ [a-z].*: \d+ s so far$")
+"""A heartbeat line: a UTC timestamp, the step being worked on, its seconds so far."""
+
 
 def test_progress_off_a_terminal_is_plain_lines_on_stderr_only(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("RATINGS_PROGRESS_SECONDS", "0")  # a line at every report, short work too
+    monkeypatch.setenv("RATINGS_HEARTBEAT_SECONDS", "0.5")  # silent steps: a line every 0.5 s
     samples = ROOT / "data_samples"
     proc = ratings("run", "--inbox", str(samples), "--lake", str(tmp_path / "lake"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    err = proc.stderr.splitlines()
+    beats = [line for line in proc.stderr.splitlines() if HEARTBEAT_LINE.match(line)]
+    err = [line for line in proc.stderr.splitlines() if line not in beats]
     assert err and all(PROGRESS_LINE.match(line) for line in err), proc.stderr
+    # the run takes seconds, some silent for 0.5 s: each such step is named by the heartbeat
+    steps = {line.split(" ", 1)[1].rsplit(": ", 1)[0] for line in beats}
+    steps = {"preparing" if s.startswith("preparing ") else s for s in steps}  # a first run's
+    assert steps and steps <= {
+        "checking the inbox and the kernels",
+        "loading Dagster and the pipeline",
+        "opening the lake",
+        "preparing",
+        "ingesting the inbox",
+        "choosing the periods to rate",
+        "rating and publishing 2026-01 to 2026-06",
+    }, proc.stderr
     assert_fits(proc.stderr)
     for system in ("site", "fibs", "fide", "ukd", "club"):  # each system's range, then its end
         mine = [line.split(" ", 3)[3] for line in err if line.split()[1:3] == ["rating", system]]
         assert mine[0].startswith("0/6 periods 0% 0 games"), mine
         assert mine[-1].startswith("done: 6 periods, "), mine
     # stdout is the summary alone: no progress line, no spinner, no terminal control codes
-    assert not any(PROGRESS_LINE.match(line) for line in proc.stdout.splitlines())
+    out = proc.stdout.splitlines()
+    assert not any(PROGRESS_LINE.match(line) or HEARTBEAT_LINE.match(line) for line in out)
     assert "\x1b" not in proc.stdout + proc.stderr and "⠋" not in proc.stdout + proc.stderr
     assert "Inbox " in proc.stdout and "rating and publishing" not in proc.stdout

@@ -267,16 +267,18 @@ def test_bot_without_a_rating_losing_on_time_is_still_rejected_as_contradictory(
     assert r.excluded.height == 0
 
 
-def test_rejected_site_games_is_the_rejected_frame_of_the_classification() -> None:
+def test_ingest_split_rejects_the_rejected_frame_of_the_classification() -> None:
     players = registry({"player_id": "bot", "is_bot": True, "bot_rating": None})
     g = games(
         game(1, "bot", "a", 0.0, category="bots", termination="timeout"),
         game(2, "a", "b", 1.0),
         game(3, "a", "bot", 1.0, category="bots", termination="abandon"),
     )
-    rejected = site_classification.rejected_site_games(g, players)
+    kept, rejected = site_classification.split_site_games(g, players)
     assert rejected["game_id"].to_list() == ["g0001", "g0003"]  # bots never lose so
     assert rejected.equals(site_classification.classify_site_games(g, players)[2])
+    assert kept["game_id"].to_list() == ["g0002"]
+    assert kept.row(0, named=True)["site_verdict"] == "rated"
 
 
 def test_game_its_reader_kept_unrated_is_excluded_with_that_reason() -> None:
