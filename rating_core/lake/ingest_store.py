@@ -41,6 +41,7 @@ from rating_core.budget import MemoryBudget
 from rating_core.ingest.canonical import TAKEN_SCHEMA
 from rating_core.ingest.common import ID_HASH_SEED, IngestResult, id_hashes, repeated_hashes
 from rating_core.ingest.inbox import RESTART, GameGroup, GroupReading, game_groups
+from rating_core.lake import facts
 from rating_core.lake.digests import content_hash
 from rating_core.lake.storage import (
     StagedParts,
@@ -504,9 +505,22 @@ def known_game_ids(lake: Path, ids: pl.Series) -> pl.Series:
     )
 
 
+DUPLICATES_FACT = "duplicate-game-ids/1"
+"""The `derived_facts` record of `duplicate_game_ids` (a new computation: /2)."""
+
+
 def duplicate_game_ids(lake: Path) -> int:
     """How many records of the games table repeat a game id another record holds (from every
-    group's id hashes; a repeated hash is checked against the ids themselves)."""
+    group's id hashes; a repeated hash is checked against the ids themselves). Counted again
+    only when a file of the id hashes or of the games changed: a rerun with nothing new reads
+    neither."""
+    lake = Path(lake)
+    inputs = [*facts.table_files(lake, tables.INGEST_IDS), *facts.table_files(lake, tables.GAMES)]
+    return int(facts.derived(lake, DUPLICATES_FACT, inputs, lambda: str(_duplicate_game_ids(lake))))
+
+
+def _duplicate_game_ids(lake: Path) -> int:
+    """`duplicate_game_ids`, counted."""
     keys = table_partitions(lake, tables.INGEST_IDS)
     if not keys:
         return 0
