@@ -19,7 +19,9 @@ Game ids stay unique over the table, the first record in inbox order keeping an 
 reading of the whole inbox keeps it: a group's id hashes are compared with every earlier
 group's (and, within a streamed file, across its windows); on a match the exact ids are looked
 up and the group is read again with them excluded (a rare path: duplicates are mistakes). A
-later group that holds an id a re-read group now holds is read again in its turn.
+later group that holds an id a re-read group now holds is read again in its turn. The hashes are
+gathered in spill files on disk and compared, sorted and checked for repeats by DuckDB within the
+budget (`id_spill`): a month's tens of millions of ids cost no memory that grows with its games.
 """
 
 from __future__ import annotations
