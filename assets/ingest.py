@@ -217,7 +217,7 @@ def merges(paths: PipelinePaths) -> dg.MaterializeResult:
 
 @dg.asset_check(asset=games, blocking=True, description="Every game id appears once.")
 def games_have_unique_ids(paths: PipelinePaths) -> dg.AssetCheckResult:
-    dups = ingest_store.duplicate_game_ids(paths.lake_path)
+    dups = ingest_store.duplicate_game_ids(paths.lake_path, paths.budget)
     return dg.AssetCheckResult(passed=dups == 0, metadata={"duplicates": dups})
 
 
