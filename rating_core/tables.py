@@ -146,6 +146,13 @@ CANONICAL_TABLES = (GAMES, MATCHES, PLAYERS, STARTING_LISTS, MODERATION, CORRECT
 RUN_INPUTS = LakeTable("run_inputs", None, {PERIOD: pl.String, "digest": pl.String})
 """The input digest of every period the last run rated (`pipelines.incremental`)."""
 
+DERIVED_FACTS = LakeTable(
+    "derived_facts", None, {"fact": pl.String, "inputs": pl.String, "value": pl.String}
+)
+"""Results computed from lake files (a partition file's content hash, a count over the games),
+each with a stamp of the files it was computed from: reused while that stamp is unchanged, so a
+run with nothing new does not read the whole lake again (`rating_core.lake.facts`)."""
+
 APPLIED_SITE_ANNULMENTS = LakeTable(
     "applied/site_annulments", PERIOD, {**APPLIED_ANNULMENTS_SCHEMA, PERIOD: pl.String}
 )
@@ -261,6 +268,7 @@ CATALOGUE: tuple[LakeTable, ...] = (
     PLAYER_NAMES,
     TOURNAMENT_PLAYERS,
     RUN_INPUTS,
+    DERIVED_FACTS,
     APPLIED_SITE_ANNULMENTS,
     *(applied_inputs(system) for system in INPUT_CAUSE_SYSTEMS),
     *(applied_merges(system) for system in MERGE_SYSTEMS),

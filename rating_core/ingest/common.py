@@ -5,6 +5,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import polars as pl
@@ -73,6 +74,16 @@ def repeats(values: pl.Series) -> pl.Series | None:
 ID_HASH_SEED = 0x5EED
 """Seed of the 64-bit hashes of record ids (game ids kept per group, ids repeated across the
 chunks of a streamed file)."""
+
+
+class HashSink(Protocol):
+    """Where a reading puts the id hashes of its pieces: a list of arrays, or the ingest
+    store's spill file on disk (`rating_core.lake.id_spill.HashSpill`), which a month of ids
+    does not make grow in memory."""
+
+    def append(self, hashes: np.ndarray, /) -> None: ...
+
+    def clear(self) -> None: ...
 
 
 def id_hashes(ids: pl.Series) -> np.ndarray:

@@ -24,6 +24,7 @@ from rating_core.ingest.canonical import (
     drop_taken_game_ids,
 )
 from rating_core.ingest.common import (
+    HashSink,
     IngestResult,
     UnreadableFileError,
     id_hashes,
@@ -248,7 +249,7 @@ class GroupReading:
     budget: MemoryBudget | None = None
     notes: dict[str, tuple[str, ...]] = field(default_factory=dict)
     group_notes: list[str] = field(default_factory=list)
-    split_ids: list[np.ndarray] = field(default_factory=list)
+    split_ids: HashSink = field(default_factory=list[np.ndarray])
 
     def pieces(self) -> Iterator[IngestResult]:
         group = self.group

@@ -10,6 +10,7 @@ values and types give the same digest whatever the frame's chunks or memory layo
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 from collections.abc import Iterable
@@ -120,8 +121,11 @@ def period_input_digests(lake: Path, periods: list[str], code_version: str) -> p
     corrections of P and the duplicate-player merges in force in P (so adding a merge recomputes
     from the first period it changes).
 
-    Hashes the files ingest wrote (no frame is serialised), so it costs one read of each.
+    Hashes the files ingest wrote (no frame is serialised), reading only those whose stamp
+    changed since their hash was recorded (`rating_core.lake.facts`).
     """
+    from rating_core.lake import facts  # it hashes with `content_hash`, from here
+
     common = hashlib.sha256()
     common.update(code_version.encode())
     common.update(_file_bytes(table_file(lake, tables.PLAYERS)))
@@ -131,16 +135,24 @@ def period_input_digests(lake: Path, periods: list[str], code_version: str) -> p
     merges = read_table(lake, tables.MERGES).collect()
     annulled = None
     if moderation.height:
-        games = read_table(lake, tables.GAMES).select("game_id", "period").collect()
+        games = _moderated_game_periods(lake, moderation.get_column("game_id"))
         annulled = moderation.join(games, on="game_id").sort("game_id")
+    parts = {
+        (period, table.name): partition_files(lake, table, period)
+        for period in periods
+        for table in (tables.GAMES, tables.MATCHES)
+    }
+    hashes: dict[Path, bytes] = {}
+    for table in (tables.GAMES, tables.MATCHES):
+        files = [path for (_, name), paths in parts.items() if name == table.name for path in paths]
+        hashes.update(facts.content_hashes(lake, files))
     rows = []
     for period in periods:
         digest = common.copy()
         for table in (tables.GAMES, tables.MATCHES):
-            parts = partition_files(lake, table, period)
-            for path in parts:
-                digest.update(path.name.encode() + content_hash(path))
-            if not parts:
+            for path in parts[period, table.name]:
+                digest.update(path.name.encode() + hashes[path])
+            if not parts[period, table.name]:
                 digest.update(b"-")
         if annulled is not None:
             mine = annulled.filter(pl.col("period") == period).drop("period")
@@ -156,3 +168,28 @@ def period_input_digests(lake: Path, periods: list[str], code_version: str) -> p
             digest.update(in_force.drop("source_line").sort("merge_id").write_csv().encode())
         rows.append({"period": period, "digest": digest.hexdigest()})
     return pl.DataFrame(rows, schema=RUN_INPUTS_SCHEMA)
+
+
+MODERATED_FACT = "moderated-game-periods/1"
+"""The `derived_facts` record of `_moderated_game_periods` (a new computation: /2)."""
+
+
+def _moderated_game_periods(lake: Path, ids: pl.Series) -> pl.DataFrame:
+    """`game_id` and `period` of the games the moderation decisions name, read from the games
+    only when a file of the games or of the decisions changed (`rating_core.lake.facts`)."""
+    from rating_core.lake import facts
+
+    schema = {"game_id": pl.String(), "period": pl.String()}
+
+    def found() -> str:
+        return (
+            read_table(lake, tables.GAMES)
+            .select("game_id", "period")
+            .filter(pl.col("game_id").is_in(ids.unique().implode()))
+            .collect()
+            .write_json()
+        )
+
+    inputs = [*facts.table_files(lake, tables.GAMES), *facts.table_files(lake, tables.MODERATION)]
+    value = facts.derived(lake, MODERATED_FACT, inputs, found)
+    return pl.read_json(io.StringIO(value), schema=schema)

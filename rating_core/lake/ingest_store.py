@@ -19,14 +19,16 @@ Game ids stay unique over the table, the first record in inbox order keeping an 
 reading of the whole inbox keeps it: a group's id hashes are compared with every earlier
 group's (and, within a streamed file, across its windows); on a match the exact ids are looked
 up and the group is read again with them excluded (a rare path: duplicates are mistakes). A
-later group that holds an id a re-read group now holds is read again in its turn.
+later group that holds an id a re-read group now holds is read again in its turn. The hashes are
+gathered in spill files on disk and compared, sorted and checked for repeats by DuckDB within the
+budget (`id_spill`): a month's tens of millions of ids cost no memory that grows with its games.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
@@ -39,12 +41,15 @@ import polars as pl
 from rating_core import tables
 from rating_core.budget import MemoryBudget
 from rating_core.ingest.canonical import TAKEN_SCHEMA
-from rating_core.ingest.common import ID_HASH_SEED, IngestResult, id_hashes, repeated_hashes
+from rating_core.ingest.common import ID_HASH_SEED, IngestResult, id_hashes
 from rating_core.ingest.inbox import RESTART, GameGroup, GroupReading, game_groups
+from rating_core.lake import facts
 from rating_core.lake.digests import content_hash
+from rating_core.lake.id_spill import HashQueries, HashSpill, hash_queries, spill_folder
 from rating_core.lake.storage import (
     StagedParts,
     drop_partition,
+    partition_files,
     read_table,
     table_dir,
     table_file,
@@ -109,12 +114,13 @@ class StoreOutcome:
 
 @dataclass
 class _Read:
-    """One group's reading: its per-file counts and notes, ids kept, first names."""
+    """One group's reading: its per-file counts and notes, the hashes of the ids it keeps (on
+    disk), first names."""
 
     counts: pl.DataFrame
     notes: dict[str, tuple[str, ...]]
     group_notes: list[str]
-    kept: np.ndarray
+    kept: HashSpill
     names: pl.DataFrame
     recheck: bool
     lost_to: list[str]
@@ -130,27 +136,32 @@ def _read_group(
     players: pl.DataFrame | None,
     today: date | None,
     earlier: list[GameGroup],
-    ids_of: Callable[[str], np.ndarray],
+    queries: HashQueries,
+    folder: Path,
     budget: MemoryBudget | None = None,
 ) -> _Read:
-    """Read `group` into its files in the lake, keeping game ids unique (see the module)."""
+    """Read `group` into its files in the lake, keeping game ids unique (see the module). The
+    ids' hashes go to spill files in `folder`, compared by `queries` (bounded memory)."""
     taken = pl.DataFrame(schema=TAKEN_SCHEMA)
     repeated: frozenset[int] = frozenset()
     lost_to: set[str] = set()
     looked_up: set[int] = set()
     while True:
-        sink = _GroupSink(StagedParts(lake, f"part-{group.key}.parquet"))
-        reading = GroupReading(group, players, today, True, taken, repeated, budget)
+        kept, split = HashSpill(folder, "kept"), HashSpill(folder, "split")
+        sink = _GroupSink(StagedParts(lake, f"part-{group.key}.parquet"), kept)
+        reading = GroupReading(
+            group, players, today, True, taken, repeated, budget, split_ids=split
+        )
         try:
             sink.take(reading.pieces())
-            hashes = np.sort(np.concatenate(sink.kept)) if sink.kept else np.empty(0, np.uint64)
-            again = _repeats(np.concatenate(reading.split_ids)) if reading.split_ids else set()
-            again -= repeated
+            again = queries.repeated(split.files()) - repeated
+            split.clear()
             clash: set[int] = set()
             for other in earlier:
-                clash |= _common(hashes, ids_of(other.key)) - looked_up
+                clash |= queries.common(kept.files(), _ids_files(lake, other.key)) - looked_up
             if again or clash:  # read again, without the ids found twice
                 sink.files.discard()
+                kept.clear()
                 repeated = repeated | frozenset(again)
                 if clash:
                     looked_up |= clash
@@ -161,12 +172,14 @@ def _read_group(
             sink.files.commit([tables.GAMES, tables.QUARANTINE])
         except BaseException:
             sink.files.discard()
+            kept.clear()
+            split.clear()
             raise
         return _Read(
             counts=sink.counts_per_file(),
             notes=reading.notes,
             group_notes=reading.group_notes,
-            kept=hashes,
+            kept=kept,
             names=reduce_first_names(pl.concat(sink.names))
             if sink.names
             else empty(FIRST_NAMES_SCHEMA),
@@ -178,12 +191,12 @@ def _read_group(
 @dataclass
 class _GroupSink:
     """Where one reading of a group goes: its files, and what the group keeps of its pieces
-    (per-file counts, the ids' hashes, the players' first names, whether a date was after
-    today)."""
+    (per-file counts, the ids' hashes on disk, the players' first names, whether a date was
+    after today)."""
 
     files: StagedParts
+    kept: HashSpill
     counts: list[pl.DataFrame] = field(default_factory=list)
-    kept: list[np.ndarray] = field(default_factory=list)
     names: list[pl.DataFrame] = field(default_factory=list)
     recheck: bool = False
 
@@ -199,7 +212,8 @@ class _GroupSink:
                     writing = None
                 if piece is RESTART:
                     self.files.discard()
-                    self.counts, self.kept, self.names, self.recheck = [], [], [], False
+                    self.kept.clear()
+                    self.counts, self.names, self.recheck = [], [], False
                 else:
                     writing = writer.submit(self._keep, piece)
             if writing is not None:
@@ -213,7 +227,7 @@ class _GroupSink:
         self.kept.append(id_hashes(rows.get_column("game_id")))
         self.names.append(_detached(first_names(rows)))
         if len(self.names) >= _NAMES_REDUCED_EVERY:  # per player, not per game
-            self.names = [reduce_first_names(pl.concat(self.names))]
+            self.names = [_reduced_names(self.names)]
         self.recheck = self.recheck or _dated_after_today(piece.quarantine)
 
     def counts_per_file(self) -> pl.DataFrame:
@@ -228,6 +242,13 @@ class _GroupSink:
 
 _NAMES_REDUCED_EVERY = 8
 """Windows of first names gathered before they are reduced to one row per player and side."""
+
+
+def _reduced_names(names: list[pl.DataFrame]) -> pl.DataFrame:
+    """Windows' first names reduced to one row per player and side, detached: the reduced rows'
+    strings would otherwise view the buffers of every window reduced before, chaining them all
+    (about 80 bytes a game over a month, issue 31 item 4)."""
+    return _detached(reduce_first_names(pl.concat(names)))
 
 
 def _detached(frame: pl.DataFrame) -> pl.DataFrame:
@@ -256,17 +277,29 @@ def _dated_after_today(quarantine: pl.DataFrame) -> bool:
     )
 
 
-def _repeats(hashes: np.ndarray) -> set[int]:
-    """The hashes that occur more than once."""
-    return repeated_hashes([hashes])
+def _ids_files(lake: Path, key: str) -> list[Path]:
+    """The file of a group's id hashes in the lake ([]: none)."""
+    return partition_files(lake, tables.INGEST_IDS, key)
 
 
-def _common(a: np.ndarray, b: np.ndarray) -> set[int]:
-    """The values of sorted `a` also in sorted `b`."""
-    if not a.size or not b.size:
-        return set()
-    at = np.searchsorted(b, a).clip(max=b.size - 1)
-    return set(a[b[at] == a].tolist())
+def _write_ids(lake: Path, key: str, kept: HashSpill, queries: HashQueries) -> None:
+    """Replace a group's `ingest_ids` partition with its kept hashes, sorted (by DuckDB within
+    its memory limit) and written a batch at a time."""
+    files = kept.files()
+    if not files:
+        empty_ids = pl.DataFrame({"hash": np.empty(0, np.uint64)})
+        write_partitions(lake, tables.INGEST_IDS, {key: empty_ids})
+        return
+    staged = StagedParts(lake)
+    try:
+        for batch in queries.sorted_batches(files):
+            frame = pl.from_arrow(batch)
+            assert isinstance(frame, pl.DataFrame)
+            staged.append(tables.INGEST_IDS, key, frame)
+        staged.commit()
+    except BaseException:
+        staged.discard()
+        raise
 
 
 def _lookup(lake: Path, groups: list[GameGroup], hashes: set[int]) -> tuple[pl.DataFrame, set[str]]:
@@ -351,56 +384,59 @@ def ingest_games(
             todo.add(group.key)
     for key in removed:
         _remove_group(lake, key)
-
-    def ids_of(key: str) -> np.ndarray:
-        """A group's id hashes, read when compared (never all groups' at once: a year of
-        monthly dumps would hold a year of ids)."""
-        ids = read_table(lake, tables.INGEST_IDS, [key]).collect()
-        return ids.get_column("hash").to_numpy() if ids.height else np.empty(0, np.uint64)
-
     rows: list[dict[str, object]] = []
     read: list[str] = []
-    for index, group in enumerate(groups):
-        if group.key not in todo:  # kept; a file touched but unchanged gets its new stamp
-            for path, name in group.files:
-                size, mtime = _stamp(path)
-                rows.append({**known[name], "size": size, "mtime_ns": mtime})
-            continue
-        result = _read_group(lake, group, players, today, groups[:index], ids_of, budget)
-        read.append(group.key)
-        write_partitions(lake, tables.INGEST_IDS, {group.key: pl.DataFrame({"hash": result.kept})})
-        write_partitions(lake, tables.INGEST_NAMES, {group.key: result.names})
-        for later in groups[index + 1 :]:
-            if (
-                later.key not in todo
-                and later.key in previous
-                and _common(ids_of(later.key), result.kept)
-            ):
-                todo.add(later.key)
-        counts = {r["source_file"]: r for r in result.counts.iter_rows(named=True)}
-        for position, (path, name) in enumerate(group.files):
-            size, mtime = _stamp(path)
-            rows.append(
-                {
-                    "group": group.key,
-                    "file": name,
-                    "size": size,
-                    "mtime_ns": mtime,
-                    "digest": digests[name],
-                    "group_digest": group_digest[group.key],
-                    "file_count": len(group.files),
-                    "ingested": counts.get(name, {}).get("ingested", 0),
-                    "quarantined": counts.get(name, {}).get("quarantined", 0),
-                    "notes": json.dumps(list(result.notes.get(name, ()))),
-                    "group_notes": json.dumps(result.group_notes if position == 0 else []),
-                    "recheck": result.recheck,
-                    "lost_to": ",".join(result.lost_to) or None,
-                }
+    with spill_folder() as folder, hash_queries(_hash_memory(budget)) as queries:
+        for index, group in enumerate(groups):
+            if group.key not in todo:  # kept; a file touched but unchanged gets its new stamp
+                for path, name in group.files:
+                    size, mtime = _stamp(path)
+                    rows.append({**known[name], "size": size, "mtime_ns": mtime})
+                continue
+            result = _read_group(
+                lake, group, players, today, groups[:index], queries, folder, budget
             )
+            read.append(group.key)
+            _write_ids(lake, group.key, result.kept, queries)
+            result.kept.clear()
+            write_partitions(lake, tables.INGEST_NAMES, {group.key: result.names})
+            mine = _ids_files(lake, group.key)
+            for later in groups[index + 1 :]:
+                if (
+                    later.key not in todo
+                    and later.key in previous
+                    and queries.any_common(_ids_files(lake, later.key), mine)
+                ):
+                    todo.add(later.key)
+            counts = {r["source_file"]: r for r in result.counts.iter_rows(named=True)}
+            for position, (path, name) in enumerate(group.files):
+                size, mtime = _stamp(path)
+                rows.append(
+                    {
+                        "group": group.key,
+                        "file": name,
+                        "size": size,
+                        "mtime_ns": mtime,
+                        "digest": digests[name],
+                        "group_digest": group_digest[group.key],
+                        "file_count": len(group.files),
+                        "ingested": counts.get(name, {}).get("ingested", 0),
+                        "quarantined": counts.get(name, {}).get("quarantined", 0),
+                        "notes": json.dumps(list(result.notes.get(name, ()))),
+                        "group_notes": json.dumps(result.group_notes if position == 0 else []),
+                        "recheck": result.recheck,
+                        "lost_to": ",".join(result.lost_to) or None,
+                    }
+                )
     records = pl.DataFrame(rows, schema=tables.INGEST_FILES.schema)
     if not records.equals(before):
         write_table(lake, tables.INGEST_FILES, records)
     return _outcome(records, run_notes, read, removed)
+
+
+def _hash_memory(budget: MemoryBudget | None) -> int:
+    """What DuckDB may hold comparing and sorting id hashes before it spills to disk."""
+    return (budget or MemoryBudget()).sort_memory
 
 
 def _outcome(
@@ -504,14 +540,30 @@ def known_game_ids(lake: Path, ids: pl.Series) -> pl.Series:
     )
 
 
-def duplicate_game_ids(lake: Path) -> int:
+DUPLICATES_FACT = "duplicate-game-ids/1"
+"""The `derived_facts` record of `duplicate_game_ids` (a new computation: /2)."""
+
+
+def duplicate_game_ids(lake: Path, budget: MemoryBudget | None = None) -> int:
     """How many records of the games table repeat a game id another record holds (from every
-    group's id hashes; a repeated hash is checked against the ids themselves)."""
+    group's id hashes, compared on disk within `budget`; a repeated hash is checked against
+    the ids themselves). Counted again only when a file of the id hashes or of the games
+    changed: a rerun with nothing new reads neither."""
+    lake = Path(lake)
+    inputs = [*facts.table_files(lake, tables.INGEST_IDS), *facts.table_files(lake, tables.GAMES)]
+    return int(
+        facts.derived(lake, DUPLICATES_FACT, inputs, lambda: str(_duplicate_game_ids(lake, budget)))
+    )
+
+
+def _duplicate_game_ids(lake: Path, budget: MemoryBudget | None) -> int:
+    """`duplicate_game_ids`, counted."""
     keys = table_partitions(lake, tables.INGEST_IDS)
     if not keys:
         return 0
-    hashes = read_table(lake, tables.INGEST_IDS, keys).select("hash").collect()
-    again = _repeats(hashes.get_column("hash").to_numpy())
+    files = [path for key in keys for path in _ids_files(lake, key)]
+    with hash_queries(_hash_memory(budget)) as queries:  # the month's ids, never all in memory
+        again = queries.repeated(files)
     if not again:
         return 0
     wanted = pl.Series(sorted(again), dtype=pl.UInt64).implode()

@@ -7,6 +7,7 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import polars as pl
+import pytest
 
 from pipelines.cli import summary
 from rating_core import tables
@@ -21,11 +22,7 @@ def _registry(ids: list[str]) -> pl.DataFrame:
     )
 
 
-def test_players_seen_unregistered_and_named_only_by_name(tmp_path: Path) -> None:
-    """Seen: a, b, c, d, `Zed Nobody`, `Reg Name` (6; a null side is no player). Not in the
-    registry (a, b, `Reg Name`): c, d, `Zed Nobody` (3). By name only (id equal to the name) and
-    not registered: `Zed Nobody` alone (`Reg Name` is registered, whatever the file gave)."""
-    lake = tmp_path / "lake"
+def _games(lake: Path) -> None:
     write_partitioned(
         lake,
         tables.GAMES,
@@ -39,9 +36,38 @@ def test_players_seen_unregistered_and_named_only_by_name(tmp_path: Path) -> Non
             }
         ),
     )
+
+
+def _line(lake: Path) -> str | None:
+    return summary._players_not_in_registry(SimpleNamespace(lake=lake))  # type: ignore[arg-type]
+
+
+def test_players_seen_unregistered_and_named_only_by_name(tmp_path: Path) -> None:
+    """Seen: a, b, c, d, `Zed Nobody`, `Reg Name` (6; a null side is no player). Not in the
+    registry (a, b, `Reg Name`): c, d, `Zed Nobody` (3). By name only (id equal to the name) and
+    not registered: `Zed Nobody` alone (`Reg Name` is registered, whatever the file gave)."""
+    lake = tmp_path / "lake"
+    _games(lake)
     write_table(lake, tables.PLAYERS, _registry(["a", "b", "Reg Name"]))
-    line = summary._players_not_in_registry(SimpleNamespace(lake=lake))  # type: ignore[arg-type]
-    assert line == "players: 6 seen, 3 not in players.csv, 1 identified by name only"
+    assert _line(lake) == "players: 6 seen, 3 not in players.csv, 1 identified by name only"
+
+
+def test_the_counts_are_read_again_only_when_the_games_or_registry_changed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lake = tmp_path / "lake"
+    _games(lake)
+    write_table(lake, tables.PLAYERS, _registry(["a", "b", "Reg Name"]))
+    counted = []
+    count = summary._count_players
+    monkeypatch.setattr(summary, "_count_players", lambda at: counted.append(at) or count(at))
+    first = _line(lake)
+    assert _line(lake) == first and len(counted) == 1  # nothing changed: not read again
+    write_table(lake, tables.PLAYERS, _registry(["a", "b", "Reg Name"]))  # the same registry
+    assert _line(lake) == first and len(counted) == 1
+    write_table(lake, tables.PLAYERS, _registry(["a", "b", "c", "Reg Name"]))
+    assert _line(lake) == "players: 6 seen, 2 not in players.csv, 1 identified by name only"
+    assert len(counted) == 2
 
 
 def test_no_games_no_players_line(tmp_path: Path) -> None:
