@@ -61,7 +61,8 @@ class PipelinePaths(dg.ConfigurableResource):
 
         def waiting(holder: LockHolder) -> None:
             who = f" (pid {holder.pid}: {holder.command})" if holder.pid is not None else ""
-            context.log.info(f"waiting for the run holding lake '{self.lake}'{who} to finish")
+            if context.log is not None:  # a run's context has one; a hand-built one may not
+                context.log.info(f"waiting for the run holding lake '{self.lake}'{who} to finish")
 
         if context.run is None:  # a sensor's or schedule's evaluation: it reads, never writes
             yield self

@@ -208,8 +208,8 @@ def _handled(inputs: RangeInputs, facts: dict[str, dict[str, object]]) -> int:
     """The games (or matches) of the range: the frames loaded, or what the periods' facts say
     a streamed engine read (`games`)."""
     loaded = [inputs[k] for k in ("games", "matches") if isinstance(inputs.get(k), pl.DataFrame)]
-    streamed = [f["games"] for f in facts.values() if isinstance(f.get("games"), int)]
-    return sum(frame.height for frame in loaded) + sum(streamed)  # type: ignore[misc]
+    streamed = [games for f in facts.values() if isinstance(games := f.get("games"), int)]
+    return sum(frame.height for frame in loaded) + sum(streamed)
 
 
 class _RangeWriter:

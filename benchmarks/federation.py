@@ -208,6 +208,7 @@ def main() -> None:
             list_runs.append((wall, cpu))
         b_wall, b_cpu = min(w for w, _ in base_runs), min(c for _, c in base_runs)
         l_wall, l_cpu = min(w for w, _ in list_runs), min(c for _, c in list_runs)
+        assert res is not None  # repeat >= 1: the last run's result
         print(
             f"baseline read + group_by : {b_wall:8.2f} s, CPU {b_cpu:.2f} s ({base.height:,} groups)"
         )
@@ -234,7 +235,7 @@ def main() -> None:
                 expl, wall, cpu = timed(run_explanations, path, state)
                 expl_runs.append((wall, cpu))
                 rows = expl.height
-                expl = None
+                del expl  # not kept alive during the next run
             e_wall, e_cpu = min(w for w, _ in expl_runs), min(c for _, c in expl_runs)
             print(
                 f"per-game explanations    : {e_wall:8.2f} s, CPU {e_cpu:.2f} s ({rows:,} rows, "

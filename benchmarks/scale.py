@@ -30,6 +30,7 @@ import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TypedDict
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -179,6 +180,18 @@ print(games, seconds, source.seconds)
 (prints the games read, the loop's seconds and the decompression's seconds within them)."""
 
 
+class MonthFacts(TypedDict):
+    """What generating a month records in its `.json` beside the `.pgn.zst`."""
+
+    games: int
+    players: int
+    text_bytes: int
+    zst_bytes: int
+    lines: int
+    first_game_id: str
+    first_played_at: str
+
+
 @dataclass(frozen=True)
 class Month:
     """A cached `.pgn.zst` and what its generation recorded about it."""
@@ -239,7 +252,7 @@ def cached_month(cache: Path, games: int, players: int, seed: int, *, quiet: boo
     seconds = time.perf_counter() - start
     assert month.first_game is not None
     played, game_id = month.first_game
-    record = {
+    record: MonthFacts = {
         "games": games,
         "players": players,
         "text_bytes": text_bytes,

@@ -127,7 +127,7 @@ class _Parser(argparse.ArgumentParser):
         }
         raise UserError(_argument_sentence(self.prog, message, subcommands))
 
-    def _parse_optional(self, arg_string: str):  # type: ignore[no-untyped-def]
+    def _parse_optional(self, arg_string: str):
         """Read `-:1` (and other dash-led values no option starts with) as a value."""
         if _VALUE_LOOKING_LIKE_AN_OPTION.match(arg_string):
             return None

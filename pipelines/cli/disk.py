@@ -80,7 +80,7 @@ def without_dagster_log_failures() -> Iterator[None]:
         yield
         return
     original = sys.stderr
-    sys.stderr = _FilteredStream(original)  # type: ignore[assignment]
+    sys.stderr = _FilteredStream(original)
     try:
         yield
     finally:

@@ -64,12 +64,20 @@ class ErrorFacts:
 
 
 class SerializedError(Protocol):
-    """Dagster's `SerializableErrorInfo` (a failed step's error, its cause and context)."""
+    """Dagster's `SerializableErrorInfo` (a failed step's error, its cause and context), whose
+    fields are read-only."""
 
-    message: str
-    cls_name: str | None
-    cause: Any
-    context: Any
+    @property
+    def message(self) -> str: ...
+
+    @property
+    def cls_name(self) -> str | None: ...
+
+    @property
+    def cause(self) -> Any: ...
+
+    @property
+    def context(self) -> Any: ...
 
 
 def debug_enabled() -> bool:

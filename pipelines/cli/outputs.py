@@ -112,7 +112,7 @@ def _alive(pid: int) -> bool:
 
 def remove_stale_temporaries(folder: Path) -> list[Path]:
     """Remove the temporary output files in `folder` whose writer is gone (killed half-way)."""
-    removed = []
+    removed: list[Path] = []
     try:
         entries = list(folder.iterdir())
     except OSError:

@@ -141,7 +141,8 @@ def type_text(numba_type: Any) -> str:
     its arrays' layout, which is written `record('module.Class', [field types])`."""
     from numba.core import types
 
-    if isinstance(numba_type, types.BaseNamedTuple):
+    # numba's two BaseNamedTuple classes: the base itself declares neither attribute read here
+    if isinstance(numba_type, (types.NamedTuple, types.NamedUniTuple)):
         cls = numba_type.instance_class
         fields = ", ".join(type_text(t) for t in numba_type.types)
         return f"record({cls.__module__ + '.' + cls.__qualname__!r}, [{fields}])"

@@ -15,6 +15,7 @@ lock files and the Dagster instance, are not copied. The preview holds the lake'
 from __future__ import annotations
 
 import argparse
+import builtins
 import contextlib
 import os
 import shlex
@@ -83,7 +84,7 @@ class PreviewedVersion:
     publication: str | None = None
     revises: int | None = None
     reason: str | None = None
-    diff: list[dict] = field(default_factory=list)
+    diff: builtins.list[dict] = field(default_factory=builtins.list)  # `list` is the field above
 
 
 @dataclass
@@ -158,8 +159,8 @@ def _scratch_lake(lake: Path, command: str) -> Iterator[Path]:
     """A scratch copy of `lake`, deleted afterwards; the lake's lock is held throughout. A lake
     that does not exist yet is neither created nor locked: the scratch is a temporary folder."""
     if not lake.is_dir():
-        with tempfile.TemporaryDirectory(prefix="ratings-preview-") as scratch:
-            yield Path(scratch)
+        with tempfile.TemporaryDirectory(prefix="ratings-preview-") as folder:
+            yield Path(folder)
         return
     from pipelines.cli.run import _waiting
 

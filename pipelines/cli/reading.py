@@ -310,7 +310,9 @@ def player_history(lake: Path, player: str) -> pl.DataFrame:
     from rating_core.lake.tournament_report import link_tournaments
 
     found = pl.concat(frames, how="diagonal_relaxed")
-    ids = found.get_column("game_id").drop_nulls() if "game_id" in found.columns else []
+    ids: pl.Series | list[str] = (
+        found.get_column("game_id").drop_nulls() if "game_id" in found.columns else []
+    )
     games = read_table(lake, tables.GAMES)
     if "tournament_id" not in games.collect_schema().names():  # a lake whose games name none
         return found

@@ -19,7 +19,7 @@ from pipelines.cli.ticker import Heartbeat, plain_heartbeat
 
 
 def add_report_parser(
-    sub: argparse._SubParsersAction,  # type: ignore[type-arg]
+    sub: argparse._SubParsersAction,
     add_lake: Callable[[argparse.ArgumentParser], None],
 ) -> None:
     """The `ratings report` subcommand (`add_lake` adds the shared `--lake` option)."""

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any, Literal
 
 import altair as alt
 import polars as pl
@@ -84,7 +85,7 @@ def _config(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
     )
 
 
-def _count_axis(largest: int, **options: object) -> alt.Axis:
+def _count_axis(largest: int, **options: Any) -> alt.Axis:
     """An axis of counts with whole-number ticks only (no `1, 1, 2` from ticks at 1.5)."""
     if largest <= 10:
         return alt.Axis(format="d", values=list(range(largest + 1)), **options)
@@ -155,7 +156,12 @@ def histogram_chart(latest: LatestList) -> alt.TopLevelMixin:
                 axis=alt.Axis(format=fmt),
             ),
             x2="bin_end:Q",
-            y=alt.Y("players:Q", title="Players", axis=_count_axis(int(bins["players"].max()))),
+            y=alt.Y(
+                "players:Q",
+                title="Players",
+                # polars types max() as any Python value; a count column's is an int
+                axis=_count_axis(int(bins["players"].max())),  # type: ignore[arg-type]
+            ),
             y2=alt.datum(0),
             tooltip=[
                 alt.Tooltip("range:N", title="Rating"),
@@ -210,12 +216,16 @@ def movers_chart(latest: LatestList) -> alt.TopLevelMixin:
             ],
         )
     )
+    sides: tuple[tuple[str, Literal["left", "right"], int], ...] = (
+        (">", "left", 4),
+        ("<", "right", -4),
+    )
     labels = [
         alt.Chart(_values(data))
         .transform_filter(f"datum.change {sign} 0")
         .mark_text(fontSize=11, color=INK, align=align, dx=dx)
         .encode(x="change:Q", y=y, text="label:N")
-        for sign, align, dx in ((">", "left", 4), ("<", "right", -4))
+        for sign, align, dx in sides
     ]
     ups = int((movers["direction"] == "up").sum())
     downs = movers.height - ups
@@ -349,7 +359,12 @@ def quarantine_chart(reasons: pl.DataFrame) -> alt.TopLevelMixin:
         alt.Chart(_values(reasons))
         .mark_bar(height={"band": 0.75})
         .encode(
-            x=alt.X("records:Q", title="Records", axis=_count_axis(int(reasons["records"].max()))),
+            x=alt.X(
+                "records:Q",
+                title="Records",
+                # polars types max() as any Python value; a count column's is an int
+                axis=_count_axis(int(reasons["records"].max())),  # type: ignore[arg-type]
+            ),
             y=alt.Y(
                 "reason:N",
                 sort=order,
@@ -397,7 +412,8 @@ def player_chart(player_label: str, timeline: pl.DataFrame) -> alt.TopLevelMixin
     )
     y = alt.Y("rating:Q", title="Rating", scale=alt.Scale(zero=False))
     lists = sorted(set(timeline["list"].to_list()))
-    scheme = "tableau10" if len(lists) <= 10 else "tableau20"  # one colour per list
+    # one colour per list
+    scheme: Literal["tableau10", "tableau20"] = "tableau10" if len(lists) <= 10 else "tableau20"
     colour = alt.Color("list:N", title="List", scale=alt.Scale(scheme=scheme, domain=lists))
     tooltip = [
         alt.Tooltip("list:N", title="List"),
@@ -646,7 +662,9 @@ def vega_scripts(cache_dir: Path | None = None) -> str:
         text = cached.read_text(encoding="utf-8")
         if BUNDLE_MARKER in text:
             return text
-    bundle = vl_convert.javascript_bundle(vl_version=wanted)
+    # vl-convert's stub marks `snippet` required; at run time it defaults to None (the snippet
+    # that makes vegaEmbed, vegaLite and vega globals)
+    bundle = vl_convert.javascript_bundle(vl_version=wanted)  # type: ignore[call-arg]
     with contextlib.suppress(OSError):
         cached.parent.mkdir(parents=True, exist_ok=True)
         partial = cached.with_name(f".{cached.name}.{os.getpid()}.tmp")

@@ -179,8 +179,9 @@ def _published(result: RunResult) -> list[dict]:
     rows, seen = [], set()
     for event in result.get_asset_materialization_events():
         metadata = event.materialization.metadata
-        if "unchanged" in metadata:  # a range's outcomes, repeated on each of its partitions
-            for row in metadata["unchanged"].value:
+        unchanged = metadata.get("unchanged")  # a range's outcomes, repeated on each partition
+        if isinstance(unchanged, dg.JsonMetadataValue) and isinstance(unchanged.value, list):
+            for row in unchanged.value:
                 key = (row["list"], row["period"], row["version"], row["status"])
                 if key not in seen:
                     seen.add(key)
