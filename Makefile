@@ -27,11 +27,11 @@ $(UV):
 	       $(TOOLS)/bin/pip install --quiet --disable-pip-version-check uv==$(UV_VERSION); }
 
 # `make run` installs only what running needs (no test tools); `make setup`, `make test` and
-# the other developer targets add the dev group. --inexact: a run after `make test` keeps the
-# test tools rather than removing them.
+# the other developer targets add the dev group. Where `make setup` installed the test tools
+# (.venv/.synced), a run keeps them: uv's --no-dev removes the dev group even with --inexact.
 .venv/.synced-run: uv.lock pyproject.toml | $(UV)
 	@echo "setting up: installing the packages ratings needs into .venv (a few seconds)"
-	UV_COMPILE_BYTECODE=0 $(UV) sync --frozen --no-dev --inexact
+	UV_COMPILE_BYTECODE=0 $(UV) sync --frozen --inexact $(if $(wildcard .venv/.synced),,--no-dev)
 	@echo "setting up: done; the first run compiles the bytecode of what it imports as it goes"
 	touch $@
 

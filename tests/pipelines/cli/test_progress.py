@@ -21,23 +21,10 @@ from pipelines.cli.progress import (
     format_duration,
 )
 from rating_core.progress import Progress, listening, report
+from tests.support.clock import FakeClock
 
 FILE = "platform/lichess_db_standard_rated_2026-11.pgn.zst"
 GB = 1_000_000_000
-
-
-class FakeClock:
-    """A monotonic clock the test moves, and the UTC timestamp that goes with it."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def stamp(self) -> str:
-        minutes, seconds = divmod(int(self.now), 60)
-        return f"2026-12-05T09:{12 + minutes:02d}:{seconds:02d}Z"
 
 
 def plain(every: float = 5.0, width: int = 80) -> tuple[ProgressDisplay, Console, FakeClock]:

@@ -11,19 +11,7 @@ import pytest
 from rich.console import Console
 
 from pipelines.cli.ticker import EVERY_S, Heartbeat, heartbeat_seconds, plain_heartbeat
-
-
-class FakeClock:
-    """A monotonic clock the test moves, and a UTC timestamp that goes with it."""
-
-    def __init__(self) -> None:
-        self.now = 0.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def stamp(self) -> str:
-        return f"2026-12-05T09:12:{int(self.now):02d}Z"
+from tests.support.clock import FakeClock
 
 
 def beating(every: float = 3.0) -> tuple[Heartbeat, FakeClock, list[str]]:
