@@ -20,7 +20,7 @@ from rating_core import tables
 from rating_core.ingest import inbox as inbox_readers
 from rating_core.ingest.inbox import InboxBatch
 from rating_core.lake import facts, ingest_store
-from rating_core.lake.digests import content_hash
+from rating_core.lake.fingerprints import content_hash
 from rating_core.lake.storage import read_table, table_partitions, write_partitioned, write_table
 from rating_core.schemas import GAMES_SCHEMA
 from rating_core.systems.player_data import (

@@ -1,5 +1,5 @@
 """Digests of files, frames and the inputs of each period, as SHA-256 hex strings (a file's
-`content_hash`, for change detection only, is XXH3-128).
+`fingerprints.content_hash`, for change detection only, is XXH3-128).
 
 A frame is hashed through its CSV text (nulls written as `\\N`, so a null and an empty string
 differ; floats in their shortest round-trip form, so 1e-9 apart differ) plus its schema: the same
@@ -17,9 +17,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 import polars as pl
-import xxhash
 
 from rating_core import tables
+from rating_core.lake import facts
 from rating_core.lake.storage import as_local_path, partition_files, read_table, table_file
 from rating_core.periods import previous_period
 
@@ -100,20 +100,6 @@ def _file_bytes(path: Path) -> bytes:
     return path.read_bytes() if path.is_file() else b"-"
 
 
-def content_hash(path: Path) -> bytes:
-    """XXH3-128 of a file's bytes, read in 4 MiB blocks into one reused buffer: change
-    detection, not a published checksum (those are SHA-256); it reads a 645 MB PGN file in a
-    tenth of SHA-256's CPU time. (A memory map would count the whole file in this process's
-    memory: 3 GB for a 3 GB archive.)"""
-    digest = xxhash.xxh3_128()
-    block = bytearray(4 << 20)
-    view = memoryview(block)
-    with path.open("rb", buffering=0) as handle:
-        while count := handle.readinto(block):
-            digest.update(view[:count])
-    return digest.digest()
-
-
 def period_input_digests(lake: Path, periods: list[str], code_version: str) -> pl.DataFrame:
     """One digest per period over everything its lists are computed from besides P-1's state:
     the code version, the registry, the period's games and matches files, the moderation
@@ -124,7 +110,6 @@ def period_input_digests(lake: Path, periods: list[str], code_version: str) -> p
     Hashes the files ingest wrote (no frame is serialised), reading only those whose stamp
     changed since their hash was recorded (`rating_core.lake.facts`).
     """
-    from rating_core.lake import facts  # it hashes with `content_hash`, from here
 
     common = hashlib.sha256()
     common.update(code_version.encode())
@@ -177,7 +162,6 @@ MODERATED_FACT = "moderated-game-periods/1"
 def _moderated_game_periods(lake: Path, ids: pl.Series) -> pl.DataFrame:
     """`game_id` and `period` of the games the moderation decisions name, read from the games
     only when a file of the games or of the decisions changed (`rating_core.lake.facts`)."""
-    from rating_core.lake import facts
 
     schema = {"game_id": pl.String(), "period": pl.String()}
 

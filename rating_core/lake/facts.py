@@ -2,7 +2,7 @@
 they hold the same (the `derived_facts` table): a run with nothing new then reads no table whole
 (the games' content hashes, the unclassified and repeated games, the summary's player counts).
 
-Each file's content hash (XXH3-128, `digests.content_hash`) is recorded with the file's stamp:
+Each file's content hash (XXH3-128, `fingerprints.content_hash`) is recorded with the file's stamp:
 size, modification and change times (nanoseconds) and inode number. A file with the stamp it
 had is not read again. The lake's files are only ever replaced whole (a new file renamed over
 the old, `storage`), which gives a new inode and change time, so a rewritten file never keeps
@@ -21,7 +21,8 @@ from pathlib import Path
 import polars as pl
 
 from rating_core import tables
-from rating_core.lake.digests import content_hash
+from rating_core.lake import fingerprints
+from rating_core.lake.fingerprints import content_hash
 from rating_core.lake.storage import (
     PART_FILE,
     PART_GLOB,
@@ -121,7 +122,7 @@ def _with_hashes(lake: Path, recorded: pl.DataFrame, hashes: dict[Path, bytes]) 
 
 
 def content_hashes(lake: Path, paths: Iterable[Path]) -> dict[Path, bytes]:
-    """`digests.content_hash` of each of `paths` (files in the lake), reading only the files
+    """`fingerprints.content_hash` of each of `paths` (files in the lake), reading only the files
     whose stamp differs from the one their hash was recorded with (a missing file has none)."""
     lake = as_local_path(lake)
     recorded = _read(lake)
@@ -137,13 +138,13 @@ def derived(lake: Path, fact: str, paths: Iterable[Path], compute: Callable[[], 
     A new version of `rating_core` computes every fact again, as it reads every inbox file
     again; name a new version of a computation outside it with a new `fact` (e.g.
     `summary-players/2`)."""
-    from rating_core.lake.ingest_store import reader_version  # it records facts itself
-
     lake = as_local_path(lake)
     recorded = _read(lake)
     paths = sorted(set(paths))
     hashes = _hashed(lake, recorded, paths)
-    digest = hashlib.sha256(f"{reader_version()}\0".encode())  # new code: computed again
+    digest = hashlib.sha256(
+        f"{fingerprints.reader_version()}\0".encode()
+    )  # new code: computed again
     for path in paths:
         found = hashes.get(path)
         digest.update(f"{_name(lake, path)}\0{found.hex() if found else '-'}\0".encode())

@@ -32,7 +32,6 @@ from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import date
-from functools import cache
 from pathlib import Path
 
 import numpy as np
@@ -44,7 +43,7 @@ from rating_core.ingest.canonical import TAKEN_SCHEMA
 from rating_core.ingest.common import ID_HASH_SEED, IngestResult, id_hashes
 from rating_core.ingest.inbox import RESTART, GameGroup, GroupReading, game_groups
 from rating_core.lake import facts
-from rating_core.lake.digests import content_hash
+from rating_core.lake.fingerprints import content_hash, reader_version
 from rating_core.lake.id_spill import HashQueries, HashSpill, hash_queries, spill_folder
 from rating_core.lake.storage import (
     StagedParts,
@@ -64,17 +63,6 @@ from rating_core.schemas import empty
 
 GAMES_SOURCE = "games"
 """The quarantine partition of the games table (`quarantine/source=games`)."""
-
-
-@cache
-def reader_version() -> str:
-    """A digest of the code that turns files into rows (every `rating_core` module): a new
-    version of it reads every group again."""
-    digest = hashlib.sha256(pl.__version__.encode())
-    root = Path(__file__).resolve().parents[1]
-    for path in sorted(root.rglob("*.py")):
-        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
 
 
 def registry_digest(players: pl.DataFrame | None) -> str:

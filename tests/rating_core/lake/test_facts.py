@@ -11,8 +11,9 @@ import polars as pl
 import pytest
 
 from rating_core import tables
-from rating_core.lake import facts, ingest_store
-from rating_core.lake.digests import content_hash, period_input_digests
+from rating_core.lake import facts, fingerprints
+from rating_core.lake.digests import period_input_digests
+from rating_core.lake.fingerprints import content_hash
 from rating_core.lake.storage import table_file, write_partitioned, write_table
 
 
@@ -67,7 +68,7 @@ def test_a_new_version_of_the_code_computes_every_fact_again(
     _games(lake, "2025-05", 3)
     files = facts.table_files(lake, tables.GAMES)
     assert facts.derived(lake, "n/1", files, lambda: "old") == "old"
-    monkeypatch.setattr(ingest_store, "reader_version", lambda: "another version")
+    monkeypatch.setattr(fingerprints, "reader_version", lambda: "another version")
     assert facts.derived(lake, "n/1", files, lambda: "new") == "new"
 
 
