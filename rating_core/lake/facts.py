@@ -143,7 +143,7 @@ def derived(lake: Path, fact: str, paths: Iterable[Path], compute: Callable[[], 
     paths = sorted(set(paths))
     hashes = _hashed(lake, recorded, paths)
     digest = hashlib.sha256(
-        f"{fingerprints.reader_version()}\0".encode()
+        f"{fingerprints.code_version()}\0".encode()
     )  # new code: computed again
     for path in paths:
         found = hashes.get(path)

@@ -68,7 +68,7 @@ def test_a_new_version_of_the_code_computes_every_fact_again(
     _games(lake, "2025-05", 3)
     files = facts.table_files(lake, tables.GAMES)
     assert facts.derived(lake, "n/1", files, lambda: "old") == "old"
-    monkeypatch.setattr(fingerprints, "reader_version", lambda: "another version")
+    monkeypatch.setattr(fingerprints, "code_version", lambda: "another version")
     assert facts.derived(lake, "n/1", files, lambda: "new") == "new"
 
 
