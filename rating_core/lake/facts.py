@@ -142,9 +142,7 @@ def derived(lake: Path, fact: str, paths: Iterable[Path], compute: Callable[[], 
     recorded = _read(lake)
     paths = sorted(set(paths))
     hashes = _hashed(lake, recorded, paths)
-    digest = hashlib.sha256(
-        f"{fingerprints.code_version()}\0".encode()
-    )  # new code: computed again
+    digest = hashlib.sha256(f"{fingerprints.code_version()}\0".encode())  # new code: computed again
     for path in paths:
         found = hashes.get(path)
         digest.update(f"{_name(lake, path)}\0{found.hex() if found else '-'}\0".encode())
