@@ -135,7 +135,7 @@ def derived(lake: Path, fact: str, paths: Iterable[Path], compute: Callable[[], 
     """The value of `fact` computed from the files `paths`: the recorded one when their names
     and contents are those it was computed from, else `compute()`, then recorded. A file whose
     stamp changed is read to know (a table written again with the same rows keeps its facts).
-    A new version of `rating_core` computes every fact again, as it reads every inbox file
+    A new version of any `rating_core` module (`fingerprints.code_version`) computes every fact
     again; name a new version of a computation outside it with a new `fact` (e.g.
     `summary-players/2`)."""
     lake = as_local_path(lake)
