@@ -11,7 +11,6 @@ held: rich's live display takes its own lock to render, then renders this displa
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections import deque
@@ -29,7 +28,7 @@ from rich.table import Table
 from rich.text import Text
 
 from pipelines.cli.output import err_console, shorten_middle
-from pipelines.cli.ticker import Heartbeat, Work, plain_heartbeat, utc_stamp
+from pipelines.cli.ticker import Heartbeat, Work, plain_heartbeat, seconds_setting, utc_stamp
 from rating_core.progress import Progress
 
 EVERY_S = 5.0
@@ -51,14 +50,9 @@ LABEL_LEAST = 12
 
 
 def every_seconds(environ: Mapping[str, str] | None = None) -> float:
-    """The plain lines' interval: `RATINGS_PROGRESS_SECONDS` when it is a number of seconds (0 or
-    more), else `EVERY_S`."""
-    value = (os.environ if environ is None else environ).get(EVERY_ENV, "")
-    try:
-        seconds = float(value)
-    except ValueError:
-        return EVERY_S
-    return seconds if seconds >= 0 else EVERY_S
+    """The plain lines' interval: `RATINGS_PROGRESS_SECONDS` (0: a line at every report), else
+    `EVERY_S`."""
+    return seconds_setting(EVERY_ENV, EVERY_S, environ)
 
 
 def format_bytes(count: float, unit_of: float | None = None) -> str:

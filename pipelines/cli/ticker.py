@@ -129,15 +129,22 @@ class Heartbeat:
                 self.say(line)
 
 
-def heartbeat_seconds(environ: Mapping[str, str] | None = None) -> float:
-    """The heartbeat's interval: `RATINGS_HEARTBEAT_SECONDS` when it is a number of seconds (0:
-    none), else `EVERY_S`."""
-    value = (os.environ if environ is None else environ).get(EVERY_ENV, "")
+def seconds_setting(
+    variable: str, default: float, environ: Mapping[str, str] | None = None
+) -> float:
+    """An interval from the environment: `variable` when it is a number of seconds (0 or more),
+    else `default` (the heartbeat's and the progress lines' settings)."""
+    value = (os.environ if environ is None else environ).get(variable, "")
     try:
         seconds = float(value)
     except ValueError:
-        return EVERY_S
-    return seconds if seconds >= 0 else EVERY_S
+        return default
+    return seconds if seconds >= 0 else default
+
+
+def heartbeat_seconds(environ: Mapping[str, str] | None = None) -> float:
+    """The heartbeat's interval: `RATINGS_HEARTBEAT_SECONDS` (0: none), else `EVERY_S`."""
+    return seconds_setting(EVERY_ENV, EVERY_S, environ)
 
 
 def plain_heartbeat(console: Console, every: float | None = None) -> Heartbeat:
