@@ -1,6 +1,6 @@
 """End-to-end benchmark: `ratings run` in a subprocess against baselines timed in the same run.
 
-Usage: `.venv/bin/python benchmarks/end_to_end.py [--scale 0.05] [--only pgn|months|cold]
+Usage: `.venv/bin/python benchmarks/end_to_end.py [--scale 0.05] [--only pgn|months|memory|cold]
 [--workdir DIR] [--repeat N]` (or `make bench-e2e`). The machines are noisy, so each figure is a
 ratio (or a difference) against a baseline measured in the same run (issue 10):
 
@@ -8,6 +8,8 @@ ratio (or a difference) against a baseline measured in the same run (issue 10):
   of python-chess `read_headers` over the same file: baseline time / ours, target >= 5x;
 - months: 300k games among 2,000 players spread over 60 months, against the same games in one
   month: ours / one month, target <= 1.3x;
+- memory: 300k games among 50,000 players spread over 60 months, a first run and a rerun after
+  annulling the first game: the peak memory of each, target <= 1.5 GiB (issue 31 item 4);
 - cold: a first run on a fresh clone (tracked files copied, bytecode compiled as `make setup`
   does, numba's cache empty) minus the next run on the same inbox (`data_samples/`), target
   <= 15 s;
@@ -33,7 +35,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -47,6 +49,8 @@ from rating_core.rounding import round_half_away  # noqa: E402
 
 PGN_GAMES, PGN_PLAYERS = 1_000_000, 50_000
 MONTHS_GAMES, MONTHS_PLAYERS, MONTHS = 300_000, 2_000, 60
+MEMORY_PLAYERS = 50_000  # the 60-month lake of issue 31's memory bound
+MEMORY_TARGET_MIB = 1.5 * 1024
 PLIES = (6, 14)  # short bodies: 1M games make about 650 MB, the size the issue measured
 COMPILE = ["-m", "compileall", "-q", "rating_core", "assets", "pipelines"]  # if no Makefile line
 WIDTHS = (25, 10, 10, 8, 8, 4)  # the table's columns: 75 characters with the gaps
@@ -173,12 +177,20 @@ class Bench:
         self.count = 0
         self.kept: list[Measured] = []
         """The runs a figure was made from (their `--timings` tables are printed at the end)."""
+        self.last_lake = workdir / "lakes"
+        """The lake of the last `ratings_run`."""
 
     def ratings_run(
-        self, label: str, inbox: Path, *, env: dict[str, str] | None = None, cwd: Path = REPO
+        self,
+        label: str,
+        inbox: Path,
+        *,
+        env: dict[str, str] | None = None,
+        cwd: Path = REPO,
+        lake: Path | None = None,
     ) -> Measured:
-        """`ratings run --inbox inbox --lake <new lake>`, measured; the lakes are removed at the
-        end of the benchmark, not between runs.
+        """`ratings run --inbox inbox --lake <new lake>` (or `lake`, for a rerun), measured; the
+        lakes are removed at the end of the benchmark, not between runs.
 
         ext4 without a journal (this machine's and CI's root filesystem) avoids reusing an inode
         freed in the last 60 seconds (360 while its inode table block waits to be written), and
@@ -187,7 +199,7 @@ class Bench:
         next run made that run's own 2,700 creations cost about 2.5 s of system time, 14 % of its
         CPU. A user's run seldom follows such a removal; the benchmark's need not either."""
         self.count += 1
-        lake = self.workdir / "lakes" / f"lake-{self.count}"
+        lake = lake or self.workdir / "lakes" / f"lake-{self.count}"
         lake.parent.mkdir(parents=True, exist_ok=True)
         command = [
             str(self.ratings),
@@ -204,6 +216,7 @@ class Bench:
         games = lake_games(lake)
         print(run.line() + (f", {games:,} games in the lake" if games is not None else ""))
         self.runs.append(run)
+        self.last_lake = lake
         return run
 
     def python_run(self, label: str, args: list[str], *, cwd: Path = REPO) -> Measured:
@@ -338,6 +351,66 @@ def bench_months(bench: Bench, scale: float, last: str) -> list[Row]:
     )
     bench.keep(ours, base)
     return figure_rows(f"{games:,} games, {MONTHS} months", ours, base, SLOWER)
+
+
+def first_game(lake: Path) -> tuple[str, datetime]:
+    """The id and time of the lake's first game (the earliest, ties broken by id)."""
+    files = list((lake / "games").rglob("*.parquet"))
+    if not files:
+        raise BenchError(f"the run wrote no games into {lake}")
+    row = (
+        pl.scan_parquet(files)
+        .select("game_id", "played_at")
+        .sort("played_at", "game_id")
+        .head(1)
+        .collect()
+    )
+    return row["game_id"][0], row["played_at"][0]
+
+
+def annul(inbox: Path, game_id: str, played_at: datetime) -> Path:
+    """`platform/moderation/*.csv` annulling `game_id`, decided 40 days after it was played."""
+    path = inbox / "platform" / "moderation" / "end-to-end-benchmark.csv"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        "game_id,decided_at,decision,reason\n"
+        f"{game_id},{played_at + timedelta(days=40):%Y-%m-%dT%H:%M:%SZ},annul,"
+        "end-to-end benchmark: the first game\n"
+    )
+    return path
+
+
+def bench_memory(bench: Bench, scale: float, last: str) -> list[Row]:
+    """Peak memory of a 60-month lake among 50,000 players: its first run, then a rerun after a
+    moderation decision annuls its first game (so every period is rated again)."""
+    games = scaled(MONTHS_GAMES, scale)
+    inbox, _ = inbox_with(
+        bench.workdir, "memory", games, seed=3, players=MEMORY_PLAYERS, months=MONTHS, last=last
+    )
+    decision = inbox / "platform" / "moderation"
+    shutil.rmtree(decision, ignore_errors=True)  # an interrupted benchmark's
+    try:
+        first = bench.ratings_run(f"ratings run, {MONTHS} months, 50k players", inbox)
+        lake = bench.last_lake
+        game_id, played_at = first_game(lake)
+        annul(inbox, game_id, played_at)
+        rerun = bench.ratings_run("rerun, first game annulled", inbox, lake=lake)
+    finally:
+        shutil.rmtree(decision, ignore_errors=True)
+    bench.keep(first, rerun)
+    name = f"{games:,} games, {MONTHS} mo, 50k pl."
+    return [
+        Row(name, fmt_s(first.seconds), "", "", "", ""),
+        memory_row("  max RSS, first run", first),
+        Row("  rerun, 1st game annulled", fmt_s(rerun.seconds), "", "", "", ""),
+        memory_row("  max RSS, rerun", rerun),
+    ]
+
+
+def memory_row(name: str, run: Measured) -> Row:
+    """A peak memory against the 1.5 GiB bound."""
+    met = run.max_rss_mb <= MEMORY_TARGET_MIB
+    return Row(name, fmt_mb(run.max_rss_mb), "", "", "<= 1.5 GiB", "yes" if met else "no")
 
 
 def fresh_clone(bench: Bench, number: int) -> tuple[Path, Path]:
@@ -524,7 +597,9 @@ def main(argv: list[str] | None = None) -> int:
     """Measure the chosen figures and print them beside their baselines in one table."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--scale", type=positive, default=1.0, help="multiplies the game counts")
-    parser.add_argument("--only", choices=["pgn", "months", "cold"], help="one figure only")
+    parser.add_argument(
+        "--only", choices=["pgn", "months", "memory", "cold"], help="one figure only"
+    )
     parser.add_argument("--workdir", type=Path, help="keep generated files here (reused)")
     parser.add_argument("--repeat", type=int, default=1, help="best of N runs of each side")
     args = parser.parse_args(argv)
@@ -550,12 +625,14 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(workdir / "lakes", ignore_errors=True)  # an interrupted benchmark's
         try:
             bench = Bench(workdir, args.repeat)
-            if args.only in (None, "pgn", "months"):
+            if args.only in (None, "pgn", "months", "memory"):
                 warm_up(bench, last)
             if args.only in (None, "pgn"):
                 rows += bench_pgn(bench, args.scale, last)
             if args.only in (None, "months"):
                 rows += bench_months(bench, args.scale, last)
+            if args.only in (None, "memory"):
+                rows += bench_memory(bench, args.scale, last)
             if args.only in (None, "cold"):
                 rows += bench_cold(bench)
             kept = bench.kept
@@ -571,9 +648,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"`ratings run` in a subprocess, warm caches unless said{best}:")
     print(table(rows))
     print("pgn: baseline python-chess read_headers over the same file, ratio baseline/ours;")
-    print("months: baseline the same games in one month, ratio ours/baseline; cold: baseline")
-    print("the next run of the fresh clone, ratio the difference; CPU time: user + system of")
-    print("the process and its children; max RSS: each process's peak resident memory.")
+    print("months: baseline the same games in one month, ratio ours/baseline; memory: the peak")
+    print("of a 60-month lake's first run and of its rerun after a moderation decision; cold:")
+    print("baseline the next run of the fresh clone, ratio the difference; CPU time: user +")
+    print("system of the process and its children; max RSS: each process's peak resident memory.")
     for run in kept:  # where each run behind a figure spent its time (`ratings run --timings`)
         print()
         print(f"{run.label}, {run.seconds:.1f} s (the run's own steps):")

@@ -30,7 +30,6 @@ import time
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TypedDict
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -180,21 +179,10 @@ print(games, seconds, source.seconds)
 (prints the games read, the loop's seconds and the decompression's seconds within them)."""
 
 
-class MonthFacts(TypedDict):
-    """What generating a month records in its `.json` beside the `.pgn.zst`."""
-
-    games: int
-    players: int
-    text_bytes: int
-    zst_bytes: int
-    lines: int
-    first_game_id: str
-    first_played_at: str
-
-
 @dataclass(frozen=True)
 class Month:
-    """A cached `.pgn.zst` and what its generation recorded about it."""
+    """A cached `.pgn.zst` and what its generation recorded about it (every field but `path`
+    and `generated_seconds` is kept in a `.json` beside the file)."""
 
     path: Path
     games: int
@@ -218,6 +206,10 @@ class Month:
             f"(ratio {self.text_bytes / max(self.zst_bytes, 1):.1f}, "
             f"{self.text_bytes / max(self.games, 1):,.0f} B a game), {how}"
         )
+
+
+NOT_RECORDED = ("path", "generated_seconds")
+"""The fields of a `Month` that its `.json` does not keep."""
 
 
 def month_name(games: int, players: int, seed: int) -> str:
@@ -252,18 +244,21 @@ def cached_month(cache: Path, games: int, players: int, seed: int, *, quiet: boo
     seconds = time.perf_counter() - start
     assert month.first_game is not None
     played, game_id = month.first_game
-    record: MonthFacts = {
-        "games": games,
-        "players": players,
-        "text_bytes": text_bytes,
-        "zst_bytes": partial.stat().st_size,
-        "lines": lines,
-        "first_game_id": game_id,
-        "first_played_at": played.isoformat(),
-    }
+    generated = Month(
+        path=path,
+        games=games,
+        players=players,
+        text_bytes=text_bytes,
+        zst_bytes=partial.stat().st_size,
+        lines=lines,
+        first_game_id=game_id,
+        first_played_at=played.isoformat(),
+        generated_seconds=seconds,
+    )
+    record = {k: v for k, v in asdict(generated).items() if k not in NOT_RECORDED}
     partial.rename(path)
     facts.write_text(json.dumps(record, indent=1) + "\n")
-    return Month(path=path, **record, generated_seconds=seconds)
+    return generated
 
 
 def check_disk(workdir: Path, games: int, players: int, seed: int) -> None:
