@@ -368,14 +368,15 @@ def first_game(lake: Path) -> tuple[str, datetime]:
     return row["game_id"][0], row["played_at"][0]
 
 
-def annul(inbox: Path, game_id: str, played_at: datetime) -> Path:
-    """`platform/moderation/*.csv` annulling `game_id`, decided 40 days after it was played."""
-    path = inbox / "platform" / "moderation" / "end-to-end-benchmark.csv"
+def annul(inbox: Path, game_id: str, played_at: datetime, benchmark: str) -> Path:
+    """`platform/moderation/<benchmark>.csv` with one decision: annul `game_id` (the first
+    game), decided 40 days after it was played."""
+    path = inbox / "platform" / "moderation" / f"{benchmark}.csv"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(
         "game_id,decided_at,decision,reason\n"
         f"{game_id},{played_at + timedelta(days=40):%Y-%m-%dT%H:%M:%SZ},annul,"
-        "end-to-end benchmark: the first game\n"
+        f"{benchmark}: the first game\n"
     )
     return path
 
@@ -393,7 +394,7 @@ def bench_memory(bench: Bench, scale: float, last: str) -> list[Row]:
         first = bench.ratings_run(f"ratings run, {MONTHS} months, 50k players", inbox)
         lake = bench.last_lake
         game_id, played_at = first_game(lake)
-        annul(inbox, game_id, played_at)
+        annul(inbox, game_id, played_at, "end-to-end-benchmark")
         rerun = bench.ratings_run("rerun, first game annulled", inbox, lake=lake)
     finally:
         shutil.rmtree(decision, ignore_errors=True)

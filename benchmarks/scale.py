@@ -28,7 +28,7 @@ import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -37,6 +37,7 @@ from end_to_end import (  # noqa: E402
     REPO,
     BenchError,
     Measured,
+    annul,
     checked,
     lake_games,
     load_average,
@@ -286,16 +287,10 @@ def inbox_for(folder: Path, month: Month) -> Path:
 
 
 def annul_first_game(inbox: Path, month: Month) -> Path:
-    """`platform/moderation/*.csv` with one decision: annul the month's first game."""
-    decided = datetime.fromisoformat(month.first_played_at) + timedelta(days=40)
-    path = inbox / "platform" / "moderation" / "scale-benchmark.csv"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        "game_id,decided_at,decision,reason\n"
-        f"{month.first_game_id},{decided:%Y-%m-%dT%H:%M:%SZ},annul,"
-        "scale benchmark: the month's first game\n"
-    )
-    return path
+    """`platform/moderation/scale-benchmark.csv` with one decision: annul the month's first
+    game."""
+    played = datetime.fromisoformat(month.first_played_at)
+    return annul(inbox, month.first_game_id, played, "scale-benchmark")
 
 
 def moderation_recorded(lake: Path, game_id: str) -> str:
