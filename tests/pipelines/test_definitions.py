@@ -59,15 +59,17 @@ def test_inbox_sensor_requests_a_run_only_when_the_inbox_changes(
         with dg.build_sensor_context(
             cursor=cursor, resources={"paths": paths}, instance=dg.DagsterInstance.ephemeral()
         ) as context:
-            return inbox_sensor(context)
+            result = inbox_sensor(context)
+        assert isinstance(result, dg.SensorResult), result
+        return result
 
     with lake_held_elsewhere(tmp_path / "lake"):  # an evaluation never waits (only runs do)
         first = evaluate()
-    assert len(first.run_requests) == 1
+    assert len(first.run_requests or []) == 1
     assert not evaluate(first.cursor).run_requests
     (inbox / "platform" / "more.csv").write_text("game_id\n", encoding="utf-8")
     changed = evaluate(first.cursor)
-    assert len(changed.run_requests) == 1 and changed.cursor != first.cursor
+    assert len(changed.run_requests or []) == 1 and changed.cursor != first.cursor
 
 
 @pytest.mark.slow
@@ -124,6 +126,7 @@ def test_loading_the_definitions_reads_neither_the_lake_nor_the_environment(tmp_
 
 
 def test_the_paths_resource_takes_the_inbox_and_lake_from_the_environment() -> None:
+    assert defs.resources is not None
     paths = defs.resources["paths"]
     assert paths.inbox == dg.EnvVar("RATINGS_INBOX") and paths.lake == dg.EnvVar("RATINGS_LAKE")
 
@@ -188,7 +191,8 @@ def test_the_sensor_registers_the_periods_of_the_lake(tmp_path, samples) -> None
     instance.add_dynamic_partitions("periods", ["2026-01-01"])
     with dg.build_sensor_context(resources={"paths": paths}, instance=instance) as context:
         result = inbox_sensor(context)
-    (request,) = result.dynamic_partitions_requests
+    assert isinstance(result, dg.SensorResult), result
+    (request,) = result.dynamic_partitions_requests or []
     assert list(request.partition_keys) == ["2026-02-01", "2026-03-01"]
 
 
@@ -249,7 +253,9 @@ def test_materializations_carry_the_digest_of_their_inputs_as_data_version(
             for e in result.get_asset_materialization_events()
             if e.asset_key == backgammon_matches.key
         ]
-        return event.materialization.tags["dagster/data_version"]
+        tags = event.materialization.tags
+        assert tags is not None, "a materialization without tags"
+        return tags["dagster/data_version"]
 
     first = version()
     assert first == inbox_digest(inbox, ["backgammon/m.csv"])

@@ -16,7 +16,7 @@ from rating_core.rounding import div_round_half_away_expr, round_half_away
 def test_period_index_counts_months_and_the_column_version_agrees() -> None:
     periods = period_range("1850-01", "2026-12")
     assert [period_index(p) for p in periods] == list(range(1850 * 12, 2027 * 12))
-    column = pl.select(period_index_expr(pl.Series(periods).alias("p"))).to_series()
+    column = pl.select(period_index_expr(pl.lit(pl.Series(periods)).alias("p"))).to_series()
     assert column.to_list() == [period_index(p) for p in periods]
 
 
@@ -35,5 +35,5 @@ def test_exact_division_rounds_half_away_from_zero(num: int, den: int) -> None:
 
 def test_exact_division_on_halves() -> None:
     nums = pl.Series([5, -5, 3, -3, 7, 0], dtype=pl.Int64)
-    got = pl.select(div_round_half_away_expr(nums.alias("n"), pl.lit(2))).to_series()
+    got = pl.select(div_round_half_away_expr(pl.lit(nums).alias("n"), pl.lit(2))).to_series()
     assert got.to_list() == [3, -3, 2, -2, 4, 0]

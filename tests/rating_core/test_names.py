@@ -8,8 +8,9 @@ import random
 import polars as pl
 
 from rating_core.names import NAMES_SCHEMA, player_names
+from rating_core.schemas import TableSchema
 
-GAME_COLUMNS = {
+GAME_COLUMNS: TableSchema = {
     "played_at": pl.Datetime("us", "UTC"),
     "game_id": pl.String,
     "white_id": pl.String,

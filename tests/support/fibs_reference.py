@@ -21,8 +21,8 @@ def fibs_reference(
     exp: dict[str, int] = defaultdict(int)
     played: dict[str, int] = defaultdict(int)
     recent: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for k, v in (pairs or {}).items():
-        recent[k] = sorted(v)[-r.fair_play_max :]
+    for k, times in (pairs or {}).items():
+        recent[k] = sorted(times)[-r.fair_play_max :]
     ok = [
         m
         for m in rows

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,7 +76,7 @@ class Ingested:
         return frame.row(0, named=True)
 
 
-def write_inbox(root: Path, files: dict[str, str | bytes]) -> Path:
+def write_inbox(root: Path, files: Mapping[str, str | bytes]) -> Path:
     """An inbox under `root` holding exactly `files` (inbox-relative path -> text or bytes)."""
     inbox = root / "inbox"
     inbox.mkdir(parents=True, exist_ok=True)

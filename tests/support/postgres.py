@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -104,7 +105,7 @@ def postgres_server(db_name: str = "dagster") -> Iterator[Postgres]:
         if os.geteuid() == 0:
             shutil.chown(root, user=SERVER_USER)
             shutil.chown(password_file, user=SERVER_USER)
-        run = {"check": True, "capture_output": True, "text": True, "timeout": 120}
+        run: dict[str, Any] = {"check": True, "capture_output": True, "text": True, "timeout": 120}
         subprocess.run(
             _as_server_user(
                 [

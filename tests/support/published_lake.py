@@ -16,8 +16,9 @@ explanations of 2026-01.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, tzinfo
 from pathlib import Path
+from typing import TypedDict
 
 import polars as pl
 import pytest
@@ -37,13 +38,21 @@ VERSIONS = [
 """(list, period, published at, ratings) of every version, in publication order per period."""
 
 
+class PublishMeta(TypedDict):
+    """Keyword arguments of `publish_list` that a test passes alike to every list it publishes
+    (`**meta`), typed so that mypy checks them against the signature."""
+
+    reason: str
+    code_version: str
+
+
 class _Clock(datetime):
     """`datetime` whose `now()` is the moment a test publishes at."""
 
     moment = datetime(2026, 1, 1, tzinfo=UTC)
 
     @classmethod
-    def now(cls, tz=None):  # type: ignore[no-untyped-def, override]
+    def now(cls, tz: tzinfo | None = None) -> datetime:  # type: ignore[override]  # the moment: a datetime, not a _Clock
         return cls.moment
 
 

@@ -148,7 +148,9 @@ def test_a_long_id_in_a_wrapping_column_stays_whole_when_there_is_room() -> None
     assert _whole(text, game)
 
 
-def _version(list_name: str, period: str, reason: str, causes: list[str]) -> object:
+def _version(
+    list_name: str, period: str, reason: str, causes: list[str]
+) -> preview.PreviewedVersion:
     return preview.PreviewedVersion(
         list=list_name,
         period=period,
@@ -186,12 +188,12 @@ def test_a_preview_too_wide_says_every_column_it_leaves_out(captured: io.StringI
     long_list = "club-ankara-satranc-kulubu-standard"
     cause = "late result: tournament ankara-satranc-kulubu-spring-championship-2026-04 (standard)"
     version = _version(long_list, "2026-04", "a late result", [cause, cause + " again"])
-    preview._print_players(version)  # type: ignore[arg-type]
+    preview._print_players(version)
     text = captured.getvalue()
     _fits(text)
     assert _whole(text, long_list)
     assert _whole(text, "ankara-satranc-kulubu-spring-championship-2026-04")
-    for row in version.diff:  # type: ignore[attr-defined]
+    for row in version.diff:
         assert _whole(text, row["player_id"])
     for column in ("player_id", "name", "old → new", "change", "cause"):
         shown = any(  # in the table's header, or as the label of a stacked row
@@ -205,7 +207,7 @@ def test_a_preview_says_when_the_cause_column_is_the_reason_above(
 ) -> None:
     reason = "inputs of 2026-03 or an earlier period changed since v1"
     version = _version("ukd-standard", "2026-03", reason, [reason, reason])
-    preview._print_players(version)  # type: ignore[arg-type]
+    preview._print_players(version)
     text = captured.getvalue()
     _fits(text)
     header = next(line for line in _lines(text) if line.startswith("┃"))
@@ -272,7 +274,8 @@ def test_help_at_80_columns_keeps_names_whole(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setenv("COLUMNS", str(WIDTH))
     parser = app.build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
-    helps = [parser.format_help()] + [p.format_help() for p in sub.choices.values()]  # type: ignore[union-attr]
+    assert isinstance(sub.choices, dict)  # the subcommands' parsers by name
+    helps = [parser.format_help()] + [p.format_help() for p in sub.choices.values()]
     text = "\n".join(helps)
     _fits(text)
     assert not re.search(r"[a-z]-\n", text)  # never broken after a hyphen (`fide-xml-`)

@@ -18,7 +18,6 @@ import shlex
 from decimal import Decimal
 from pathlib import Path
 
-import duckdb
 import polars as pl
 import pytest
 
@@ -33,6 +32,7 @@ from tests.support.docs import (
     run_ratings,
     shown,
 )
+from tests.support.duck import relation
 
 pytestmark = pytest.mark.e2e
 
@@ -150,7 +150,7 @@ def test_duckdb_query_gives_the_same_answer(scenario: Scenario) -> None:
     cwd = os.getcwd()
     os.chdir(scenario.folder)
     try:
-        rows = duckdb.sql(doc_block("duckdb-as-of")).pl()
+        rows = relation(doc_block("duckdb-as-of")).pl()
     finally:
         os.chdir(cwd)
     lake = scenario.folder / "lake"
@@ -181,7 +181,7 @@ def test_ratings_query_and_as_of_agree_with_the_plain_polars_query(scenario: Sce
     assert got == expected
     tomorrow = (datetime.now(UTC) + timedelta(days=1)).date()
     newest = ratings_as_of(folder / "lake", "13400001", tomorrow)  # every period is in force
-    current = duckdb.sql(
+    current = relation(
         "SELECT list, max(period) AS period FROM read_parquet("
         f"'{folder}/lake/lists/**/list.parquet') WHERE player_id = '13400001' GROUP BY list"
     ).fetchall()
@@ -194,7 +194,7 @@ def test_the_original_list_queries_find_the_first_versions(scenario: Scenario) -
     cwd = os.getcwd()
     os.chdir(scenario.folder)
     try:
-        duckdb_rows = duckdb.sql(doc_block("duckdb-originals")).pl()
+        duckdb_rows = relation(doc_block("duckdb-originals")).pl()
     finally:
         os.chdir(cwd)
     for rows in (polars_rows, duckdb_rows):

@@ -147,7 +147,9 @@ def test_an_unexpected_error_is_one_sentence(
     def broken(_args: object) -> int:
         raise RuntimeError("something broke\nsecond line")
 
-    monkeypatch.setitem(cli.calculators.CALCULATORS, "elo", broken)
+    from pipelines.cli import calculators  # the module `cli.calculators` imports lazily
+
+    monkeypatch.setitem(calculators.CALCULATORS, "elo", broken)
     monkeypatch.delenv("RATINGS_DEBUG", raising=False)
     status = cli.main(["calc", "elo", "--rating", "1", "--opponent", "1", "--result", "1"])
     err = capsys.readouterr().err.strip()

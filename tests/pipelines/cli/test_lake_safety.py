@@ -12,7 +12,6 @@ import sys
 import time
 from pathlib import Path
 
-import duckdb
 import polars as pl
 import pytest
 
@@ -21,6 +20,7 @@ from rating_core import tables
 from rating_core.lake import publishing as publish
 from rating_core.lake.data_periods import data_periods
 from rating_core.lake.storage import read_table
+from tests.support.duck import relation
 
 pytestmark = pytest.mark.e2e
 
@@ -184,7 +184,7 @@ def _glob_snapshots(lake: Path) -> tuple[set[tuple], set[tuple]]:
     """(list, period, version) of every row the README's glob reads, with Polars and DuckDB."""
     pattern = f"{lake}/lists/**/list.parquet"
     with_polars = pl.scan_parquet(pattern).select("list", "period", "version").unique().collect()
-    with_duckdb = duckdb.sql(
+    with_duckdb = relation(
         f"SELECT DISTINCT list, period, version FROM read_parquet('{pattern}')"
     ).fetchall()
     return set(with_polars.iter_rows()), set(with_duckdb)

@@ -90,7 +90,12 @@ def test_ui_refuses_a_lake_that_does_not_exist_unless_asked_to_create_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     started: list[dict[str, str]] = []
-    monkeypatch.setattr(cli.subprocess, "call", lambda cmd, cwd, env: started.append(env) or 0)
+
+    def call(cmd: object, cwd: object, env: dict[str, str]) -> int:
+        started.append(env)
+        return 0
+
+    monkeypatch.setattr(cli.subprocess, "call", call)
     mistyped = tmp_path / "lkae"
     err = _one_sentence(["ui", "--lake", str(mistyped)], capsys)
     assert str(mistyped) in err and "--create" in err
@@ -105,7 +110,12 @@ def test_ui_processes_print_no_library_warning(
     started: list[dict[str, str]] = []
     monkeypatch.delenv("PYTHONWARNINGS", raising=False)
     monkeypatch.delenv("RATINGS_DEBUG", raising=False)
-    monkeypatch.setattr(cli.subprocess, "call", lambda cmd, cwd, env: started.append(env) or 0)
+
+    def call(cmd: object, cwd: object, env: dict[str, str]) -> int:
+        started.append(env)
+        return 0
+
+    monkeypatch.setattr(cli.subprocess, "call", call)
     assert cli.main(["ui", "--lake", str(tmp_path)]) == 0
     assert started[0]["PYTHONWARNINGS"] == "ignore"
     monkeypatch.setenv("RATINGS_DEBUG", "1")  # a developer sees everything

@@ -157,7 +157,7 @@ def _check_original_queries(lake: Path, revised: set[tuple[str, str]]) -> None:
     the original of each period, revised ones included."""
     import os
 
-    import duckdb
+    from tests.support.duck import relation
 
     expected = revisions.original_versions(lake).sort("list", "period")
     assert revised and set(expected.filter(pl.col("version") != 1).rows()) == set()
@@ -167,7 +167,7 @@ def _check_original_queries(lake: Path, revised: set[tuple[str, str]]) -> None:
     try:
         exec(ORIGINALS_POLARS, namespace)  # noqa: S102 - the docs' own example
         by_polars = namespace["originals"].collect()
-        by_duckdb = duckdb.sql(ORIGINALS_DUCKDB).pl()
+        by_duckdb = relation(ORIGINALS_DUCKDB).pl()
     finally:
         os.chdir(cwd)
     for frame in (by_polars, by_duckdb):

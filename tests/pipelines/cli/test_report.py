@@ -25,6 +25,7 @@ from pipelines.cli import app as cli
 from rating_core import tables
 from rating_core.lake.publishing import publish_list
 from rating_core.lake.storage import write_partitioned
+from tests.support.published_lake import PublishMeta
 
 pytestmark = pytest.mark.e2e
 
@@ -172,7 +173,7 @@ def hand_lake(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """fide-standard 2024-01 v1, 2024-02 v1 and v2 (a late result moves b and c); fibs 2024-02
     only; 3 chess games and 1 match; 3 quarantined records of 2 kinds."""
     lake = tmp_path_factory.mktemp("report") / "lake"
-    meta = {"reason": "test", "code_version": "t"}
+    meta: PublishMeta = {"reason": "test", "code_version": "t"}
     publish_list(
         lake,
         "fide-standard",

@@ -16,6 +16,7 @@ from rating_core import tables
 from rating_core.lake.publishing import publish_list
 from rating_core.lake.report_data import gather_report
 from rating_core.lake.storage import write_partitioned
+from tests.support.published_lake import PublishMeta
 
 SCRIPTS = "/* the Vega bundle */ window.vegaEmbed = () => Promise.resolve();"
 NASTY = "</script><script>alert(1)</script> & <b>"
@@ -39,7 +40,7 @@ def lake(tmp_path: Path) -> Path:
     """Two lists over two periods, a revision with a cause, games, matches and a quarantine;
     one player's name tries to close the page's script elements."""
     lake = tmp_path / "lake"
-    meta = {"reason": "test", "code_version": "t"}
+    meta: PublishMeta = {"reason": "test", "code_version": "t"}
     names = {"x": NASTY}
     publish_list(
         lake, "fibs", "2024-01", _list({"x": 1500.0, "y": 1490.5}), input_digest="1", **meta

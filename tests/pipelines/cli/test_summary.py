@@ -39,7 +39,7 @@ def _games(lake: Path) -> None:
 
 
 def _line(lake: Path) -> str | None:
-    return summary._players_not_in_registry(SimpleNamespace(lake=lake))  # type: ignore[arg-type]
+    return summary._players_not_in_registry(SimpleNamespace(lake=lake))  # type: ignore[arg-type]  # reads .lake only
 
 
 def test_players_seen_unregistered_and_named_only_by_name(tmp_path: Path) -> None:
@@ -58,9 +58,14 @@ def test_the_counts_are_read_again_only_when_the_games_or_registry_changed(
     lake = tmp_path / "lake"
     _games(lake)
     write_table(lake, tables.PLAYERS, _registry(["a", "b", "Reg Name"]))
-    counted = []
+    counted: list[Path] = []
     count = summary._count_players
-    monkeypatch.setattr(summary, "_count_players", lambda at: counted.append(at) or count(at))
+
+    def counting(at: Path) -> tuple[int, int, int]:
+        counted.append(at)
+        return count(at)
+
+    monkeypatch.setattr(summary, "_count_players", counting)
     first = _line(lake)
     assert _line(lake) == first and len(counted) == 1  # nothing changed: not read again
     write_table(lake, tables.PLAYERS, _registry(["a", "b", "Reg Name"]))  # the same registry
@@ -73,4 +78,4 @@ def test_the_counts_are_read_again_only_when_the_games_or_registry_changed(
 def test_no_games_no_players_line(tmp_path: Path) -> None:
     lake = tmp_path / "lake"
     lake.mkdir()
-    assert summary._players_not_in_registry(SimpleNamespace(lake=lake)) is None  # type: ignore[arg-type]
+    assert _line(lake) is None

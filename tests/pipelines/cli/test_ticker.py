@@ -87,12 +87,13 @@ def test_a_console_heartbeat_is_active_off_a_terminal_only(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.delenv("RATINGS_HEARTBEAT_SECONDS")  # the suite turns it off: the default here
-    pipe = Console(file=io.StringIO(), force_terminal=False)
+    written = io.StringIO()
+    pipe = Console(file=written, force_terminal=False)
     terminal = Console(file=io.StringIO(), force_terminal=True)
     assert plain_heartbeat(pipe).active and not plain_heartbeat(terminal).active
     heartbeat = plain_heartbeat(pipe)
     heartbeat.say("2026-12-05T09:12:03Z [bold]x[/]: 3 s so far")
-    assert pipe.file.getvalue() == "2026-12-05T09:12:03Z [bold]x[/]: 3 s so far\n"  # as written
+    assert written.getvalue() == "2026-12-05T09:12:03Z [bold]x[/]: 3 s so far\n"  # as written
     monkeypatch.setenv("RATINGS_HEARTBEAT_SECONDS", "0")
     assert not plain_heartbeat(pipe).active  # turned off
 

@@ -225,7 +225,7 @@ def _failure_text(run: Ingested) -> str:
     """Every error message of the run's failed steps."""
     texts = []
     for event in run.result.get_step_failure_events():
-        error = event.event_specific_data.error
+        error = event.step_failure_data.error
         while error is not None:
             texts.append(error.message)
             error = error.cause

@@ -65,7 +65,7 @@ def _random_game(rng: random.Random, plies: int) -> chess.pgn.Game:
         g.headers["TimeControl"] = rng.choice(["-", "60+0", "300+3"])
     if rng.random() < 0.3:
         g.headers["WhiteTitle"] = "BOT"
-    node = g
+    node: chess.pgn.GameNode = g
     board = chess.Board()
     for _ in range(plies):
         moves = list(board.legal_moves)

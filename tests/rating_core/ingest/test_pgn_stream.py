@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import io
+from collections.abc import Generator
 from pathlib import Path
 
 import numpy as np
@@ -159,6 +160,7 @@ def test_windows_stop_the_reader_thread_when_abandoned(tmp_path: Path) -> None:
     path.write_text("".join(_game(i) for i in range(200)))
     with open_stream(path, "g.pgn") as stream:
         reading = windows(stream, 512)
+        assert isinstance(reading, Generator)  # a generator, which `close()` stops
         first = next(reading)
         assert first.shape[0] <= 512
         reading.close()  # the read-ahead thread ends; nothing hangs

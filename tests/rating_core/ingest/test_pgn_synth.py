@@ -8,6 +8,7 @@ import io
 from collections import Counter
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import chess.pgn
 import pytest
@@ -74,7 +75,7 @@ def test_one_month(tmp_path: Path) -> None:
 
 def test_same_games_whatever_the_months(tmp_path: Path) -> None:
     """The months only move the dates: players, results, ids and moves stay the same."""
-    options = {"seed": 4, "n_players": 300, "n_bodies": 10}
+    options: dict[str, Any] = {"seed": 4, "n_players": 300, "n_bodies": 10}
     spread = generate_pgn(tmp_path / "a.pgn", 1_000, n_months=60, first_month="2021-12", **options)
     one = generate_pgn(tmp_path / "b.pgn", 1_000, n_months=1, first_month="2026-11", **options)
 

@@ -214,7 +214,7 @@ def failure_messages(out: Ingested) -> list[str]:
     """The error text of every failed step of the ingest run, with the errors that caused it."""
     messages = []
     for event in out.result.get_step_failure_events():
-        error, text = event.event_specific_data.error, []  # type: ignore[union-attr]
+        error, text = event.step_failure_data.error, []
         while error is not None:
             text.append(error.message)
             error = error.cause

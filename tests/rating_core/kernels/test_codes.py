@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import polars as pl
@@ -131,7 +131,7 @@ def _check_positions(keys: pl.Series, values: pl.Series, colliding: bool = False
     assert colliding or not used
 
 
-def _chunked(values: list[str | None], cuts: list[int]) -> pl.Series:
+def _chunked(values: Sequence[str | None], cuts: list[int]) -> pl.Series:
     """`values` as a String series of several chunks, cut at `cuts`."""
     bounds = [0, *sorted(cuts), len(values)]
     parts = [pl.Series(values[a:b], dtype=pl.String) for a, b in itertools.pairwise(bounds)]

@@ -5,6 +5,7 @@ replaced, added or removed (issue 31 item 6: a rerun with nothing new reads no t
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -22,7 +23,7 @@ def _games(lake: Path, period: str, rows: int, start: int = 0) -> None:
     write_partitioned(lake, tables.GAMES, frame)
 
 
-def _counter(values: list[str]) -> tuple[list[int], object]:
+def _counter(values: list[str]) -> tuple[list[int], Callable[[], str]]:
     calls = [0]
 
     def compute() -> str:
@@ -37,18 +38,18 @@ def test_a_fact_is_reused_while_its_files_are_unchanged(tmp_path: Path) -> None:
     _games(lake, "2025-05", 3)
     calls, compute = _counter(["first", "second", "third", "fourth"])
     files = lambda: facts.table_files(lake, tables.GAMES)  # noqa: E731
-    assert facts.derived(lake, "n/1", files(), compute) == "first"  # type: ignore[arg-type]
-    assert facts.derived(lake, "n/1", files(), compute) == "first"  # type: ignore[arg-type]
+    assert facts.derived(lake, "n/1", files(), compute) == "first"
+    assert facts.derived(lake, "n/1", files(), compute) == "first"
     assert calls == [1]
     # the same rows written again: a new file, read again, and the same content: still holds
     _games(lake, "2025-05", 3)
-    assert facts.derived(lake, "n/1", files(), compute) == "first"  # type: ignore[arg-type]
+    assert facts.derived(lake, "n/1", files(), compute) == "first"
     _games(lake, "2025-05", 3, start=1)  # other rows
-    assert facts.derived(lake, "n/1", files(), compute) == "second"  # type: ignore[arg-type]
+    assert facts.derived(lake, "n/1", files(), compute) == "second"
     _games(lake, "2025-06", 1)  # a file added
-    assert facts.derived(lake, "n/1", files(), compute) == "third"  # type: ignore[arg-type]
+    assert facts.derived(lake, "n/1", files(), compute) == "third"
     table_file(lake, tables.GAMES, "2025-06").unlink()  # a file removed
-    assert facts.derived(lake, "n/1", files(), compute) == "fourth"  # type: ignore[arg-type]
+    assert facts.derived(lake, "n/1", files(), compute) == "fourth"
     assert calls == [4]
 
 

@@ -5,6 +5,7 @@ order, sorted by DuckDB otherwise, the same rows in the same order either way.""
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -25,7 +26,9 @@ JAN = datetime(2024, 1, 1, tzinfo=UTC)
 COLUMNS = [c for c in SITE_GAME_COLUMNS if c != "period"]
 
 
-def _games(times: list[int | None], ids: list[str | None], platform: list[bool]) -> pl.DataFrame:
+def _games(
+    times: Sequence[int | None], ids: list[str | None], platform: list[bool]
+) -> pl.DataFrame:
     rows = [
         {
             "game_id": game_id,
@@ -63,7 +66,8 @@ def _months(draw: st.DrawFn) -> tuple[pl.DataFrame, list[list[pl.DataFrame]]]:
     """Games nearly in time order (or not at all), some without a time or an id, some of
     another source, cut into files of row groups; every (time, id) distinct."""
     n = draw(st.integers(0, 70))
-    times: list[int | None] = sorted(draw(st.lists(st.integers(0, 25), min_size=n, max_size=n)))
+    times: list[int | None] = []  # sorted times, then shuffled a little and some None
+    times += sorted(draw(st.lists(st.integers(0, 25), min_size=n, max_size=n)))
     rng = random.Random(draw(st.integers(0, 2**32)))
     if draw(st.booleans()):
         rng.shuffle(times)
@@ -114,7 +118,7 @@ def test_the_window_and_duckdb_give_the_replay_order(
     got = pl.concat(batches) if batches else expected.clear()
     assert got.equals(expected)
     parts = partition_files(lake, tables.GAMES, "2024-01")
-    schema = {c: GAMES_SCHEMA[c] for c in COLUMNS}
+    schema = pl.Schema({c: GAMES_SCHEMA[c] for c in COLUMNS})
     by_duckdb = [b.cast(schema) for b in source._sorted(parts, COLUMNS)]
     if by_duckdb:
         assert pl.concat(by_duckdb).equals(expected.select(COLUMNS))

@@ -274,12 +274,12 @@ def _start_holder(lake: Path, seconds: float):
 def test_a_second_holder_is_told_who_holds_the_lake_and_waits_for_it(tmp_path: Path) -> None:
     import time
 
-    from rating_core.lake.lock import LOCK_FILE, hold_lake, read_holder
+    from rating_core.lake.lock import LOCK_FILE, LockHolder, hold_lake, read_holder
 
     holder = _start_holder(tmp_path, 3)
     held_at = time.monotonic()
     assert read_holder(tmp_path).pid == holder.pid
-    told = []
+    told: list[LockHolder] = []
     with hold_lake(tmp_path, "ratings run --inbox second", on_wait=told.append):
         assert time.monotonic() - held_at > 2.5  # it waited for the holder's 3 seconds
         assert read_holder(tmp_path).command == "ratings run --inbox second"
@@ -293,13 +293,13 @@ def test_a_second_holder_is_told_who_holds_the_lake_and_waits_for_it(tmp_path: P
 
 
 def test_a_killed_holder_never_blocks_the_lake(tmp_path: Path) -> None:
-    from rating_core.lake.lock import hold_lake, read_holder
+    from rating_core.lake.lock import LockHolder, hold_lake, read_holder
 
     holder = _start_holder(tmp_path, 60)
     holder.kill()  # kill -9: the lock file still names it, but the kernel released the lock
     holder.wait()
     assert read_holder(tmp_path).pid == holder.pid
-    told = []
+    told: list[LockHolder] = []
     with hold_lake(tmp_path, "next run", on_wait=told.append):
         pass
     assert told == []

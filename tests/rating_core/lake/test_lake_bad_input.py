@@ -52,6 +52,7 @@ def _step_failure(result: dg.ExecuteInProcessResult) -> str:
     for event in result.all_events:
         if event.is_step_failure:
             error = event.step_failure_data.error
+            assert error is not None, "a step failure without its error"
             while error.cause is not None:
                 error = error.cause
             return error.message
@@ -61,8 +62,10 @@ def _step_failure(result: dg.ExecuteInProcessResult) -> str:
 def _notes(result: dg.ExecuteInProcessResult, asset: str = "games") -> list[str]:
     """The notes the ingest of `asset` reported for the run summary."""
     for event in result.get_asset_materialization_events():
-        if event.asset_key.to_user_string() == asset:
-            return list(event.materialization.metadata["notes"].value)
+        if event.materialization.asset_key.to_user_string() == asset:
+            notes = event.materialization.metadata["notes"].value
+            assert isinstance(notes, list), notes  # dg.MetadataValue.json of a list of strings
+            return list(notes)
     raise AssertionError(f"{asset} was not materialized")
 
 

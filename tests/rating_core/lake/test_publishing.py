@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -45,7 +46,7 @@ def _rows(**ratings: int) -> pl.DataFrame:
     )
 
 
-def _publish(lake: Path, rows: pl.DataFrame, **kwargs: object) -> publish.PublishOutcome:
+def _publish(lake: Path | str, rows: pl.DataFrame, **kwargs: object) -> publish.PublishOutcome:
     """Publish `rows` as fide-standard 2024-03 with default metadata."""
     params: dict = {"reason": "monthly list", "input_digest": "abc", "code_version": "0.1.0"}
     params.update(kwargs)
@@ -227,7 +228,7 @@ def test_crash_while_writing_manifest_leaves_nothing_visible(
     _publish(tmp_path, _rows(a=1500))
     original = publish._write_file
 
-    def failing(target: Path, write: object, *digest: str) -> str:
+    def failing(target: Path, write: bytes | pl.DataFrame, *digest: str) -> str:
         if target.name == "manifest.json":
             raise OSError("disk full")
         return original(target, write, *digest)
@@ -250,7 +251,7 @@ def test_interrupted_write_leaves_no_file_for_the_glob(
 ) -> None:
     original = publish._write_file
 
-    def failing(target: Path, write: object, *digest: str) -> str:
+    def failing(target: Path, write: bytes | pl.DataFrame, *digest: str) -> str:
         if target.name == "manifest.json":
             raise KeyboardInterrupt  # killed after the data files, before the manifest
         return original(target, write, *digest)
@@ -370,10 +371,10 @@ def test_readers_on_an_empty_lake(tmp_path: Path) -> None:
 
 
 def test_uri_paths(tmp_path: Path) -> None:
-    outcome = _publish(f"file://{tmp_path}", _rows(a=1500))  # type: ignore[arg-type]
+    outcome = _publish(f"file://{tmp_path}", _rows(a=1500))
     assert outcome.path == tmp_path / "lists" / LIST / PERIOD / "v1"
     with pytest.raises(ValueError, match="local"):
-        _publish("s3://bucket/lake", _rows(a=1500))  # type: ignore[arg-type]
+        _publish("s3://bucket/lake", _rows(a=1500))
 
 
 def test_digest_frame_distinguishes_content() -> None:
@@ -439,11 +440,11 @@ rename, flush."""
 
 def _glob_versions(lake: Path) -> tuple[list[int], list[int]]:
     """Versions the README's glob reads, with Polars and with DuckDB."""
-    import duckdb
+    from tests.support.duck import relation
 
     pattern = f"{lake}/lists/**/list.parquet"
     polars_versions = pl.scan_parquet(pattern).collect()["version"].unique().sort().to_list()
-    duck = duckdb.sql(f"SELECT DISTINCT version FROM read_parquet('{pattern}') ORDER BY 1")
+    duck = relation(f"SELECT DISTINCT version FROM read_parquet('{pattern}') ORDER BY 1")
     return polars_versions, [row[0] for row in duck.fetchall()]
 
 
@@ -584,7 +585,7 @@ def test_staging_survives_another_tidy_removing_its_parent(
     real_mkdir = Path.mkdir
     raced: list[Path] = []
 
-    def racing_mkdir(self: Path, *args: object, **kwargs: object) -> None:
+    def racing_mkdir(self: Path, *args: Any, **kwargs: Any) -> None:  # Path.mkdir's
         if self.name.startswith("v1-") and not raced:
             real_mkdir(self.parent, parents=True, exist_ok=True)
             root = tmp_path / ".staging"
@@ -593,7 +594,7 @@ def test_staging_survives_another_tidy_removing_its_parent(
             root.rmdir()
             raced.append(self)
             raise FileNotFoundError(self)
-        real_mkdir(self, *args, **kwargs)  # type: ignore[arg-type]
+        real_mkdir(self, *args, **kwargs)
 
     monkeypatch.setattr(Path, "mkdir", racing_mkdir)
     rows = pl.DataFrame({"player_id": ["a", "b"], "rating": [1500, 1600]})
@@ -678,10 +679,10 @@ def test_a_failure_while_staging_a_batch_publishes_the_releases_before_it(
 
     original = publish._write_file
 
-    def failing(target: Path, data: object, *digest: str) -> str:
+    def failing(target: Path, data: bytes | pl.DataFrame, *digest: str) -> str:
         if target.parent.parent.name == "2024-04" and target.name == "manifest.json":
             raise OSError("disk full")
-        return original(target, data, *digest)  # type: ignore[arg-type]
+        return original(target, data, *digest)
 
     periods = ("2024-03", "2024-04", "2024-05")
     releases = [_release(LIST, p, _rows(a=1500)) for p in periods]

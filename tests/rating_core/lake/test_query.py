@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime
 from pathlib import Path
+from typing import Any
 
 import duckdb
 import polars as pl
@@ -377,7 +378,12 @@ def test_a_query_naming_no_view_opens_none(lake: Path, monkeypatch: pytest.Monke
 
     listed: list[object] = []
     real = views.lake_views
-    monkeypatch.setattr(views, "lake_views", lambda *a, **k: listed.append(a[1:]) or real(*a, **k))
+
+    def listing(*a: Any, **k: Any) -> list[views.LakeView]:  # lake_views(lake, names)
+        listed.append(a[1:])
+        return real(*a, **k)
+
+    monkeypatch.setattr(views, "lake_views", listing)
     assert run_query(lake, "SELECT 1 AS one").rows == [(1,)]
     assert listed == []
     shown = {row[0] for row in run_query(lake, "SHOW TABLES").rows}
@@ -409,7 +415,9 @@ def test_the_table_views_listed_without_the_catalogue_are_the_catalogues() -> No
         ]
         assert list(folders) == expected, name
     for table in tables_of_history():
-        assert query._view_name(table) == views.history_view_name(views.tables.named(table))
+        lake_table = views.tables.named(table)
+        assert lake_table is not None, table
+        assert query._view_name(table) == views.history_view_name(lake_table)
 
 
 def tables_of_history() -> list[str]:

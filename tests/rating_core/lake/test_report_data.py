@@ -4,6 +4,7 @@ whose expected values are worked out by hand in each test."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import pytest
@@ -39,10 +40,10 @@ def _list(ratings: dict[str, float], games: dict[str, int] | None = None) -> pl.
     )
 
 
-def _publish(lake: Path, name: str, period: str, rows: pl.DataFrame, **kw: object) -> None:
+def _publish(lake: Path, name: str, period: str, rows: pl.DataFrame, **kw: Any) -> None:
     publish_list(
         lake, name, period, rows, reason="test", input_digest=period, code_version="t", **kw
-    )  # type: ignore[arg-type]
+    )
 
 
 @pytest.mark.parametrize(

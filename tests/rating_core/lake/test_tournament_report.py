@@ -3,6 +3,8 @@ it, the performance rating (table §3.2), unrated players, and the history's tou
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 import pytest
 
@@ -26,7 +28,7 @@ GAMES = pl.DataFrame(
 not rated on the list."""
 
 
-def _explanation(game: str, me: str, other: str, own: int, opp: int | None, **rest: object) -> dict:
+def _explanation(game: str, me: str, other: str, own: int, opp: int | None, **rest: Any) -> dict:
     return {
         "game_id": game,
         "player_id": me,

@@ -244,5 +244,7 @@ def test_carried_causes_name_the_origin_period_and_what_changed_there() -> None:
             "cause": [f"late result: tournament T{i} (standard)" for i in range(5)],
         }
     )
-    (text,) = carried_causes([("2026-03", many)])["cause"].to_list()  # type: ignore[index]
+    carried = carried_causes([("2026-03", many)])
+    assert carried is not None
+    (text,) = carried["cause"].to_list()
     assert text.endswith("tournament T2 (standard) and 2 more")

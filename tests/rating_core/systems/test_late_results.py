@@ -106,7 +106,7 @@ def test_a_table_sets_the_families_it_names() -> None:
 )
 def test_a_bad_value_names_the_file_the_key_and_the_value(table: object, message: str) -> None:
     with pytest.raises(LateResultsError) as caught:
-        late_results_policy(table, "ratings.toml")  # type: ignore[arg-type]
+        late_results_policy(table, "ratings.toml")  # type: ignore[arg-type]  # bad on purpose
     assert str(caught.value).startswith(message)
     assert "\n" not in str(caught.value)
 
@@ -130,8 +130,8 @@ def test_worked_example_of_rules_3_4() -> None:
 
 def test_a_result_in_time_goes_on_its_own_list_under_either_policy() -> None:
     for policy in ("revise", "next_list"):
-        assert place_late_tournament("2026-03", {"2026-01", "2026-02"}, policy).period == "2026-03"  # type: ignore[arg-type]
-        assert place_late_tournament("2026-03", set(), policy).period == "2026-03"  # type: ignore[arg-type]
+        assert place_late_tournament("2026-03", {"2026-01", "2026-02"}, policy).period == "2026-03"
+        assert place_late_tournament("2026-03", set(), policy).period == "2026-03"
 
 
 @given(

@@ -23,7 +23,7 @@ def write(tmp_path: Path, body: str) -> Path:
     return path
 
 
-def games_frame(rows: list[tuple[str, str, str, str | None, str]]) -> pl.DataFrame:
+def games_frame(rows: list[tuple[str, str, str, str | None, str | None]]) -> pl.DataFrame:
     """(game_id, source, period, white_id, black_id) rows, with provenance on line 2, 3..."""
     return pl.DataFrame(
         {

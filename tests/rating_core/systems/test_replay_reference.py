@@ -33,6 +33,7 @@ from rating_core.systems.site import rules as site_rules
 from rating_core.systems.site.replay import site_replay
 from rating_core.systems.site.rules import SITE_RULES
 from tests.support.fibs_reference import fibs_reference
+from tests.support.scalars import as_datetime
 
 T0 = datetime(2024, 1, 1, tzinfo=UTC)
 LONG_ID = "a-player-id-longer-than-twelve-bytes"
@@ -307,8 +308,8 @@ def test_fibs_chained_pair_state_matches_plain_loop() -> None:
     ranked, _, _ = classify_matches(
         conform(pl.DataFrame(feb, infer_schema_length=None), MATCHES_SCHEMA)
     )
-    latest = max(ranked["ended_at"].max(), first.pairs["ended_at"].max())  # type: ignore[type-var]
-    horizon = latest - timedelta(microseconds=FIBS_RULES.fair_play_window_us)  # type: ignore[operator]
+    latest = max(as_datetime(ranked["ended_at"].max()), as_datetime(first.pairs["ended_at"].max()))
+    horizon = latest - timedelta(microseconds=FIBS_RULES.fair_play_window_us)
     expected = sorted(
         (a, b, T0 + timedelta(microseconds=t - int(T0.timestamp()) * 1_000_000))
         for (a, b), times in recent.items()

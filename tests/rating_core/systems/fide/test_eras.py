@@ -316,7 +316,10 @@ def test_raise_of_2022_10_on_the_lists_of_2022_09_only(kind: str) -> None:
     assert added == {"a": 349, "b": 0, "c": 0}
     assert row(sep["standard"].list_rows, "a")["rating"] == 2732  # the standard list: as it was
     # period 2022-10 starts from the raised values and raises nothing again; 2022-08 raises nothing
-    after = {"standard": sep["standard"].state, kind: sep[kind].state}
+    after: dict[str, pl.DataFrame | None] = {
+        "standard": sep["standard"].state,
+        kind: sep[kind].state,
+    }
     octo = fide_lists_period(games_frame([], "2022-10", kind), after, {}, None, "2022-10")
     assert octo[kind].list_rows["rating"].to_list() == [2632, 1950, 1700]
     assert octo[kind].player_explanations["compression"].null_count() == 3

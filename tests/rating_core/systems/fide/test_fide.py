@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
@@ -628,7 +629,7 @@ def test_three_month_scenario() -> None:
 # --- integer id codes and the explain switch --------------------------------------------------------
 
 
-def sides(white: list[str | None], black: list[str | None]) -> pl.DataFrame:
+def sides(white: Sequence[str | None], black: Sequence[str | None]) -> pl.DataFrame:
     """A frame of game sides for `side_codes` (white_id, black_id)."""
     return pl.DataFrame(
         {"white_id": white, "black_id": black},
@@ -715,7 +716,7 @@ def test_game_explanations_seed_example_rows() -> None:
     ]
 
 
-def _worked_cases() -> dict[str, tuple]:
+def _worked_cases() -> dict[str, tuple[pl.DataFrame, pl.DataFrame, str, pl.DataFrame | None]]:
     """RULES §3 worked examples (and the rapid rules) as (games, state, list, standard state)."""
     rapid_rows = [
         ("g1", "t", 5, "gm", "club", 1.0),  # 600-point rule: not rated for either side

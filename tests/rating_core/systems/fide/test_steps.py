@@ -78,6 +78,7 @@ def test_polars_numpy_and_numba_steps_agree_per_counted_side(
     opp = coded.own_rating[np.where(idx < n_games, idx + n_games, idx - n_games)].astype(np.int64)
     white_score = g["white_score"].to_numpy()[idx % n_games]
     score = np.where(idx < n_games, white_score, 1.0 - white_score)
+    assert FIDE_RULES.real_difference_from is not None  # the standard list has the real D
     real = standard & (own >= FIDE_RULES.real_difference_from)
     numba_steps = [
         _side_steps(int(o - r), float(s), bool(re), FIDE_RULES.difference_cap, _PD_BY_D_I64)
@@ -106,7 +107,7 @@ def test_polars_numpy_and_numba_steps_agree_per_counted_side(
 def test_steps_on_the_rules_edges() -> None:
     """Known values: the 400 cap, the real difference from 2650 on the standard list only, the
     600-point rule of rapid and blitz, and a side listed without a rating."""
-    games = [
+    games: list[tuple[int | None, int | None, float]] = [
         (2000, 2500, 1.0),  # D = 500 capped to 400: PD(400) = 8 for the lower side
         (2700, 2200, 0.0),  # standard: the side from 2650 uses the real D = -500
         (2601, 2000, 1.0),  # rapid/blitz: 601 apart, one above 2600 -> not counted

@@ -54,4 +54,4 @@ def test_a_played_result_scores_as_the_one_result_table_says(result: str) -> Non
 @pytest.mark.parametrize("bad", ["victory", 2, 0.25])
 def test_bad_result_is_an_error(bad: object) -> None:
     with pytest.raises(ValueError):
-        score_of(bad)  # type: ignore[arg-type]
+        score_of(bad)  # type: ignore[arg-type]  # a wrong value on purpose
