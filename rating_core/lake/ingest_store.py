@@ -57,7 +57,13 @@ from rating_core.lake.storage import (
     write_partitions,
     write_table,
 )
-from rating_core.names import FIRST_NAMES_SCHEMA, first_names, names_from, reduce_first_names
+from rating_core.names import (
+    FIRST_NAMES_SCHEMA,
+    first_names,
+    merge_first_names,
+    names_from,
+    reduce_first_names,
+)
 from rating_core.periods import AFTER_TODAY
 from rating_core.schemas import empty
 
@@ -168,9 +174,7 @@ def _read_group(
             notes=reading.notes,
             group_notes=reading.group_notes,
             kept=kept,
-            names=reduce_first_names(pl.concat(sink.names))
-            if sink.names
-            else empty(FIRST_NAMES_SCHEMA),
+            names=merge_first_names(sink.names) if sink.names else empty(FIRST_NAMES_SCHEMA),
             recheck=sink.recheck,
             lost_to=sorted(lost_to),
         )
@@ -236,7 +240,7 @@ def _reduced_names(names: list[pl.DataFrame]) -> pl.DataFrame:
     """Windows' first names reduced to one row per player and side, detached: the reduced rows'
     strings would otherwise view the buffers of every window reduced before, chaining them all
     (about 80 bytes a game over a month, issue 31 item 4)."""
-    return _detached(reduce_first_names(pl.concat(names)))
+    return _detached(merge_first_names(names))
 
 
 def _detached(frame: pl.DataFrame) -> pl.DataFrame:

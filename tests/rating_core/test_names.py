@@ -11,6 +11,7 @@ from rating_core.names import (
     FIRST_NAMES_SCHEMA,
     NAMES_SCHEMA,
     first_names,
+    merge_first_names,
     player_names,
     reduce_first_names,
 )
@@ -152,3 +153,54 @@ def test_reduce_first_names_keeps_rows_of_another_side_name_in_order() -> None:
     )
     assert reduce_first_names(rows).equals(reference_first_names(rows))
     assert reduce_first_names(rows).get_column("name").to_list() == ["B", "Earlier", "W"]
+
+
+def test_merged_pieces_match_the_first_names_of_all_of_them() -> None:
+    """Pieces merged as a streamed file's windows are (every few windows, the merged rows
+    first), with times out of order, tied and missing, give the first names of all the games."""
+    rnd = random.Random(13)
+    for trial in range(150):
+        pieces = [random_games(rnd, with_null_times=trial % 3 == 0) for _ in range(7)]
+        merged: list[pl.DataFrame] = []
+        for piece in pieces:
+            merged.append(first_names(piece))
+            if len(merged) >= 3:
+                merged = [merge_first_names(merged)]
+        expected = reference_first_names(pl.concat([side_rows(piece) for piece in pieces]))
+        assert merge_first_names(merged).equals(expected), pieces
+
+
+def test_merging_keeps_the_early_rows_of_the_first_piece_in_place() -> None:
+    """Rows of the first piece before the others' earliest time, and a later tie that the
+    first piece wins (same time, same id: the earlier reading)."""
+    day = [dt.datetime(2026, 1, d, tzinfo=dt.UTC) for d in (1, 2, 3)]
+    first = pl.DataFrame(
+        {
+            "side": ["black", "white", "white"],
+            "player_id": ["p", "p", "q"],
+            "name": ["P1", "P1", "Q1"],
+            "played_at": [day[0], day[0], day[2]],
+            "game_id": ["g1", "g1", "g3"],
+        },
+        schema=FIRST_NAMES_SCHEMA,
+    )
+    later = pl.DataFrame(
+        {
+            "side": ["white", "white", "black"],
+            "player_id": ["q", "r", "p"],
+            "name": ["Q2", "R2", "P2"],
+            "played_at": [day[2], day[1], day[1]],
+            "game_id": ["g3", "g2", "g2"],
+        },
+        schema=FIRST_NAMES_SCHEMA,
+    )
+    merged = merge_first_names([first, later])
+    assert merged.rows() == [
+        ("black", "p", "P1", day[0], "g1"),
+        ("white", "p", "P1", day[0], "g1"),
+        ("white", "r", "R2", day[1], "g2"),
+        ("white", "q", "Q1", day[2], "g3"),
+    ]
+    assert merged.equals(reference_first_names(pl.concat([first, later])))
+    assert merge_first_names([]).height == 0
+    assert merge_first_names([later]).equals(reference_first_names(later))
