@@ -77,12 +77,30 @@ def reduce_first_names(rows: pl.DataFrame) -> pl.DataFrame:
     return pl.concat([_first_rows(part.sort(_ORDER, maintain_order=True)) for part in parts])
 
 
+def side_rows(games: pl.DataFrame) -> pl.DataFrame:
+    """Both sides of every game as FIRST_NAMES_SCHEMA rows with a player and a name, in
+    reading order, white first: what `first_names` reduces, left for `merge_first_names` to
+    reduce with other pieces (a window of a month meets most of its players once: reducing it
+    on its own sorted it for little)."""
+    sides = [
+        games.select(
+            pl.lit(side).alias("side"),
+            pl.col(f"{side}_id").cast(pl.String).alias("player_id"),
+            pl.col(f"{side}_name").cast(pl.String).alias("name"),
+            *_ORDER,
+        ).drop_nulls(["player_id", "name"])
+        for side in ("white", "black")
+    ]
+    return pl.concat(sides).cast(FIRST_NAMES_SCHEMA)
+
+
 def merge_first_names(pieces: list[pl.DataFrame]) -> pl.DataFrame:
-    """`reduce_first_names` of the concatenated `pieces`, for pieces that are each first names
-    (`first_names` or `reduce_first_names` rows: each side in order, one row per player), in
-    reading order. The first piece's rows that come before every other piece's earliest time
-    keep their place unsorted: a month read nearly in time order sorts about the new pieces
-    only, not every player met so far (1.6M rows per reduction at a million players)."""
+    """`reduce_first_names` of the concatenated `pieces` (FIRST_NAMES_SCHEMA rows in reading
+    order), for a first piece that is first names (`first_names` or `reduce_first_names` rows:
+    each side in order, one row per player); the others may be any rows (`side_rows`). The
+    first piece's rows that come before every other piece's earliest time keep their place
+    unsorted: a month read nearly in time order sorts about the new pieces only, not every
+    player met so far (1.6M rows per reduction at a million players)."""
     pieces = [piece.select(list(FIRST_NAMES_SCHEMA)) for piece in pieces]
     if len(pieces) < 2:
         return reduce_first_names(pl.concat(pieces)) if pieces else empty(FIRST_NAMES_SCHEMA)

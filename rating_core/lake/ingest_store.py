@@ -63,6 +63,7 @@ from rating_core.names import (
     merge_first_names,
     names_from,
     reduce_first_names,
+    side_rows,
 )
 from rating_core.periods import AFTER_TODAY
 from rating_core.schemas import empty
@@ -217,7 +218,8 @@ class _GroupSink:
         self.files.write(tables.QUARANTINE, _quarantine_frame(piece.quarantine))
         self.counts.append(_counts(rows, piece.quarantine))
         self.kept.append(id_hashes(rows.get_column("game_id")))
-        self.names.append(_detached(first_names(rows)))
+        first = first_names if not self.names else side_rows  # merged with the first's
+        self.names.append(_detached(first(rows)))
         if len(self.names) >= _NAMES_REDUCED_EVERY:  # per player, not per game
             self.names = [_reduced_names(self.names)]
         self.recheck = self.recheck or _dated_after_today(piece.quarantine)

@@ -7,6 +7,7 @@ import random
 
 import polars as pl
 
+from rating_core import names
 from rating_core.names import (
     FIRST_NAMES_SCHEMA,
     NAMES_SCHEMA,
@@ -204,3 +205,18 @@ def test_merging_keeps_the_early_rows_of_the_first_piece_in_place() -> None:
     assert merged.equals(reference_first_names(pl.concat([first, later])))
     assert merge_first_names([]).height == 0
     assert merge_first_names([later]).equals(reference_first_names(later))
+
+
+def test_merged_side_rows_match_the_first_names_of_all_of_them() -> None:
+    """A streamed group's way: the first window's first names, then each window's side rows
+    as they are, merged every few windows (the merged rows first)."""
+    rnd = random.Random(17)
+    for trial in range(150):
+        pieces = [random_games(rnd, with_null_times=trial % 3 == 0) for _ in range(7)]
+        merged: list[pl.DataFrame] = []
+        for piece in pieces:
+            merged.append(first_names(piece) if not merged else names.side_rows(piece))
+            if len(merged) >= 3:
+                merged = [merge_first_names(merged)]
+        expected = reference_first_names(pl.concat([side_rows(piece) for piece in pieces]))
+        assert merge_first_names(merged).equals(expected), pieces
