@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from rating_core.schemas import UTC_TIME, TableSchema
+from rating_core.schemas import UTC_TIME, TableSchema, empty
 
 NAMES_SCHEMA: TableSchema = {"player_id": pl.String, "name": pl.String}
 
@@ -30,30 +30,98 @@ def player_names(registry: pl.DataFrame, games: pl.DataFrame) -> pl.DataFrame:
 
 def first_names(games: pl.DataFrame) -> pl.DataFrame:
     """Each player's first named game on each side of `games` (FIRST_NAMES_SCHEMA): the row
-    `player_names` takes a game name from, whatever other games are added to these."""
+    `player_names` takes a game name from, whatever other games are added to these. The games
+    are put in order once for both sides (a numeric key first: the ids are compared only
+    between games played at the same time), then each side keeps its players' first rows."""
+    order = games.select(
+        *(pl.col(f"{side}_{what}") for side in _SIDES for what in ("id", "name")),
+        *_ORDER,
+    ).cast({"played_at": UTC_TIME, "game_id": pl.String})
+    order = order.sort(_ORDER, maintain_order=True)
     sides = [
-        games.select(
-            pl.lit(side).alias("side"),
-            pl.col(f"{side}_id").alias("player_id"),
-            pl.col(f"{side}_name").alias("name"),
-            "played_at",
-            "game_id",
-        )
-        for side in ("white", "black")
+        _first_rows(
+            order.select(
+                pl.col(f"{side}_id").cast(pl.String).alias("player_id"),
+                pl.col(f"{side}_name").cast(pl.String).alias("name"),
+                *_ORDER,
+            )
+        ).select(pl.lit(side).alias("side"), pl.all())
+        for side in _SIDES
     ]
-    return reduce_first_names(pl.concat(sides).cast(FIRST_NAMES_SCHEMA))
+    return pl.concat(sides).cast(FIRST_NAMES_SCHEMA)
+
+
+_SIDES = ("black", "white")
+"""The sides in the order of their names (the order of the rows `reduce_first_names` gives)."""
+
+
+def _first_rows(ordered: pl.DataFrame) -> pl.DataFrame:
+    """The first row of each player of one side's rows, already in order (nulls dropped)."""
+    named = ordered.drop_nulls(["player_id", "name"])
+    return named.filter(pl.col("player_id").is_first_distinct())
 
 
 def reduce_first_names(rows: pl.DataFrame) -> pl.DataFrame:
     """The first row of each (side, player) by played_at then game_id (nulls first, ties in
     the order given): first names of several pieces of games, concatenated in reading order,
-    reduced to those of all of them."""
-    return (
-        rows.drop_nulls(["player_id", "name"])
-        .sort(["side", *_ORDER], maintain_order=True)
-        .unique(["side", "player_id"], keep="first", maintain_order=True)
-        .select(list(FIRST_NAMES_SCHEMA))
-    )
+    reduced to those of all of them. Each side is put in order on its own, by a numeric key
+    first (a sort led by the side's name compared strings for every pair of rows)."""
+    rows = rows.select(list(FIRST_NAMES_SCHEMA))
+    parts = [rows.filter(pl.col("side") == side) for side in _SIDES]
+    if sum(part.height for part in parts) != rows.height:  # another side's name: sort them all
+        return (
+            rows.drop_nulls(["player_id", "name"])
+            .sort(["side", *_ORDER], maintain_order=True)
+            .unique(["side", "player_id"], keep="first", maintain_order=True)
+        )
+    return pl.concat([_first_rows(part.sort(_ORDER, maintain_order=True)) for part in parts])
+
+
+def side_rows(games: pl.DataFrame) -> pl.DataFrame:
+    """Both sides of every game as FIRST_NAMES_SCHEMA rows with a player and a name, in
+    reading order, white first: what `first_names` reduces, left for `merge_first_names` to
+    reduce with other pieces (a window of a month meets most of its players once: reducing it
+    on its own sorted it for little)."""
+    sides = [
+        games.select(
+            pl.lit(side).alias("side"),
+            pl.col(f"{side}_id").cast(pl.String).alias("player_id"),
+            pl.col(f"{side}_name").cast(pl.String).alias("name"),
+            *_ORDER,
+        ).drop_nulls(["player_id", "name"])
+        for side in ("white", "black")
+    ]
+    return pl.concat(sides).cast(FIRST_NAMES_SCHEMA)
+
+
+def merge_first_names(pieces: list[pl.DataFrame]) -> pl.DataFrame:
+    """`reduce_first_names` of the concatenated `pieces` (FIRST_NAMES_SCHEMA rows in reading
+    order), for a first piece that is first names (`first_names` or `reduce_first_names` rows:
+    each side in order, one row per player); the others may be any rows (`side_rows`). The
+    first piece's rows that come before every other piece's earliest time keep their place
+    unsorted: a month read nearly in time order sorts about the new pieces only, not every
+    player met so far (1.6M rows per reduction at a million players)."""
+    pieces = [piece.select(list(FIRST_NAMES_SCHEMA)) for piece in pieces]
+    if len(pieces) < 2:
+        return reduce_first_names(pl.concat(pieces)) if pieces else empty(FIRST_NAMES_SCHEMA)
+    head, rest = pieces[0], pl.concat(pieces[1:])
+    heads = [head.filter(pl.col("side") == side) for side in _SIDES]
+    rests = [rest.filter(pl.col("side") == side) for side in _SIDES]
+    if sum(part.height for part in heads + rests) != head.height + rest.height:
+        return reduce_first_names(pl.concat(pieces))  # another side's name
+    parts = []
+    for first, later in zip(heads, rests, strict=True):
+        times = later.get_column("played_at")
+        if not later.height:
+            before = first.height
+        elif times.null_count():  # a game without a time comes before any other: sort them all
+            before = 0
+        else:  # `first` is in order, nulls first: its rows before `later`'s earliest time
+            mine = first.get_column("played_at").to_physical()
+            before = mine.null_count() + int((mine < times.to_physical().min()).sum())
+        ordered = pl.concat([first.slice(before), later]).sort(_ORDER, maintain_order=True)
+        parts.append(_first_rows(pl.concat([first.slice(0, before), ordered])))
+    return pl.concat(parts)
 
 
 def names_from(registry: pl.DataFrame, first: pl.DataFrame) -> pl.DataFrame:

@@ -4,6 +4,8 @@ then Polars expressions mapping tags to RAW_GAMES_SCHEMA and naming each game's 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import polars as pl
 import pyarrow as pa
@@ -188,7 +190,7 @@ def derive(
         c("first_line").alias("source_line"),
         _unrated_reason(games).alias("unrated_reason"),
     )
-    return games.with_columns(_defect(games))
+    return games.with_columns(_first_defect().alias(DEFECT))
 
 
 def _unrated_reason(games: pl.DataFrame) -> pl.Expr:
@@ -282,8 +284,40 @@ def _player(tag: str, side: str) -> list[pl.Expr]:
     ]
 
 
-def _defect(games: pl.DataFrame) -> list[pl.Expr]:
-    """`q_line`, `q_value`, `q_reason` of each game's first defect, null for a good game."""
+DEFECT = "q_check"
+"""The column `derive` adds: which of `_checks` a game fails first (null: a good game)."""
+
+
+@functools.cache
+def _first_defect() -> pl.Expr:
+    """The number of the first of `_checks` a game fails, null for a good game: only the
+    conditions are computed for every game, the values and reasons for the rejected ones."""
+    return pl.coalesce(
+        [pl.when(cond).then(pl.lit(k, pl.Int8)) for k, (cond, _, _, _) in enumerate(_checks())]
+    )
+
+
+@functools.cache
+def _defect() -> tuple[pl.Expr, ...]:
+    """`q_line`, `q_value`, `q_reason` of each game's first defect (its `DEFECT`), null for a
+    good game."""
+    check = pl.col(DEFECT)
+    parts = list(enumerate(_checks()))
+    line = pl.coalesce([pl.when(check == k).then(v) for k, (_, v, _, _) in parts])
+    value = pl.coalesce([pl.when(check == k).then(v) for k, (_, _, v, _) in parts])
+    reason = pl.coalesce([pl.when(check == k).then(r) for k, (_, _, _, r) in parts])
+    return line.alias("q_line"), value.alias("q_value"), reason.alias("q_reason")
+
+
+@functools.cache
+def _defect_inputs() -> frozenset[str]:
+    """The columns `_defect` reads, and the game id."""
+    return frozenset({name for expr in _defect() for name in expr.meta.root_names()} | {"game_id"})
+
+
+def _checks() -> list[tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]]:
+    """Each defect a game can have, in the order they are named: (condition, line, value,
+    reason)."""
     c = pl.col
     missing = lambda tag: c(tag).is_null() | c(tag).is_in(MISSING_PLAYER)  # noqa: E731
     last = c("mt_last")
@@ -345,17 +379,16 @@ def _defect(games: pl.DataFrame) -> list[pl.Expr]:
             format_text("time '{}' is not a valid time of day", c("time_used")),
         ),
     ]
-    line = pl.coalesce([pl.when(cond).then(v) for cond, v, _, _ in checks])
-    value = pl.coalesce([pl.when(cond).then(v) for cond, _, v, _ in checks])
-    reason = pl.coalesce([pl.when(cond).then(r) for cond, _, _, r in checks])
-    return [line.alias("q_line"), value.alias("q_value"), reason.alias("q_reason")]
+    return checks
 
 
 def split(games: pl.DataFrame, source_file: str) -> IngestResult:
     """Good rows (conformed) and quarantine rows, with duplicate game ids quarantined too."""
-    q_columns = ("q_line", "game_id", "q_value", "q_reason")
-    kept = games.get_column("q_reason").is_null()
-    bad = games.select(q_columns).filter(~kept)
+    kept = games.get_column(DEFECT).is_null()
+    named = _defect()
+    read = _defect_inputs()
+    bad = games.select(name for name in games.columns if name in read).filter(~kept)
+    bad = bad.select(*named, "game_id").select("q_line", "game_id", "q_value", "q_reason")
     good = games.select(c for c in RAW_GAMES_SCHEMA if c in games.columns)
     if bad.height:  # only the kept columns are filtered, not every tag the scanner read
         good = good.filter(kept)

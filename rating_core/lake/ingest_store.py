@@ -57,7 +57,14 @@ from rating_core.lake.storage import (
     write_partitions,
     write_table,
 )
-from rating_core.names import FIRST_NAMES_SCHEMA, first_names, names_from, reduce_first_names
+from rating_core.names import (
+    FIRST_NAMES_SCHEMA,
+    first_names,
+    merge_first_names,
+    names_from,
+    reduce_first_names,
+    side_rows,
+)
 from rating_core.periods import AFTER_TODAY
 from rating_core.schemas import empty
 
@@ -168,9 +175,7 @@ def _read_group(
             notes=reading.notes,
             group_notes=reading.group_notes,
             kept=kept,
-            names=reduce_first_names(pl.concat(sink.names))
-            if sink.names
-            else empty(FIRST_NAMES_SCHEMA),
+            names=merge_first_names(sink.names) if sink.names else empty(FIRST_NAMES_SCHEMA),
             recheck=sink.recheck,
             lost_to=sorted(lost_to),
         )
@@ -213,7 +218,8 @@ class _GroupSink:
         self.files.write(tables.QUARANTINE, _quarantine_frame(piece.quarantine))
         self.counts.append(_counts(rows, piece.quarantine))
         self.kept.append(id_hashes(rows.get_column("game_id")))
-        self.names.append(_detached(first_names(rows)))
+        first = first_names if not self.names else side_rows  # merged with the first's
+        self.names.append(_detached(first(rows)))
         if len(self.names) >= _NAMES_REDUCED_EVERY:  # per player, not per game
             self.names = [_reduced_names(self.names)]
         self.recheck = self.recheck or _dated_after_today(piece.quarantine)
@@ -236,7 +242,7 @@ def _reduced_names(names: list[pl.DataFrame]) -> pl.DataFrame:
     """Windows' first names reduced to one row per player and side, detached: the reduced rows'
     strings would otherwise view the buffers of every window reduced before, chaining them all
     (about 80 bytes a game over a month, issue 31 item 4)."""
-    return _detached(reduce_first_names(pl.concat(names)))
+    return _detached(merge_first_names(names))
 
 
 def _detached(frame: pl.DataFrame) -> pl.DataFrame:
