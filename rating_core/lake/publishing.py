@@ -646,8 +646,9 @@ def publish_list(
 
     `reason` says what the list is computed from; the manifest's reason adds what made this
     version (`version_reason`, from the parent manifest, read once). The content digest is the
-    SHA-256 of the `list.csv` bytes: equal to the parent's, nothing is read back; otherwise the
-    parent's `list.parquet` is compared (manifests of older releases digested differently).
+    SHA-256 of the `list.csv` bytes. The parent's `list.parquet` is compared first: rows equal to
+    it are unchanged without their CSV text being made; otherwise a content digest equal to the
+    parent's is unchanged too (manifests of older releases typed their columns differently).
     The version is staged under `<lake>/.staging/` and renamed to `lists/.../v<N>` in one step, so
     a crash never leaves a visible half-written version, nor a staged file the `lists/**` glob
     could read; the next call cleans the leftovers and publishes. `extra_manifest` adds fields to
@@ -758,21 +759,28 @@ def _stage(
     r, canonical = release, prepared.canonical
     folder = _period_dir(lake, r.list_name, r.period)
     staging_root = _staging_dir(lake, r.list_name, r.period)
-    csv_bytes = _frame_bytes(prepared.given.write_csv)
-    content_digest = digest_bytes(csv_bytes)
     _clean_leftovers(folder, staging_root, tidy_staging)
     versions = _complete_versions(folder)
     parent = versions[-1] if versions else None
     parent_manifest: dict[str, Any] | None = None
     old: pl.DataFrame | None = None
+    csv_bytes: bytes | None = None
+    content_digest = ""
     if parent is not None:
+        # the parent's rows are read first: a list equal to them needs no CSV text (writing
+        # and hashing it was most of a rerun's publishing of its unchanged lists); one that
+        # differs is unchanged still when its CSV text is the parent's (`content_digest`)
         parent_dir = folder / f"v{parent}"
         parent_manifest = json.loads((parent_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
         same_columns = parent_manifest["columns"] == canonical.columns
-        if not (same_columns and parent_manifest.get("content_digest") == content_digest):
-            previous = pl.read_parquet(parent_dir / LIST_FILE, hive_partitioning=False)
-            old = previous.select(parent_manifest["columns"])
-        if same_columns and (old is None or old.equals(canonical)):
+        previous = pl.read_parquet(parent_dir / LIST_FILE, hive_partitioning=False)
+        old = previous.select(parent_manifest["columns"])
+        if not (same_columns and old.equals(canonical)):
+            csv_bytes = _frame_bytes(prepared.given.write_csv)
+            content_digest = digest_bytes(csv_bytes)
+        if same_columns and (
+            csv_bytes is None or parent_manifest.get("content_digest") == content_digest
+        ):
             return _Staged(
                 PublishOutcome(
                     list=r.list_name,
@@ -784,6 +792,9 @@ def _stage(
                     changed_rows=0,
                 )
             )
+    if csv_bytes is None:  # a first version
+        csv_bytes = _frame_bytes(prepared.given.write_csv)
+        content_digest = digest_bytes(csv_bytes)
     full_reason = version_reason(
         parent, parent_manifest, r.period, r.input_digest, r.code_version, r.reason
     )
