@@ -773,8 +773,9 @@ def _stage(
         parent_dir = folder / f"v{parent}"
         parent_manifest = json.loads((parent_dir / MANIFEST_FILE).read_text(encoding="utf-8"))
         same_columns = parent_manifest["columns"] == canonical.columns
-        previous = pl.read_parquet(parent_dir / LIST_FILE, hive_partitioning=False)
-        old = previous.select(parent_manifest["columns"])
+        old = pl.read_parquet(  # only the list's own columns: a third of LIST_SCHEMA's
+            parent_dir / LIST_FILE, columns=parent_manifest["columns"], hive_partitioning=False
+        ).select(parent_manifest["columns"])
         if not (same_columns and old.equals(canonical)):
             csv_bytes = _frame_bytes(prepared.given.write_csv)
             content_digest = digest_bytes(csv_bytes)
