@@ -435,7 +435,8 @@ def _make_diff(
             pl.col(value).cast(pl.Float64).alias(label),
         )
 
-    joined = side(old, "old").join(side(new, "new"), on=key, how="full", coalesce=True)
+    before, after = _moved(side(old, "old"), side(new, "new"), key)
+    joined = before.join(after, on=key, how="full", coalesce=True)
     joined = joined.filter(
         pl.col("old").is_null() | pl.col("new").is_null() | (pl.col("old") != pl.col("new"))
     )
@@ -468,6 +469,29 @@ def _make_diff(
         pl.col("cause").fill_null(fallback),
     )
     return diff.sort([pl.col("change").abs(), key], descending=[True, False], nulls_last=False)
+
+
+def _moved(old: pl.DataFrame, new: pl.DataFrame, key: str) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The rows of `old` and `new` (key, name, value) that may differ: all but those holding the
+    same key with the same value at the same position of both. Two versions of a list come in
+    one order (value, then key), so a revision moving a few players leaves most rows where they
+    were; a key is at one position of each list, so whatever is left out is unchanged, and the
+    join of what remains finds every change (a rerun's diffs joined a whole list each)."""
+    shared = min(old.height, new.height)
+    if not shared:
+        return old, new
+    same = (
+        (old.get_column(key).head(shared) == new.get_column(key).head(shared))
+        & (old.get_column("old").head(shared) == new.get_column("new").head(shared))
+    ).fill_null(False)
+    if not same.any():
+        return old, new
+
+    def left(frame: pl.DataFrame) -> pl.DataFrame:  # the rows past the other's end stay
+        rest = pl.Series(np.ones(frame.height - shared, dtype=np.bool_))
+        return frame.filter(pl.concat([~same, rest]))
+
+    return left(old), left(new)
 
 
 @contextlib.contextmanager
