@@ -310,12 +310,9 @@ def _dictionary_columns(rows: pl.DataFrame) -> list[str]:
     for name, dtype in rows.schema.items():
         if isinstance(dtype, (pl.Enum, pl.Categorical)):
             columns.append(name)
-        elif dtype == pl.String:
-            values = rows.get_column(name).drop_nulls()
-            distinct = values.n_unique()
-            if not distinct or distinct * (values.str.len_bytes().mean() or 0) <= (
-                DICTIONARY_PAGE_BYTES
-            ):
+        elif dtype == pl.String:  # a page holds each distinct value and its 4-byte length
+            distinct = pl.col(name).drop_nulls().unique()
+            if rows.select((distinct.str.len_bytes() + 4).sum()).item() <= DICTIONARY_PAGE_BYTES:
                 columns.append(name)
     return columns
 

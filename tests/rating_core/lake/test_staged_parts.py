@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import polars as pl
-import pytest
 import pyarrow.parquet as pq
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
