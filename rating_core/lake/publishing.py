@@ -350,12 +350,14 @@ def _prepare_group(releases: list[ListRelease]) -> list[_Prepared]:
     )
     _check_keys(data, key)
     ordered = [c for c in LIST_SCHEMA if c in rows.columns]
-    given = data.select(_RELEASE, *ordered).sort(
-        [_RELEASE, value, key],
-        descending=[False, True, False],
-        nulls_last=True,
-        maintain_order=True,
-    )
+    given = data.select(_RELEASE, *ordered)
+    if not _in_list_order(given, value, key):
+        given = given.sort(
+            [_RELEASE, value, key],
+            descending=[False, True, False],
+            nulls_last=True,
+            maintain_order=True,
+        )
     try:
         canonical = given.select(pl.col(c).cast(LIST_SCHEMA[c], strict=True) for c in ordered)
     except pl.exceptions.PolarsError as exc:
@@ -383,6 +385,26 @@ def _prepare_group(releases: list[ListRelease]) -> list[_Prepared]:
         )
         offset += height
     return out
+
+
+def _in_list_order(data: pl.DataFrame, value: str, key: str) -> bool:
+    """Whether `data` is in list order already: by release, then `value` descending, then `key`
+    (each row after the one before it, no null, no NaN), what the stable sort would leave as it
+    is. One pass over neighbouring rows, where sorting a site's lists (2.5M rows, by an id
+    string last) cost a second of CPU; a system giving its rows in that order saves it."""
+    if data.height < 2:
+        return True
+    values, keys = data.get_column(value), data.get_column(key)
+    if values.null_count() or keys.null_count():
+        return False
+    if values.dtype.is_float() and values.is_nan().any():
+        return False
+    release, v, k = pl.col(_RELEASE), pl.col(value), pl.col(key)
+    after = (release > release.shift()) | (
+        (release == release.shift())
+        & ((v < v.shift()) | ((v == v.shift()) & (k.cast(pl.String) > k.cast(pl.String).shift())))
+    )
+    return bool(data.select(after.slice(1).all()).item())
 
 
 def _check_keys(data: pl.DataFrame, key: str) -> None:

@@ -4,11 +4,14 @@ as unmoved (same key, same value, same position)."""
 
 from __future__ import annotations
 
+from random import Random
+
 import polars as pl
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rating_core.lake.publishing import _make_diff
+from rating_core.lake.publishing import _make_diff, publish_list
 
 REASON = "a moderation decision"
 
@@ -84,3 +87,34 @@ def test_an_unmoved_list_has_an_empty_diff_and_a_shifted_one_names_only_the_move
     new = _listed({"a": 1600, "b": 1520, "c": 1540, "d": 1530, "e": 1500})
     diff = _diff(old, new)
     assert diff.select("player_id", "old", "new", "change").rows() == [("b", 1550.0, 1520.0, -30.0)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.dictionaries(
+        st.text(alphabet="abAB9é", min_size=1, max_size=4),
+        st.one_of(st.none(), st.integers(min_value=1498, max_value=1502)),
+        min_size=1,
+        max_size=25,
+    ),
+    st.randoms(use_true_random=False),
+)
+def test_rows_given_in_list_order_or_not_publish_the_same_files(
+    tmp_path_factory: pytest.TempPathFactory, ratings: dict[str, int | None], shuffle: Random
+) -> None:
+    """Rows already in list order (rating down, then player_id) are not sorted again; in any
+    other order they are: both publish the same bytes."""
+    ordered = _listed(ratings)
+    mixed = list(range(ordered.height))
+    shuffle.shuffle(mixed)
+    written = []
+    for rows in (ordered, ordered[mixed]):
+        lake = tmp_path_factory.mktemp("lake")
+        publish_list(lake, "site-elo", "2024-01", rows, reason=REASON, input_digest="d",
+                     code_version="1")  # fmt: skip
+        folder = lake / "lists" / "site-elo" / "2024-01" / "v1"
+        written.append((folder / "list.csv").read_bytes())
+    assert written[0] == written[1]
+    assert pl.read_csv(written[0]).get_column("player_id").cast(pl.String).to_list() == [
+        str(k) for k in ordered["player_id"]
+    ]
