@@ -395,14 +395,15 @@ def _in_list_order(data: pl.DataFrame, value: str, key: str) -> bool:
     if data.height < 2:
         return True
     values, keys = data.get_column(value), data.get_column(key)
+    if not values.dtype.is_numeric() or not (keys.dtype == pl.String or keys.dtype.is_integer()):
+        return False  # compared as the sort compares them: numbers, and strings byte by byte
     if values.null_count() or keys.null_count():
         return False
     if values.dtype.is_float() and values.is_nan().any():
         return False
     release, v, k = pl.col(_RELEASE), pl.col(value), pl.col(key)
     after = (release > release.shift()) | (
-        (release == release.shift())
-        & ((v < v.shift()) | ((v == v.shift()) & (k.cast(pl.String) > k.cast(pl.String).shift())))
+        (release == release.shift()) & ((v < v.shift()) | ((v == v.shift()) & (k > k.shift())))
     )
     return bool(data.select(after.slice(1).all()).item())
 

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from rating_core.lake.publishing import _make_diff, publish_list
+from rating_core.lake.publishing import ListRelease, _make_diff, _prepare_all, publish_list
 
 REASON = "a moderation decision"
 
@@ -118,3 +118,15 @@ def test_rows_given_in_list_order_or_not_publish_the_same_files(
     assert pl.read_csv(written[0]).get_column("player_id").cast(pl.String).to_list() == [
         str(k) for k in ordered["player_id"]
     ]
+
+
+def test_integer_keys_are_put_in_numeric_order() -> None:
+    """Integer keys in string order (10 before 9 at one rating) are sorted as numbers."""
+    rows = pl.DataFrame(
+        {"player_id": [10, 9, 11], "rating": [1500, 1500, 1400]},
+        schema={"player_id": pl.Int64, "rating": pl.Int32},
+    )
+    (prepared,) = _prepare_all(
+        [ListRelease("site-elo", "2024-01", rows, REASON, "d", "1", key="player_id")]
+    )
+    assert prepared.canonical.get_column("player_id").to_list() == ["9", "10", "11"]
