@@ -294,12 +294,46 @@ def write_partitions(
     return [target for _, target in staged]
 
 
-def _dictionary_columns(schema: pa.Schema) -> list[str]:
-    """The columns a streamed Parquet file dictionary-encodes: strings (ids, numbers) and
-    dictionaries (enums). Tried on every column, Arrow gives dictionaries up on the floats after
-    paying for them: a site history batch took 1.5x the time."""
-    kinds = (pa.types.is_string, pa.types.is_large_string, pa.types.is_dictionary)
-    return [f.name for f in schema if any(kind(f.type) for kind in kinds)]
+DICTIONARY_PAGE_BYTES: Final = 1 << 20
+"""Arrow's limit on a column chunk's dictionary page (`dictionary_pagesize_limit`'s default):
+past it the writer gives the dictionary up and writes the values plainly."""
+
+
+def _dictionary_columns(rows: pl.DataFrame) -> list[str]:
+    """The columns a streamed Parquet file dictionary-encodes, judged on its first batch:
+    enums and categoricals, and the strings whose distinct values fit one dictionary page (a
+    period, a number, a category). Ids (a game's, a player's) do not: Arrow filled a
+    dictionary for each of them and then gave it up, 8 % of the time of writing a site
+    history. Tried on every column, Arrow gives dictionaries up on the floats after paying for
+    them: a site history batch took 1.5x the time."""
+    columns = []
+    for name, dtype in rows.schema.items():
+        if isinstance(dtype, (pl.Enum, pl.Categorical)):
+            columns.append(name)
+        elif dtype == pl.String:  # a page holds each distinct value and its 4-byte length
+            distinct = pl.col(name).drop_nulls().unique()
+            if rows.select((distinct.str.len_bytes() + 4).sum()).item() <= DICTIONARY_PAGE_BYTES:
+                columns.append(name)
+    return columns
+
+
+def _arrow_rows(rows: pl.DataFrame) -> pa.Table:
+    """`rows` as an Arrow table for a Parquet writer: its plain string and binary columns as
+    Arrow views, Polars' own layout, so without a copy (the large strings of the default
+    conversion cost a tenth of writing a site history); every other column as Polars converts
+    it by default (the Parquet writer takes no dictionary of views)."""
+    views = [name for name, dtype in rows.schema.items() if dtype in (pl.String, pl.Binary)]
+    if not views:
+        return rows.to_arrow()
+    viewed = rows.select(views).to_arrow(compat_level=pl.CompatLevel.newest())
+    if len(views) == rows.width:
+        return viewed
+    rest = rows.drop(views).to_arrow()
+    pick = {name: (viewed if name in viewed.column_names else rest) for name in rows.columns}
+    return pa.Table.from_arrays(
+        [pick[name].column(name) for name in rows.columns],
+        schema=pa.schema([pick[name].schema.field(name) for name in rows.columns]),
+    )
 
 
 @dataclass
@@ -353,7 +387,7 @@ class StagedParts:
         """Append `rows` to the staged file of partition `value` of `table` (cast to the
         schema of its first batch)."""
         key = (_entry(table).name, value)
-        data = rows.to_arrow()
+        data = _arrow_rows(rows)
         part = self.parts.get(key)
         if part is None:
             tmp, target = self._new(table, value)
@@ -362,7 +396,7 @@ class StagedParts:
                 data.schema,
                 compression=TABLE_COMPRESSION,
                 write_statistics=_entry(table).statistics,
-                use_dictionary=_dictionary_columns(data.schema),
+                use_dictionary=_dictionary_columns(rows),
             )
             part = self.parts[key] = _StagedPart(writer, tmp, target)
         if part.writer is None:

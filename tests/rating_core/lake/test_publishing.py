@@ -515,19 +515,36 @@ def test_reason_says_the_inputs_changed_when_the_digest_differs(tmp_path: Path) 
     assert diff["cause"].to_list() == [reason]  # no cause given: the version's reason
 
 
-def test_unchanged_content_reads_no_parquet_back(tmp_path: Path, monkeypatch) -> None:
-    """The content digest (the list.csv bytes' SHA-256) in the parent manifest is enough to see
-    an unchanged list; its list.parquet is only read when there is a diff to make."""
+def test_unchanged_rows_make_no_csv_text(tmp_path: Path, monkeypatch) -> None:
+    """Rows equal to the parent's list.parquet are unchanged without their CSV text being made
+    (writing and hashing it cost a rerun more than reading the parent back); the content
+    digest (the list.csv bytes' SHA-256) is still the parent manifest's."""
     first = _publish(tmp_path, _rows(a=1500, b=1600))
     manifest = read_manifest(tmp_path, LIST, PERIOD)
     assert manifest["content_digest"] == manifest["checksums"]["list.csv"]
 
-    def no_read(*args: object, **kwargs: object) -> pl.DataFrame:
-        raise AssertionError("list.parquet read back")
+    def no_csv(*args: object, **kwargs: object) -> bytes:
+        raise AssertionError("CSV text made for an unchanged list")
 
-    monkeypatch.setattr(publish.pl, "read_parquet", no_read)
-    again = _publish(tmp_path, _rows(b=1600, a=1500), input_digest="other")
+    with monkeypatch.context() as patched:
+        patched.setattr(publish, "_frame_bytes", no_csv)
+        again = _publish(tmp_path, _rows(b=1600, a=1500), input_digest="other")
     assert (again.status, again.version) == ("unchanged", first.version)
+    changed = _publish(tmp_path, _rows(a=1500, b=1601))
+    assert (changed.status, changed.version) == ("published", first.version + 1)
+    manifest = read_manifest(tmp_path, LIST, PERIOD)
+    assert manifest["content_digest"] == manifest["checksums"]["list.csv"]
+
+
+def test_rows_typed_otherwise_with_the_parents_csv_text_are_unchanged(tmp_path: Path) -> None:
+    """Rows that differ from the parent's list.parquet only in a way the CSV text does not show
+    (a parent written with other types) are unchanged: the content digest decides."""
+    _publish(tmp_path, _rows(a=1500, b=1600))
+    folder = tmp_path / "lists" / LIST / PERIOD / "v1"
+    parent = pl.read_parquet(folder / "list.parquet")
+    parent.with_columns(pl.col("rating") + 0.25).write_parquet(folder / "list.parquet")
+    again = _publish(tmp_path, _rows(a=1500, b=1600))
+    assert (again.status, again.version) == ("unchanged", 1)
 
 
 def test_a_manifest_without_the_new_content_digest_still_publishes_nothing_new(
