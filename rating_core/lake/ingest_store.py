@@ -46,7 +46,7 @@ from rating_core.ingest.inbox import RESTART, GameGroup, GroupReading, game_grou
 from rating_core.lake import facts
 from rating_core.lake.fingerprints import content_hash, reader_version
 from rating_core.lake.id_spill import HashQueries, HashSpill, hash_queries, spill_folder
-from rating_core.lake.players_seen import PLAYER_KEYS_SCHEMA, player_keys, reduce_player_keys
+from rating_core.lake.players_seen import PLAYER_KEYS_SCHEMA, player_sides, reduce_player_keys
 from rating_core.lake.storage import (
     StagedParts,
     drop_partition,
@@ -191,6 +191,7 @@ class _GroupSink:
     counts: list[pl.DataFrame] = field(default_factory=list)
     names: list[pl.DataFrame] = field(default_factory=list)
     players: list[pl.DataFrame] = field(default_factory=list)
+    player_rows: int = 0
     recheck: bool = False
 
     def take(self, pieces: Iterable[IngestResult]) -> None:
@@ -207,6 +208,7 @@ class _GroupSink:
                     self.files.discard()
                     self.kept.clear()
                     self.counts, self.names, self.players, self.recheck = [], [], [], False
+                    self.player_rows = 0
                 else:
                     writing = writer.submit(self._keep, piece)
             if writing is not None:
@@ -221,9 +223,11 @@ class _GroupSink:
         self.names.append(_detached(first_names(rows)))
         if len(self.names) >= _NAMES_REDUCED_EVERY:  # per player, not per game
             self.names = [_reduced_names(self.names)]
-        self.players.append(player_keys(rows.lazy()).collect())
-        if len(self.players) >= _NAMES_REDUCED_EVERY:
-            self.players = [self._players_reduced()]
+        sides = player_sides(rows.lazy()).collect()
+        self.players.append(sides)
+        self.player_rows += sides.height
+        if self.player_rows >= _PLAYER_SIDES_REDUCED_ABOVE:  # per player, not per game
+            self.players, self.player_rows = [self._players_reduced()], 0
         self.recheck = self.recheck or _dated_after_today(piece.quarantine)
 
     def players_seen(self) -> pl.DataFrame:
@@ -235,8 +239,6 @@ class _GroupSink:
 
     def _players_reduced(self) -> pl.DataFrame:
         """The players of every piece so far, one row each (about 9 bytes a player)."""
-        if len(self.players) == 1:
-            return self.players[0]
         return reduce_player_keys(pl.concat(self.players).lazy()).collect()
 
     def counts_per_file(self) -> pl.DataFrame:
@@ -251,6 +253,10 @@ class _GroupSink:
 
 _NAMES_REDUCED_EVERY = 8
 """Windows of first names gathered before they are reduced to one row per player and side."""
+
+_PLAYER_SIDES_REDUCED_ABOVE = 2_000_000
+"""Players' sides gathered (9 bytes each: about 30 windows of a platform's file) before they are
+reduced to one row per player: reducing costs per call far more than per row."""
 
 
 def _reduced_names(names: list[pl.DataFrame]) -> pl.DataFrame:

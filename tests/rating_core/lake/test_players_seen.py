@@ -148,7 +148,7 @@ def test_a_file_read_in_many_windows_keeps_each_player_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(pgn_stream, "WINDOW_BYTES", 600)  # a window or two a game
-    monkeypatch.setattr(ingest_store, "_NAMES_REDUCED_EVERY", 3)
+    monkeypatch.setattr(ingest_store, "_PLAYER_SIDES_REDUCED_ABOVE", 10)  # reduced often
     inbox, lake = tmp_path / "inbox", tmp_path / "lake"
     _pgn(inbox / "platform" / "big.pgn", [_game(i, f"w{i % 11}", f"b{i % 13}") for i in range(60)])
     ingest_store.ingest_games(inbox, lake)
