@@ -131,6 +131,13 @@ INGEST_NAMES = LakeTable("ingest_names", GROUP, {**FIRST_NAMES_SCHEMA, GROUP: pl
 """Per file group, the first name each player id has in its games (`player_names` is built
 from them without reading the games again)."""
 
+INGEST_PLAYERS = LakeTable(
+    "ingest_players", GROUP, {"key": pl.UInt64, "by_name": pl.Boolean, GROUP: pl.String}
+)
+"""Per file group, one row per player id its games name: the id's 64-bit hash and whether a
+game gave the id only as a name (what the run summary counts, without reading the games again:
+`rating_core.lake.players_seen`)."""
+
 PLAYER_NAMES = LakeTable("player_names", None, NAMES_SCHEMA)
 """One display name per player id (registry first, else the name a game file gave)."""
 
@@ -265,6 +272,7 @@ CATALOGUE: tuple[LakeTable, ...] = (
     INGEST_FILES,
     INGEST_IDS,
     INGEST_NAMES,
+    INGEST_PLAYERS,
     PLAYER_NAMES,
     TOURNAMENT_PLAYERS,
     RUN_INPUTS,

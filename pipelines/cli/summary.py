@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 import sys
 from pathlib import Path
@@ -16,7 +15,7 @@ from rich.text import Text
 from pipelines.cli.output import print_table
 from pipelines.cli.run import RunOutcome
 from rating_core import tables
-from rating_core.lake import facts
+from rating_core.lake import players_seen
 from rating_core.lake.storage import read_table, table_dir
 
 RATING_QUARANTINE_PREFIX = "corrections-"
@@ -163,59 +162,18 @@ def program_name() -> str:
     return invoked if "/" not in invoked or not Path(invoked).is_absolute() else "ratings"
 
 
-ID_HASH_SEED = 31
-"""The seed of the 64-bit hash by which `_players_not_in_registry` tells ids apart."""
-
-
-PLAYERS_FACT = "summary-players/1"
-"""The `derived_facts` record of the players line's counts (a new computation: /2)."""
-
-
 def _players_not_in_registry(outcome: RunOutcome) -> str | None:
     """Count players seen in games, those missing from players.csv (not an error, DESIGN §4) and,
     of those, the ones a game file identified by name only (id equal to the name: as
     `rating_core.names.name_only_ids` tells them).
 
-    Counted again only when a file of the games or the registry changed since the counts were
-    recorded (`rating_core.lake.facts`): a run with nothing new reads neither table."""
-    lake = outcome.lake
-    inputs = [*facts.table_files(lake, tables.GAMES), *facts.table_files(lake, tables.PLAYERS)]
-    recorded = facts.derived(lake, PLAYERS_FACT, inputs, lambda: json.dumps(_count_players(lake)))
-    total, not_registered, by_name = json.loads(recorded)
+    From the players the ingest kept per inbox file group, not from the games again
+    (`rating_core.lake.players_seen`), and counted again only when those or the registry
+    changed since the counts were recorded: a run with nothing new reads neither."""
+    total, not_registered, by_name = players_seen.counts(outcome.lake)
     if not total:
         return None
     return (
         f"players: {total} seen, {not_registered} not in players.csv, "
         f"{by_name} identified by name only"
     )
-
-
-def _count_players(lake: Path) -> tuple[int, int, int]:
-    """Players seen in the games, those not in the registry, and of those the ones identified
-    by name only (`_players_not_in_registry`).
-
-    The 20M sides of 10M games are told apart by a 64-bit hash of the id rather than by the
-    text (a third of the time at a million players: hashing text in a table of that size was most
-    of the summary's seconds). Two different ids share a hash with a chance of about n²/2^65, 3
-    in 100 million at a million players; they would be counted as one."""
-    games = read_table(lake, tables.GAMES)  # all this reads of 1M games: ids and names
-    sides = pl.concat(
-        [
-            games.select(
-                pl.col(f"{side}_id").alias("id"),
-                (pl.col(f"{side}_id") == pl.col(f"{side}_name")).alias("by_name"),
-            )
-            for side in ("white", "black")
-        ]
-    )
-    seen = (
-        sides.drop_nulls("id")
-        .group_by(pl.col("id").hash(ID_HASH_SEED).alias("key"))
-        .agg(pl.col("by_name").any())
-        .collect()
-    )
-    known = read_table(lake, tables.PLAYERS).select(
-        pl.col("player_id").cast(pl.String).hash(ID_HASH_SEED).alias("key")
-    )
-    missing = seen.join(known.collect(), on="key", how="anti")
-    return seen.height, missing.height, int(missing.get_column("by_name").sum())

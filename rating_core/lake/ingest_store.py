@@ -5,8 +5,9 @@ A group (`rating_core.ingest.inbox.GameGroup`: a platform file, the federation f
 folder) writes its rows as `games/period=P/part-<group>.parquet` and its rejected records as
 `quarantine/source=games/part-<group>.parquet`, a window at a time for a platform PGN file, so
 memory does not grow with the file. Beside them, per group: the 64-bit hashes of the ids it
-keeps (`ingest_ids`), the first name each player has in its games (`ingest_names`) and one row
-per file in `ingest_files` (size, modification time, content digest, counts, notes).
+keeps (`ingest_ids`), the first name each player has in its games (`ingest_names`), the players
+its games name (`ingest_players`, committed with its games: what the run summary counts) and one
+row per file in `ingest_files` (size, modification time, content digest, counts, notes).
 
 A run compares each group with that record: a file of the same size and modification time is
 not read at all, another is hashed (XXH3-128) and, if its content is new, its group is read
@@ -45,6 +46,7 @@ from rating_core.ingest.inbox import RESTART, GameGroup, GroupReading, game_grou
 from rating_core.lake import facts
 from rating_core.lake.fingerprints import content_hash, reader_version
 from rating_core.lake.id_spill import HashQueries, HashSpill, hash_queries, spill_folder
+from rating_core.lake.players_seen import PLAYER_KEYS_SCHEMA, player_sides, reduce_player_keys
 from rating_core.lake.storage import (
     StagedParts,
     drop_partition,
@@ -164,6 +166,8 @@ def _read_group(
                     taken = pl.concat([taken, found]).unique("game_id", keep="first")
                     lost_to |= winners
                 continue
+            # the group's players, committed with its games: never one without the other
+            sink.files.put(tables.INGEST_PLAYERS, group.key, sink.players_seen())
             sink.files.commit([tables.GAMES, tables.QUARANTINE])
         except BaseException:
             sink.files.discard()
@@ -184,13 +188,15 @@ def _read_group(
 @dataclass
 class _GroupSink:
     """Where one reading of a group goes: its files, and what the group keeps of its pieces
-    (per-file counts, the ids' hashes on disk, the players' first names, whether a date was
-    after today)."""
+    (per-file counts, the ids' hashes on disk, the players' first names and ids, whether a date
+    was after today)."""
 
     files: StagedParts
     kept: HashSpill
     counts: list[pl.DataFrame] = field(default_factory=list)
     names: list[pl.DataFrame] = field(default_factory=list)
+    players: list[pl.DataFrame] = field(default_factory=list)
+    player_rows: int = 0
     recheck: bool = False
 
     def take(self, pieces: Iterable[IngestResult]) -> None:
@@ -206,7 +212,8 @@ class _GroupSink:
                 if piece is RESTART:
                     self.files.discard()
                     self.kept.clear()
-                    self.counts, self.names, self.recheck = [], [], False
+                    self.counts, self.names, self.players, self.recheck = [], [], [], False
+                    self.player_rows = 0
                 else:
                     writing = writer.submit(self._keep, piece)
             if writing is not None:
@@ -222,7 +229,23 @@ class _GroupSink:
         self.names.append(_detached(first(rows)))
         if len(self.names) >= _NAMES_REDUCED_EVERY:  # per player, not per game
             self.names = [_reduced_names(self.names)]
+        sides = player_sides(rows.lazy()).collect()
+        self.players.append(sides)
+        self.player_rows += sides.height
+        if self.player_rows >= _PLAYER_SIDES_REDUCED_ABOVE:  # per player, not per game
+            self.players, self.player_rows = [self._players_reduced()], 0
         self.recheck = self.recheck or _dated_after_today(piece.quarantine)
+
+    def players_seen(self) -> pl.DataFrame:
+        """One row per player id the group's games name so far (`players_seen.player_keys`),
+        sorted by hash: a group read again with the same games writes the same file."""
+        if not self.players:
+            return empty(PLAYER_KEYS_SCHEMA)
+        return self._players_reduced().sort("key")
+
+    def _players_reduced(self) -> pl.DataFrame:
+        """The players of every piece so far, one row each (about 9 bytes a player)."""
+        return reduce_player_keys(pl.concat(self.players).lazy()).collect()
 
     def counts_per_file(self) -> pl.DataFrame:
         """Rows kept and rejected per file of the group."""
@@ -236,6 +259,10 @@ class _GroupSink:
 
 _NAMES_REDUCED_EVERY = 8
 """Windows of first names gathered before they are reduced to one row per player and side."""
+
+_PLAYER_SIDES_REDUCED_ABOVE = 2_000_000
+"""Players' sides gathered (9 bytes each: about 30 windows of a platform's file) before they are
+reduced to one row per player: reducing costs per call far more than per row."""
 
 
 def _reduced_names(names: list[pl.DataFrame]) -> pl.DataFrame:
@@ -482,7 +509,7 @@ def _remove_group(lake: Path, key: str) -> None:
     for table in (tables.GAMES, tables.QUARANTINE):
         for path in table_dir(lake, table).glob(f"*/part-{key}.parquet"):
             path.unlink()
-    for table in (tables.INGEST_IDS, tables.INGEST_NAMES):
+    for table in (tables.INGEST_IDS, tables.INGEST_NAMES, tables.INGEST_PLAYERS):
         drop_partition(lake, table, key)
 
 

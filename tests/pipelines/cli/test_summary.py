@@ -11,6 +11,7 @@ import pytest
 
 from pipelines.cli import summary
 from rating_core import tables
+from rating_core.lake import players_seen
 from rating_core.lake.storage import write_partitioned, write_table
 from rating_core.schemas import PLAYERS_SCHEMA
 
@@ -59,13 +60,13 @@ def test_the_counts_are_read_again_only_when_the_games_or_registry_changed(
     _games(lake)
     write_table(lake, tables.PLAYERS, _registry(["a", "b", "Reg Name"]))
     counted: list[Path] = []
-    count = summary._count_players
+    count = players_seen.count
 
     def counting(at: Path) -> tuple[int, int, int]:
         counted.append(at)
         return count(at)
 
-    monkeypatch.setattr(summary, "_count_players", counting)
+    monkeypatch.setattr(players_seen, "count", counting)
     first = _line(lake)
     assert _line(lake) == first and len(counted) == 1  # nothing changed: not read again
     write_table(lake, tables.PLAYERS, _registry(["a", "b", "Reg Name"]))  # the same registry

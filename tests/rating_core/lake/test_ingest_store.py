@@ -13,7 +13,7 @@ import pytest
 from rating_core import tables
 from rating_core.ingest import pgn_stream
 from rating_core.ingest.inbox import ingest_games as read_whole_inbox
-from rating_core.lake import ingest_store
+from rating_core.lake import ingest_store, players_seen
 from rating_core.lake.storage import read_table
 from rating_core.names import player_names
 from rating_core.schemas import PLAYERS_SCHEMA, conform
@@ -67,6 +67,13 @@ def _check_like_whole_inbox(inbox: Path, lake: Path) -> None:
         .sort("player_id")
         .equals(player_names(empty_registry, whole.rows).sort("player_id"))
     )
+    ids = [whole.rows.get_column(f"{side}_id") for side in ("white", "black")]
+    by_name = [
+        whole.rows.filter(pl.col(f"{side}_id") == pl.col(f"{side}_name")).get_column(f"{side}_id")
+        for side in ("white", "black")
+    ]
+    seen, named = pl.concat(ids).drop_nulls().n_unique(), pl.concat(by_name).n_unique()
+    assert players_seen.count(lake) == (seen, seen, named)  # the summary's, from the groups' sets
 
 
 def test_a_second_run_reads_nothing_and_keeps_the_table(tmp_path: Path) -> None:
