@@ -16,6 +16,7 @@ import pytest
 from rating_core import tables
 from rating_core.lake import publishing as publish
 from rating_core.lake.storage import read_table
+from tests.support.moderation import REASON, annul, sample_blitz_game
 
 pytestmark = pytest.mark.e2e
 
@@ -198,25 +199,9 @@ def test_moderation_decision_publishes_only_affected_versions(
     shutil.copytree(samples, inbox)
     lake = tmp_path / "lake"
     ratings("run", "--inbox", str(inbox), "--lake", str(lake))
-    games = read_table(lake, tables.GAMES).collect()
-    target = (
-        games.filter(
-            (pl.col("source") == "platform")
-            & (pl.col("period") == "2026-03")
-            & (pl.col("category") == "blitz")
-            & pl.col("rated")
-            & (pl.col("status") == "finished")
-        )
-        .sort("game_id")
-        .row(0, named=True)
-    )
+    target = sample_blitz_game(lake)
     v1_bytes = {p: p.read_bytes() for p in (lake / "lists").rglob("v1/list.parquet")}
-    decisions = inbox / "platform" / "moderation" / "decisions-2026-07.csv"
-    decisions.write_text(
-        "game_id,decided_at,decision,reason\n"
-        f"{target['game_id']},2026-07-02T09:00:00Z,annul,engine use confirmed\n",
-        encoding="utf-8",
-    )
+    annul(inbox, target["game_id"])
     ratings("run", "--inbox", str(inbox), "--lake", str(lake))
     current = publish.current_versions(lake)
     bumped = current.filter(pl.col("version") > 1)
@@ -232,10 +217,7 @@ def test_moderation_decision_publishes_only_affected_versions(
     players = {target["white_id"], target["black_id"]}
     moved = diff.filter(pl.col("player_id").is_in(list(players)))
     assert moved.height == 2
-    assert all(
-        target["game_id"] in cause and "engine use confirmed" in cause
-        for cause in moved["cause"].to_list()
-    )
+    assert all(target["game_id"] in cause and REASON in cause for cause in moved["cause"].to_list())
     manifest = publish.read_manifest(lake, "site-blitz", "2026-03")
     assert manifest["parent_version"] == 1 and target["game_id"] in manifest["reason"]
 

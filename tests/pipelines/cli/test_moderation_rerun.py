@@ -17,33 +17,9 @@ from rating_core import tables
 from rating_core.lake import publishing as publish
 from rating_core.lake.storage import read_table
 from tests.support.inbox import ratings
+from tests.support.moderation import annul, sample_blitz_game
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
-
-
-def _annulled_game(lake: Path) -> str:
-    """The first rated finished blitz game of the sample's 2026-03 (moves both blitz lists)."""
-    games = read_table(lake, tables.GAMES).collect()
-    return str(
-        games.filter(
-            (pl.col("source") == "platform")
-            & (pl.col("period") == "2026-03")
-            & (pl.col("category") == "blitz")
-            & pl.col("rated")
-            & (pl.col("status") == "finished")
-        )
-        .sort("played_at", "game_id")
-        .get_column("game_id")[0]
-    )
-
-
-def _decide(inbox: Path, game_id: str) -> None:
-    path = inbox / "platform" / "moderation" / "decisions-2026-07.csv"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(
-        f"game_id,decided_at,decision,reason\n{game_id},2026-07-02T09:00:00Z,annul,engine use\n",
-        encoding="utf-8",
-    )
 
 
 def _latest_lists(lake: Path) -> dict[tuple[str, str], tuple[pl.DataFrame, bytes]]:
@@ -68,13 +44,13 @@ def test_a_moderation_rerun_publishes_what_a_new_run_with_the_decision_publishes
     lake = tmp_path / "lake"
     ratings("run", "--inbox", str(inbox), "--lake", str(lake))
     before = publish.current_versions(lake)
-    game_id = _annulled_game(lake)
-    _decide(inbox, game_id)
+    game_id = str(sample_blitz_game(lake, by=("played_at", "game_id"))["game_id"])
+    annul(inbox, game_id)
     ratings("run", "--inbox", str(inbox), "--lake", str(lake))
 
     fresh_inbox = tmp_path / "fresh-inbox"
     shutil.copytree(samples, fresh_inbox)
-    _decide(fresh_inbox, game_id)
+    annul(fresh_inbox, game_id)
     fresh = tmp_path / "fresh-lake"
     ratings("run", "--inbox", str(fresh_inbox), "--lake", str(fresh))
 

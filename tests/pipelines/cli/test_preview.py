@@ -19,9 +19,9 @@ from rating_core import tables
 from rating_core.lake import publishing as publish
 from rating_core.lake import revisions
 from rating_core.lake.lock import hold_lake
-from rating_core.lake.storage import read_table
 from tests.pipelines.cli.test_cli import ROOT, ratings
 from tests.support.docs import doc_block
+from tests.support.moderation import annul, sample_blitz_game
 
 pytestmark = pytest.mark.e2e
 
@@ -73,23 +73,7 @@ def _late_inbox(root: Path, samples: Path, lake: Path) -> Path:
     inbox = root / "inbox"
     shutil.copytree(samples, inbox)
     (inbox / "federation" / "late-2026-02.csv").write_text(LATE_RESULT, encoding="utf-8")
-    games = read_table(lake, tables.GAMES).collect()
-    target = (
-        games.filter(
-            (pl.col("source") == "platform")
-            & (pl.col("period") == "2026-03")
-            & (pl.col("category") == "blitz")
-            & pl.col("rated")
-            & (pl.col("status") == "finished")
-        )
-        .sort("game_id")
-        .get_column("game_id")[0]
-    )
-    (inbox / "platform" / "moderation" / "decisions-2026-07.csv").write_text(
-        "game_id,decided_at,decision,reason\n"
-        f"{target},2026-07-02T09:00:00Z,annul,engine use confirmed\n",
-        encoding="utf-8",
-    )
+    annul(inbox, sample_blitz_game(lake)["game_id"])
     return inbox
 
 
