@@ -17,27 +17,13 @@ from rating_core.lake import ingest_store, players_seen
 from rating_core.lake.storage import read_table
 from rating_core.names import player_names
 from rating_core.schemas import PLAYERS_SCHEMA, conform
-
-
-def _game(i: int, day: int = 1, gid: str | None = None, tc: str = "180+2") -> str:
-    gid = gid or f"g{i:07d}"
-    return (
-        f'[Event "Rated Blitz game"]\n[Site "https://lichess.org/{gid}"]\n'
-        f'[UTCDate "2025.05.{day:02d}"]\n[UTCTime "10:{i % 60:02d}:00"]\n[White "w{i % 7}"]\n'
-        f'[Black "b{i % 5}"]\n[Result "1-0"]\n[TimeControl "{tc}"]\n\n1. e4 e5 2. Qh5 1-0\n\n'
-    )
-
-
-def _pgn(path: Path, games: list[str]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(games))
-    return path
+from tests.support.pgn_text import blitz_game, write_pgn
 
 
 def _inbox(tmp_path: Path) -> Path:
     inbox = tmp_path / "inbox"
-    _pgn(inbox / "platform" / "may.pgn", [_game(i) for i in range(30)])
-    _pgn(inbox / "platform" / "june.pgn", [_game(100 + i, day=2) for i in range(20)])
+    write_pgn(inbox / "platform" / "may.pgn", [blitz_game(i) for i in range(30)])
+    write_pgn(inbox / "platform" / "june.pgn", [blitz_game(100 + i, day=2) for i in range(20)])
     federation = inbox / "federation"
     federation.mkdir(parents=True)
     (federation / "open.csv").write_text(
@@ -110,7 +96,7 @@ def test_an_unchanged_file_is_not_read_even_when_touched(tmp_path: Path, monkeyp
 def test_a_changed_file_replaces_exactly_its_own_games(tmp_path: Path) -> None:
     inbox, lake = _inbox(tmp_path), tmp_path / "lake"
     ingest_store.ingest_games(inbox, lake)
-    _pgn(inbox / "platform" / "june.pgn", [_game(100 + i, day=2) for i in range(5)])
+    write_pgn(inbox / "platform" / "june.pgn", [blitz_game(100 + i, day=2) for i in range(5)])
     outcome = ingest_store.ingest_games(inbox, lake)
     assert [key for key in outcome.read] == [key for key in outcome.read if "june" in key] and len(
         outcome.read
@@ -136,9 +122,9 @@ def test_a_game_id_seen_in_an_earlier_file_is_quarantined_as_the_whole_inbox_wou
     inbox, lake = _inbox(tmp_path), tmp_path / "lake"
     ingest_store.ingest_games(inbox, lake)
     # a file sorting after may.pgn repeats one of its games, and one of june's
-    _pgn(
+    write_pgn(
         inbox / "platform" / "mixed.pgn",
-        [_game(500, gid="g0000003"), _game(501), _game(502, gid="g0000105")],
+        [blitz_game(500, gid="g0000003"), blitz_game(501), blitz_game(502, gid="g0000105")],
     )
     outcome = ingest_store.ingest_games(inbox, lake)
     reasons = read_table(lake, tables.QUARANTINE).collect().get_column("reason").to_list()
@@ -156,7 +142,9 @@ def test_a_game_id_seen_in_an_earlier_file_is_quarantined_as_the_whole_inbox_wou
 def test_a_new_earlier_file_takes_the_ids_from_a_later_one(tmp_path: Path) -> None:
     inbox, lake = _inbox(tmp_path), tmp_path / "lake"
     ingest_store.ingest_games(inbox, lake)
-    _pgn(inbox / "platform" / "april.pgn", [_game(900, gid="g0000104")])  # sorts before june
+    write_pgn(
+        inbox / "platform" / "april.pgn", [blitz_game(900, gid="g0000104")]
+    )  # sorts before june
     outcome = ingest_store.ingest_games(inbox, lake)
     assert any("april" in key for key in outcome.read) and any("june" in k for k in outcome.read)
     _check_like_whole_inbox(inbox, lake)
@@ -176,9 +164,9 @@ def test_ids_repeated_across_windows_of_one_file(tmp_path: Path, monkeypatch) ->
 
     monkeypatch.setattr(inbox_module, "_repeated_in_file", counted)
     inbox, lake = tmp_path / "inbox", tmp_path / "lake"
-    _pgn(
+    write_pgn(
         inbox / "platform" / "big.pgn",
-        [_game(i) for i in range(40)] + [_game(77, gid="g0000002")] + [_game(41)],
+        [blitz_game(i) for i in range(40)] + [blitz_game(77, gid="g0000002")] + [blitz_game(41)],
     )
     ingest_store.ingest_games(inbox, lake)
     reasons = read_table(lake, tables.QUARANTINE).collect().get_column("reason").to_list()
@@ -201,7 +189,7 @@ def test_a_game_dated_after_today_is_read_again_on_a_later_day(tmp_path: Path) -
     from datetime import date
 
     inbox, lake = tmp_path / "inbox", tmp_path / "lake"
-    _pgn(inbox / "platform" / "p.pgn", [_game(1, day=1), _game(2, day=20)])
+    write_pgn(inbox / "platform" / "p.pgn", [blitz_game(1, day=1), blitz_game(2, day=20)])
     first = ingest_store.ingest_games(inbox, lake, today=date(2025, 5, 10))
     assert first.games == 1 and first.quarantined == 1
     later = ingest_store.ingest_games(inbox, lake, today=date(2025, 6, 1))
@@ -226,7 +214,7 @@ def test_a_truncated_archive_leaves_the_lake_as_it_was(tmp_path: Path) -> None:
     inbox, lake = _inbox(tmp_path), tmp_path / "lake"
     ingest_store.ingest_games(inbox, lake)
     before = read_table(lake, tables.GAMES).collect()
-    data = gzip.compress("".join(_game(300 + i) for i in range(50)).encode())
+    data = gzip.compress("".join(blitz_game(300 + i) for i in range(50)).encode())
     (inbox / "platform" / "cut.pgn.gz").write_bytes(data[: len(data) // 2])
     with pytest.raises(UnreadableFileError, match="cut.pgn.gz: truncated or corrupt gzip"):
         ingest_store.ingest_games(inbox, lake)

@@ -16,6 +16,7 @@ from rating_core.ingest import pgn_stream
 from rating_core.lake import facts, ingest_store, players_seen
 from rating_core.lake.storage import read_table, table_dir, table_file, write_table
 from rating_core.schemas import PLAYERS_SCHEMA
+from tests.support.pgn_text import blitz_game, write_pgn
 
 SAMPLES = Path(__file__).resolve().parents[3] / "data_samples"
 
@@ -41,27 +42,19 @@ def _direct(lake: Path) -> tuple[int, int, int]:
     return len(seen), len(missing), len(missing & by_name)
 
 
-def _game(i: int, white: str, black: str, day: int = 1) -> str:
-    return (
-        f'[Event "Rated Blitz game"]\n[Site "https://lichess.org/p{i:07d}"]\n'
-        f'[UTCDate "2025.05.{day:02d}"]\n[UTCTime "10:{i % 60:02d}:00"]\n[White "{white}"]\n'
-        f'[Black "{black}"]\n[Result "1-0"]\n[TimeControl "180+2"]\n\n1. e4 e5 2. Qh5 1-0\n\n'
-    )
-
-
-def _pgn(path: Path, games: list[str]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join(games))
-
-
 def _inbox(tmp_path: Path) -> Path:
     """The samples' game files (platform CSV and PGN, federation, a club: ids given with names,
     without, and as the name only) and two more PGN files sharing players."""
     inbox = tmp_path / "inbox"
     for folder in ("platform", "federation", "clubs"):
         shutil.copytree(SAMPLES / folder, inbox / folder)
-    _pgn(inbox / "platform" / "may.pgn", [_game(i, f"w{i % 7}", f"b{i % 5}") for i in range(30)])
-    _pgn(inbox / "platform" / "june.pgn", [_game(100 + i, f"w{i % 3}", "solo") for i in range(9)])
+    write_pgn(
+        inbox / "platform" / "may.pgn", [blitz_game(i, f"w{i % 7}", f"b{i % 5}") for i in range(30)]
+    )
+    write_pgn(
+        inbox / "platform" / "june.pgn",
+        [blitz_game(100 + i, f"w{i % 3}", "solo") for i in range(9)],
+    )
     return inbox
 
 
@@ -85,7 +78,9 @@ def test_the_counts_are_a_direct_count_through_changed_and_removed_files(tmp_pat
     first = _check(lake)
     assert first[0] > 50 and first[2] > 0  # players identified by name only among them
 
-    _pgn(inbox / "platform" / "june.pgn", [_game(200 + i, "w1", f"new{i}") for i in range(4)])
+    write_pgn(
+        inbox / "platform" / "june.pgn", [blitz_game(200 + i, "w1", f"new{i}") for i in range(4)]
+    )
     ingest_store.ingest_games(inbox, lake)
     changed = _check(lake)
     assert changed[0] == first[0] - 1 + 4  # solo gone (w0-w2 are in may.pgn), new0-3 came
@@ -156,7 +151,10 @@ def test_a_file_read_in_many_windows_keeps_each_player_once(
     monkeypatch.setattr(pgn_stream, "WINDOW_BYTES", 600)  # a window or two a game
     monkeypatch.setattr(ingest_store, "_PLAYER_SIDES_REDUCED_ABOVE", 10)  # reduced often
     inbox, lake = tmp_path / "inbox", tmp_path / "lake"
-    _pgn(inbox / "platform" / "big.pgn", [_game(i, f"w{i % 11}", f"b{i % 13}") for i in range(60)])
+    write_pgn(
+        inbox / "platform" / "big.pgn",
+        [blitz_game(i, f"w{i % 11}", f"b{i % 13}") for i in range(60)],
+    )
     ingest_store.ingest_games(inbox, lake)
     kept = read_table(lake, tables.INGEST_PLAYERS).collect()
     assert kept.height == 24 and kept.get_column("key").is_sorted()
