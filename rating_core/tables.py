@@ -131,9 +131,11 @@ INGEST_NAMES = LakeTable("ingest_names", GROUP, {**FIRST_NAMES_SCHEMA, GROUP: pl
 """Per file group, the first name each player id has in its games (`player_names` is built
 from them without reading the games again)."""
 
-INGEST_PLAYERS = LakeTable(
-    "ingest_players", GROUP, {"key": pl.UInt64, "by_name": pl.Boolean, GROUP: pl.String}
-)
+PLAYER_KEYS_SCHEMA: TableSchema = {"key": pl.UInt64, "by_name": pl.Boolean}
+"""One row per player: the 64-bit hash of the id (`rating_core.lake.players_seen`), and whether
+a game gave the id only as a name."""
+
+INGEST_PLAYERS = LakeTable("ingest_players", GROUP, {**PLAYER_KEYS_SCHEMA, GROUP: pl.String})
 """Per file group, one row per player id its games name: the id's 64-bit hash and whether a
 game gave the id only as a name (what the run summary counts, without reading the games again:
 `rating_core.lake.players_seen`)."""

@@ -7,6 +7,11 @@ with the group's games files. The summary combines those sets (one row per playe
 about a million rows for a platform's month) instead of reading 4 columns of every game again
 (issue 31 item 8: 4.6 s at 30M games). A games file without its group's set (a lake written
 before the sets were kept, a table written by hand) is read as before, and only that file.
+
+Ids are told apart by their 64-bit hash (`ID_HASH_SEED`, the seed of every id hash of the
+ingest) rather than by their text: hashing text in a table of a million players was most of the
+summary's seconds. Two different ids share a hash with a chance of about n²/2^65, 3 in 100
+million at a million players; they would be counted as one.
 """
 
 from __future__ import annotations
@@ -18,20 +23,10 @@ from pathlib import Path
 import polars as pl
 
 from rating_core import tables
+from rating_core.ingest.common import ID_HASH_SEED
 from rating_core.lake import facts
 from rating_core.lake.storage import read_table, table_dir
-from rating_core.schemas import TableSchema
-
-ID_HASH_SEED = 31
-"""The seed of the 64-bit hash by which the players are told apart.
-
-Ids are told apart by their hash rather than by their text (a third of the time at a million
-players: hashing text in a table of that size was most of the summary's seconds). Two different
-ids share a hash with a chance of about n²/2^65, 3 in 100 million at a million players; they
-would be counted as one."""
-
-PLAYER_KEYS_SCHEMA: TableSchema = {"key": pl.UInt64, "by_name": pl.Boolean}
-"""One row per player: the hash of the id, and whether a game gave the id only as a name."""
+from rating_core.tables import PLAYER_KEYS_SCHEMA
 
 PLAYERS_FACT = "summary-players/2"
 """The `derived_facts` record of the counts (/2: from the per-group sets; a new computation: /3)."""
