@@ -177,8 +177,6 @@ class Bench:
         self.count = 0
         self.kept: list[Measured] = []
         """The runs a figure was made from (their `--timings` tables are printed at the end)."""
-        self.last_lake = workdir / "lakes"
-        """The lake of the last `ratings_run`."""
 
     def ratings_run(
         self,
@@ -216,7 +214,6 @@ class Bench:
         games = lake_games(lake)
         print(run.line() + (f", {games:,} games in the lake" if games is not None else ""))
         self.runs.append(run)
-        self.last_lake = lake
         return run
 
     def python_run(self, label: str, args: list[str], *, cwd: Path = REPO) -> Measured:
@@ -391,8 +388,8 @@ def bench_memory(bench: Bench, scale: float, last: str) -> list[Row]:
     decision = inbox / "platform" / "moderation"
     shutil.rmtree(decision, ignore_errors=True)  # an interrupted benchmark's
     try:
-        first = bench.ratings_run(f"ratings run, {MONTHS} months, 50k players", inbox)
-        lake = bench.last_lake
+        lake = bench.workdir / "lakes" / "memory"
+        first = bench.ratings_run(f"ratings run, {MONTHS} months, 50k players", inbox, lake=lake)
         game_id, played_at = first_game(lake)
         annul(inbox, game_id, played_at, "end-to-end-benchmark")
         rerun = bench.ratings_run("rerun, first game annulled", inbox, lake=lake)
