@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import polars as pl
@@ -405,25 +406,36 @@ def _side_steps(
     return d, pd_h, np.int64(np.rint(score * 100.0)) - pd_h
 
 
+class CountedSides(NamedTuple):
+    """The kernel's sides, side-major (white's rows, then black's; see `side_codes`)."""
+
+    code: np.ndarray  # int32 row of the period-start list (-1: not on it)
+    rating: np.ndarray  # the side's period-start rating
+    ok: np.ndarray  # bool: the side may be counted
+    white_score: np.ndarray  # float64, one per game
+    uncapped: np.ndarray  # bool `one_game_uncapped` mask, or empty when no side is uncapped
+
+
+class StepRules(NamedTuple):
+    """The era's steps 1-3 as numbers (`FideRules`; `_NEVER` for a rule the era lacks)."""
+
+    standard: (
+        bool  # the standard list (the real difference above `real_from`), not the 600-point rule
+    )
+    cap: int  # the 400-point cap of D
+    real_from: int  # from this rating the real difference is used (standard)
+    gap_min: int  # the 600-point rule's difference (rapid and blitz)
+    above: int  # ... when the higher rating is above this
+    pd_by_d: np.ndarray  # `_PD_BY_D_I64`
+
+
 @njit(cache=True, nogil=True)
-def _counted_sums_kernel(
-    code: np.ndarray,
-    rating: np.ndarray,
-    ok: np.ndarray,
-    white_score: np.ndarray,
-    standard: bool,
-    cap: int,
-    real_from: int,
-    gap_min: int,
-    above: int,
-    pd_by_d: np.ndarray,
-    uncapped: np.ndarray,
-    totals: np.ndarray,
-) -> None:
+def _counted_sums_kernel(sides: CountedSides, rules: StepRules, totals: np.ndarray) -> None:
     """Steps 1-3 of `rate_sides` game by game, adding each counted side's game and ΔR
-    (hundredths) to its player's row of `totals` (n, sum): side-major inputs, see `side_codes`;
-    `uncapped` is `one_game_uncapped`'s mask, or empty when no side is uncapped.
+    (hundredths) to its player's row of `totals` (n, sum), under the era's `rules`.
     Both totals of a player share a cache line, prefetched `_SUMS_AHEAD` games early."""
+    code, rating, ok, white_score, uncapped = sides
+    standard, cap, real_from, gap_min, above, pd_by_d = rules
     n_games = white_score.shape[0]
     any_uncapped = uncapped.shape[0] > 0
     flat = totals.reshape(-1)
@@ -471,20 +483,22 @@ def counted_sums(
     totals.fill(0)
     real_from = rules.real_difference_from
     gap_min = rules.fast_excluded_gap
-    _counted_sums_kernel(
+    sides = CountedSides(
         c.own_code,
         c.own_rating,
         c.own_ok,
         readonly(c.white_score.astype(np.float64, copy=False)),
+        np.zeros(0, dtype=bool) if uncapped is None else uncapped,
+    )
+    step_rules = StepRules(
         standard,
         rules.difference_cap,
         _NEVER if real_from is None else real_from,
         _NEVER if gap_min is None else gap_min,
         rules.fast_excluded_above,
         _PD_BY_D_I64,
-        np.zeros(0, dtype=bool) if uncapped is None else uncapped,
-        totals,
     )
+    _counted_sums_kernel(sides, step_rules, totals)
     return totals[:, 0].astype(np.int32), totals[:, 1].copy()
 
 
