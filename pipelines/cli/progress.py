@@ -62,27 +62,32 @@ def every_seconds(environ: Mapping[str, str] | None = None) -> float:
     return seconds_setting(EVERY_ENV, EVERY_S, environ)
 
 
+STEP_UP = 0.9995
+"""An amount is shown in a unit from this much of it on: what would show as `1000` of the unit
+below (999.6 MB) shows as `1.0 GB`."""
+
+
 def format_bytes(count: float, unit_of: float | None = None) -> str:
     """`count` bytes in decimal units (`85 MB`, `1.2 GB`); `unit_of` picks the unit from another
     amount (a total), so that `1.2/6.0 GB` share one."""
     scale = max(count, unit_of or 0)
     for factor, unit in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
-        if scale >= factor:
+        if scale >= factor * STEP_UP:
             return f"{_number(count / factor, scale / factor)} {unit}"
     return f"{count:.0f} B"
 
 
 def _number(value: float, scale: float) -> str:
-    """One decimal below 10 (`1.2`, `6.0`), none above (`85`, `340`): two or three figures."""
-    return f"{value:.1f}" if scale < 10 else f"{value:.0f}"
+    """One decimal below 10 (`1.2`, `6.0`), none from 10 on (`85`, `340`; 9.96 is `10`, never
+    `10.0`): two or three figures."""
+    return f"{value:.1f}" if float(f"{scale:.1f}") < 10 else f"{value:.0f}"
 
 
 def format_count(count: float) -> str:
     """A count in a few characters: `850`, `4.1k`, `41k`, `1.2M`."""
     for factor, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if count >= factor:
-            scaled = count / factor
-            return f"{scaled:.1f}{suffix}" if scaled < 10 else f"{scaled:.0f}{suffix}"
+        if count >= factor * STEP_UP:
+            return f"{_number(count / factor, count / factor)}{suffix}"
     return f"{count:.0f}"
 
 
@@ -310,6 +315,8 @@ class ProgressDisplay:
         self._lock = threading.Lock()
         self._pieces: dict[tuple[str, str], Piece] = {}
         self._status: str | None = None
+        self._figures = 0
+        """The widest figures of the live rows so far (`_table`; 0 once no row is left)."""
         self._spinner = Spinner("dots")
         """One spinner for the display's life: its frame follows the time since it was made."""
         self._live: Live | None = None
@@ -414,6 +421,8 @@ class ProgressDisplay:
             yield self._spinner
         if rows:
             yield self._table(rows, options.max_width)
+        else:
+            self._figures = 0
 
     def _table(self, rows: list[tuple[str, int, int | None, list[str]]], width: int) -> Table:
         """The pieces' rows in `width` columns: each row's fullest figures that leave its label
@@ -425,6 +434,9 @@ class ProgressDisplay:
             fits = [text for text in shapes if 4 + cell_len(text) + least <= width]
             texts.append(fits[0] if fits else shapes[-1])
         stats = max(cell_len(text) for text in texts)
+        # the widest figures shown since the rows appeared, as far as they fit: the labels and
+        # bars keep their width while the figures' length wavers (`9.9 MB/s`, `10 MB/s`)
+        stats = self._figures = max(stats, min(self._figures, width - 4 - LABEL_LEAST))
         label = max(cell_len(row[0]) for row in rows)
         room = width - 2 - stats - 2  # an indent, then a space after the label and the bar
         bar = min(BAR_WIDTH[1], room - min(label, room - BAR_WIDTH[0] - 1) - 1)

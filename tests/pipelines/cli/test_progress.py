@@ -224,6 +224,11 @@ def test_amounts_are_short() -> None:
         "41k",
         "1.2M",
     ]
+    assert (format_bytes(9.96e6), format_bytes(9.94e6), format_count(9_960)) == (
+        "10 MB",
+        "9.9 MB",
+        "10k",
+    )
     assert [format_duration(s) for s in (57.4, 250, 600, 7500)] == [
         "57 s",
         "4 min 10 s",
@@ -306,3 +311,23 @@ def test_the_spinner_turns_as_time_goes_by() -> None:
             console.print(display)
     frames = [line[0] for line in console.export_text().splitlines()]
     assert len(frames) == 4 and len(set(frames)) == 4, frames
+
+
+def test_a_live_rows_label_and_bar_keep_their_place_while_its_figures_shorten() -> None:
+    """Its figures' length wavers (`66 s left`, `2 s left`): the label is not cut and uncut
+    at each frame, the bar does not move."""
+    console = Console(file=io.StringIO(), width=80, record=True, force_terminal=True)
+    clock = FakeClock()
+    display = ProgressDisplay(console, every=5, clock=clock)
+    shown = []
+    for step in range(1, 70, 4):  # 85 MB a second
+        clock.now = float(step)
+        display(Progress("ingest", FILE, step * 85_000_000, 6 * GB, "bytes", step * 40_000))
+        console.print(display)
+        shown.append(console.export_text(clear=True).splitlines()[0])
+    assert shown[1].endswith(" 7% 85 MB/s 40k games/s 66 s left"), shown
+    assert shown[-1].endswith(" 97% 85 MB/s 40k games/s 2 s left"), shown
+    # from the third frame on (the second's figures were its widest so far) one place
+    labels = {re.sub(r" [━╸╺].*", "", line) for line in shown[2:]}
+    bars = {re.sub(r"[━╸╺]", "━", line).index("━") for line in shown[2:]}
+    assert len(labels) == 1 and len(bars) == 1, shown
