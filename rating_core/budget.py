@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from itertools import pairwise
 
 UNITS = {
     "": 1,
@@ -51,9 +52,11 @@ def memory_bytes(text: str, least: int = LEAST_MEMORY) -> int:
 
 
 def show_size(size: float) -> str:
-    """`3.0 GiB`, `512 MiB`: a size in the largest binary unit it fills."""
-    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
-        if size >= scale:
+    """`3.0 GiB`, `512 MiB`: a size in the largest binary unit it fills, or would show as
+    filling in the unit below (1 GiB less a byte is `1.0 GiB`, never `1024 MiB`)."""
+    units = (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024), ("B", 1))
+    for (unit, scale), (_, below) in pairwise(units):
+        if size >= scale - below / 2:  # from here the unit below would show 1024 of itself
             value = size / scale
             return f"{value:.1f} {unit}" if value < 10 and unit == "GiB" else f"{value:.0f} {unit}"
     return f"{size:.0f} B"

@@ -7,10 +7,16 @@ reports' own times (`time.monotonic`, over the last `RATE_WINDOW_S` seconds). Wo
 within the interval leaves no line behind: a run on a small inbox prints what it printed before.
 Reports may come from any thread. On a terminal nothing is printed while this display's lock is
 held: rich's live display takes its own lock to render, then renders this display.
+
+On a terminal the live display writes to its own duplicate of the terminal's file descriptor
+(`own_terminal`), taken when it starts: while a Dagster step runs, Dagster's compute log capture
+points the process's stdout and stderr descriptors at a log file, and a display writing to fd 2
+would find it no terminal and stop refreshing until the step ends (what `ratings run` did).
 """
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections import deque
@@ -18,9 +24,10 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
+from typing import IO
 
 from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleDimensions, ConsoleOptions, RenderResult
 from rich.live import Live
 from rich.progress_bar import ProgressBar
 from rich.spinner import Spinner
@@ -55,33 +62,59 @@ def every_seconds(environ: Mapping[str, str] | None = None) -> float:
     return seconds_setting(EVERY_ENV, EVERY_S, environ)
 
 
+STEP_UP = 0.9995
+"""An amount is shown in a unit from this much of it on: what would show as `1000` of the unit
+below (999.6 MB) shows as `1.0 GB`."""
+
+
 def format_bytes(count: float, unit_of: float | None = None) -> str:
     """`count` bytes in decimal units (`85 MB`, `1.2 GB`); `unit_of` picks the unit from another
     amount (a total), so that `1.2/6.0 GB` share one."""
     scale = max(count, unit_of or 0)
     for factor, unit in ((1e12, "TB"), (1e9, "GB"), (1e6, "MB"), (1e3, "kB")):
-        if scale >= factor:
+        if scale >= factor * STEP_UP:
             return f"{_number(count / factor, scale / factor)} {unit}"
     return f"{count:.0f} B"
 
 
 def _number(value: float, scale: float) -> str:
-    """One decimal below 10 (`1.2`, `6.0`), none above (`85`, `340`): two or three figures."""
-    return f"{value:.1f}" if scale < 10 else f"{value:.0f}"
+    """One decimal below 10 (`1.2`, `6.0`), none from 10 on (`85`, `340`; 9.96 is `10`, never
+    `10.0`): two or three figures."""
+    return f"{value:.1f}" if float(f"{scale:.1f}") < 10 else f"{value:.0f}"
 
 
 def format_count(count: float) -> str:
     """A count in a few characters: `850`, `4.1k`, `41k`, `1.2M`."""
     for factor, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if count >= factor:
-            scaled = count / factor
-            return f"{scaled:.1f}{suffix}" if scaled < 10 else f"{scaled:.0f}{suffix}"
+        if count >= factor * STEP_UP:
+            return f"{_number(count / factor, count / factor)}{suffix}"
     return f"{count:.0f}"
 
 
+def counted(count: float, unit: str) -> str:
+    """`unit` for `count` of it: `1 period`, `0 periods`, `12 periods` (units are named in the
+    plural, `periods`, `games`, `lines`)."""
+    return unit[:-1] if count == 1 and unit.endswith("s") else unit
+
+
+def games_text(count: int) -> str:
+    """`1 game`, `850 games`, `1.2M games`."""
+    return f"{format_count(count)} {counted(count, 'games')}"
+
+
+def time_left(seconds: float) -> tuple[str, str]:
+    """The time left, in full and short: `about 57 s left` and `57 s left`; under half a second
+    (which `format_duration` would show as `0 s`), `less than a second left` and `<1 s left`."""
+    if seconds < 0.5:
+        return "less than a second left", "<1 s left"
+    return f"about {format_duration(seconds)} left", f"{format_duration(seconds)} left"
+
+
 def format_duration(seconds: float) -> str:
-    """`57 s`, `99 s`, `4 min 10 s`, `2 h 05 min`: rounded to what a person reads."""
+    """`<1 s`, `57 s`, `99 s`, `4 min 10 s`, `2 h 05 min`: rounded to what a person reads."""
     whole = max(0, round(seconds))
+    if whole == 0:
+        return "<1 s"
     if whole < 100:
         return f"{whole} s"
     if whole < 3600:
@@ -109,7 +142,10 @@ class Piece:
 
     def update(self, progress: Progress, now: float) -> None:
         """Take a report made at `now`, keeping the samples of the last `RATE_WINDOW_S` (and the
-        one just before them, so the window is always spanned)."""
+        one just before them, so the window is always spanned). A report behind the last one
+        (a file read again from its start, as Windows-1252) starts the samples again."""
+        if progress.done < self.done:
+            self.samples.clear()
         self.total, self.done, self.games = progress.total, progress.done, progress.games
         self.samples.append((now, progress.done, progress.games))
         while len(self.samples) > 2 and self.samples[1][0] <= now - RATE_WINDOW_S:
@@ -142,24 +178,24 @@ class Piece:
         rate, games_rate = self.rates()
         left = self.seconds_left()
         ahead = left is not None and self.done < (self.total or 0)
-        eta = format_duration(left) if left is not None and ahead else ""
+        about, short = time_left(left) if left is not None and ahead else ("", "")
         if self.unit == "bytes":
             speed = f"{format_bytes(rate)}/s" if rate is not None else ""
             games = f"{format_count(games_rate)} games/s" if games_rate is not None else ""
             shapes = [
-                (amount, percent, speed, games, f"about {eta} left" if eta else ""),
-                (amount, percent, speed, games, f"{eta} left" if eta else ""),
-                (amount, speed, games, f"{eta} left" if eta else ""),
-                (amount, speed, f"{eta} left" if eta else ""),
-                (amount, f"{eta} left" if eta else ""),
+                (amount, percent, speed, games, about),
+                (amount, percent, speed, games, short),
+                (amount, speed, games, short),
+                (amount, speed, short),
+                (amount, short),
             ]
         else:
-            games = f"{format_count(self.games)} games"
+            games = games_text(self.games)
             shapes = [
-                (amount, percent, games, f"about {eta} left" if eta else ""),
-                (amount, percent, games, f"{eta} left" if eta else ""),
-                (amount, games, f"{eta} left" if eta else ""),
-                (amount, f"{eta} left" if eta else ""),
+                (amount, percent, games, about),
+                (amount, percent, games, short),
+                (amount, games, short),
+                (amount, short),
             ]
         return [" ".join(part for part in shape if part) for shape in shapes]
 
@@ -172,16 +208,18 @@ class Piece:
             number, unit = format_bytes(self.total).rsplit(" ", 1)
             return f"{done.rsplit(' ', 1)[0]}/{number} {unit}"
         total = "" if self.total is None else f"/{self.total}"
-        return f"{self.done}{total} {self.unit}"
+        unit = counted(self.done if self.total is None else self.total, self.unit)
+        return f"{self.done}{total} {unit}"
 
     def summary(self, now: float) -> list[str]:
         """What the finished piece did, timed from its first report, fullest first:
         `done: 6.0 GB, 3.1M games in 72 s (83 MB/s)`, then without the speed, then the games
         and time only (`done: 12 periods, 310k games in 14 s` for periods)."""
         seconds = now - self.started
-        took = f"{format_count(self.games)} games in {format_duration(seconds)}"
+        took = f"{games_text(self.games)} in {format_duration(seconds)}"
         if self.unit != "bytes":
-            return [f"done: {self.done} {self.unit}, {took}", f"done: {took}"]
+            done = f"{self.done} {counted(self.done, self.unit)}"
+            return [f"done: {done}, {took}", f"done: {took}"]
         whole = f"done: {format_bytes(self.done)}, {took}"
         speed = f" ({format_bytes(self.done / seconds)}/s)" if seconds > 0 else ""
         return [whole + speed, whole, f"done: {took}"]
@@ -203,6 +241,48 @@ def fit_line(head: str, label: str, tails: list[str], width: int) -> str:
     tail = tails[-1]
     room = width - cell_len(head) - cell_len(tail) - 2
     return f"{head} {shorten_middle(label, max(room, LABEL_LEAST))} {tail}"
+
+
+class TerminalConsole(Console):
+    """A console writing to a terminal through its own file (a duplicate of the terminal's
+    descriptor), sized from that descriptor: rich's own `Console.size` asks the process's
+    stdin, stdout and stderr, which a Dagster step points at its log files."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        """The terminal's size as its descriptor reports it (rich's answer if it cannot), the
+        width overridden by `COLUMNS` as rich does."""
+        try:
+            width, height = os.get_terminal_size(self.file.fileno())
+        except (AttributeError, ValueError, OSError):
+            return super().size
+        columns = os.environ.get("COLUMNS", "")
+        return ConsoleDimensions(int(columns) if columns.isdigit() else width or 80, height or 25)
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
+
+def own_terminal(console: Console) -> Console | None:
+    """A console of its own on the terminal `console` writes to (a duplicate of its file
+    descriptor, so that later redirections of the process's fd 1 and 2 leave it on the
+    terminal); None when `console` is not writing to a terminal through a descriptor."""
+    file: IO[str] = console.file
+    try:
+        descriptor = file.fileno()
+    except (AttributeError, ValueError, OSError):  # io.StringIO and the like: no descriptor
+        return None
+    if not console.is_terminal or not os.isatty(descriptor):
+        return None
+    stream = open(  # noqa: SIM115 - closed by the display that owns it
+        os.dup(descriptor),
+        "w",
+        encoding=getattr(file, "encoding", None) or "utf-8",
+        errors="replace",
+        closefd=True,
+    )
+    return TerminalConsole(file=stream, force_terminal=True, stderr=console.stderr)
 
 
 class ProgressDisplay:
@@ -235,15 +315,25 @@ class ProgressDisplay:
         self._lock = threading.Lock()
         self._pieces: dict[tuple[str, str], Piece] = {}
         self._status: str | None = None
+        self._figures = 0
+        """The widest figures of the live rows so far (`_table`; 0 once no row is left)."""
+        self._spinner = Spinner("dots")
+        """One spinner for the display's life: its frame follows the time since it was made."""
         self._live: Live | None = None
+        self._shared: Console | None = None
+        """The console given, while the live display writes to its own (`own_terminal`)."""
         self._own_heartbeat = heartbeat is None
         self.heartbeat = plain_heartbeat(self.console) if heartbeat is None else heartbeat
 
     def __enter__(self) -> ProgressDisplay:
-        """Start the live display on a terminal, the heartbeat elsewhere (when its own)."""
+        """Start the live display on a terminal (on a console of its own there, when the
+        terminal has a descriptor), the heartbeat elsewhere (when its own)."""
         if self._own_heartbeat:
             self.heartbeat.__enter__()
         if self.terminal and self._live is None:
+            own = own_terminal(self.console)
+            if own is not None:
+                self._shared, self.console = self.console, own
             self._live = Live(
                 self,
                 console=self.console,
@@ -264,6 +354,10 @@ class ProgressDisplay:
         live, self._live = self._live, None
         if live is not None:
             live.stop()
+        shared, self._shared = self._shared, None
+        if shared is not None:
+            own, self.console = self.console, shared
+            own.file.close()
         if self._own_heartbeat:
             self.heartbeat.__exit__(kind, error, traceback)
 
@@ -323,9 +417,12 @@ class ProgressDisplay:
             status = self._status
             rows = [(p.label, p.done, p.total, p.describe()[1:]) for p in self._pieces.values()]
         if status is not None:
-            yield Spinner("dots", Text(status))
+            self._spinner.update(text=Text(status))
+            yield self._spinner
         if rows:
             yield self._table(rows, options.max_width)
+        else:
+            self._figures = 0
 
     def _table(self, rows: list[tuple[str, int, int | None, list[str]]], width: int) -> Table:
         """The pieces' rows in `width` columns: each row's fullest figures that leave its label
@@ -337,6 +434,9 @@ class ProgressDisplay:
             fits = [text for text in shapes if 4 + cell_len(text) + least <= width]
             texts.append(fits[0] if fits else shapes[-1])
         stats = max(cell_len(text) for text in texts)
+        # the widest figures shown since the rows appeared, as far as they fit: the labels and
+        # bars keep their width while the figures' length wavers (`9.9 MB/s`, `10 MB/s`)
+        stats = self._figures = max(stats, min(self._figures, width - 4 - LABEL_LEAST))
         label = max(cell_len(row[0]) for row in rows)
         room = width - 2 - stats - 2  # an indent, then a space after the label and the bar
         bar = min(BAR_WIDTH[1], room - min(label, room - BAR_WIDTH[0] - 1) - 1)

@@ -165,6 +165,8 @@ class PgnStream:
         last_report = 0.0
         with open_stream(self.path, source, self.zstd_window) as stream:
             size = stream.size()
+            # at once, so that a file's row shows while its first window is still being read
+            report(Progress("ingest", source, 0, size, "bytes", 0))
             for k, buf in enumerate(windows(stream, self.window, self.stretch, source)):
                 start = 3 if k == 0 and bytes(buf[:3]) == _BOM else 0
                 text = buf

@@ -61,6 +61,8 @@ def site_lists_periods(
         sink(SITE_EXCLUDED, period, empty(SITE_EXCLUDED_SCHEMA))
         read = rated = excluded = 0
         for batch in source.batches(period):
+            if read:  # a period in several batches: the games so far, while it is rated
+                report_period("site", done - 1, periods, handled + read)
             out = replay.feed(batch)
             sink(SITE_HISTORY, period, out.history)
             sink(SITE_EXCLUDED, period, out.excluded)
@@ -113,6 +115,8 @@ def fibs_lists_periods(
         sink(FIBS_HISTORY, period, empty(FIBS_HISTORY_SCHEMA))
         read = ranked = 0
         for batch in source.batches(period):
+            if read:  # a period in several batches: the matches so far, while it is rated
+                report_period("fibs", done - 1, periods, handled + read)
             out = replay.feed(batch)
             sink(FIBS_HISTORY, period, out.history)
             read, ranked = read + batch.height, ranked + out.ranked

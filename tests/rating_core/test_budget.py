@@ -82,3 +82,15 @@ def test_sizes_are_shown_in_the_unit_they_fill() -> None:
     assert show_size(32 * 1024**2) == "32 MiB"
     assert show_size(12 * 1024**3) == "12 GiB"
     assert show_size(100) == "100 B"
+
+
+def test_a_size_just_under_a_unit_is_shown_in_that_unit_never_as_1024_of_the_one_below() -> None:
+    assert show_size(1024**3 - 1) == "1.0 GiB"  # the scanner's chunk limit, not `1024 MiB`
+    assert show_size(1023.5 * 1024**2) == "1.0 GiB"
+    assert show_size(1023.4 * 1024**2) == "1023 MiB"
+    assert show_size(1024**2 - 1) == "1 MiB"
+    assert (show_size(1023), show_size(1024), show_size(600 * 1024)) == (
+        "1023 B",
+        "1 KiB",
+        "600 KiB",
+    )

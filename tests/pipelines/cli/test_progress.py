@@ -224,6 +224,11 @@ def test_amounts_are_short() -> None:
         "41k",
         "1.2M",
     ]
+    assert (format_bytes(9.96e6), format_bytes(9.94e6), format_count(9_960)) == (
+        "10 MB",
+        "9.9 MB",
+        "10k",
+    )
     assert [format_duration(s) for s in (57.4, 250, 600, 7500)] == [
         "57 s",
         "4 min 10 s",
@@ -263,3 +268,66 @@ def test_on_a_terminal_the_heartbeat_is_off() -> None:
     with display, display.status("ingesting the inbox"):
         pass
     assert display.heartbeat._thread is None
+
+
+def test_one_period_and_one_game_are_singular_and_the_last_second_is_said_in_words() -> None:
+    display, console, clock = plain(every=0, width=120)
+    display(Progress("rating", "site", 0, 1, "periods"))
+    clock.now = 1.0
+    display(Progress("rating", "site", 0, 1, "periods", 1))
+    clock.now = 2.0
+    display(Progress("rating", "site", 1, 1, "periods", 1, finished=True))
+    for step, at in ((1, 3.0), (2, 4.0), (399, 4.9)):  # 1 kB a second, then 397 kB at once
+        clock.now = at
+        display(Progress("ingest", "a.pgn", step * 1000, 400_000, "bytes", step))
+    printed = lines(console)
+    assert printed[1].endswith("rating site 0/1 period 0% 1 game")
+    assert printed[2].endswith("rating site done: 1 period, 1 game in 2 s")
+    assert printed[-1].endswith(" 99% 209 kB/s 209 games/s less than a second left")
+    assert "0 s" not in " ".join(printed)
+    assert format_duration(0.3) == "<1 s" and format_duration(0.6) == "1 s"
+
+
+def test_a_file_read_again_from_its_start_measures_its_rate_afresh() -> None:
+    """A file that is not UTF-8 is read again as Windows-1252: its reports start from 0 again,
+    and the rate is the new reading's, never negative."""
+    display, console, clock = plain(every=0)
+    for at, done in ((0.0, 0), (1.0, 50_000_000), (2.0, 0), (3.0, 20_000_000)):
+        clock.now = at
+        display(Progress("ingest", "a.pgn", done, 100_000_000, "bytes"))
+    assert " 20 MB/s " in lines(console)[-1]
+
+
+def test_the_spinner_turns_as_time_goes_by() -> None:
+    """The live display keeps one spinner, whose frame follows the time since it started."""
+    clock = FakeClock()
+    console = Console(
+        file=io.StringIO(), width=80, record=True, force_terminal=True, get_time=clock
+    )
+    display = ProgressDisplay(console, every=5, clock=clock)
+    with display.status("ingesting the inbox"):
+        for at in (0.0, 0.1, 0.2, 0.3):
+            clock.now = at
+            console.print(display)
+    frames = [line[0] for line in console.export_text().splitlines()]
+    assert len(frames) == 4 and len(set(frames)) == 4, frames
+
+
+def test_a_live_rows_label_and_bar_keep_their_place_while_its_figures_shorten() -> None:
+    """Its figures' length wavers (`66 s left`, `2 s left`): the label is not cut and uncut
+    at each frame, the bar does not move."""
+    console = Console(file=io.StringIO(), width=80, record=True, force_terminal=True)
+    clock = FakeClock()
+    display = ProgressDisplay(console, every=5, clock=clock)
+    shown = []
+    for step in range(1, 70, 4):  # 85 MB a second
+        clock.now = float(step)
+        display(Progress("ingest", FILE, step * 85_000_000, 6 * GB, "bytes", step * 40_000))
+        console.print(display)
+        shown.append(console.export_text(clear=True).splitlines()[0])
+    assert shown[1].endswith(" 7% 85 MB/s 40k games/s 66 s left"), shown
+    assert shown[-1].endswith(" 97% 85 MB/s 40k games/s 2 s left"), shown
+    # from the third frame on (the second's figures were its widest so far) one place
+    labels = {re.sub(r" [━╸╺].*", "", line) for line in shown[2:]}
+    bars = {re.sub(r"[━╸╺]", "━", line).index("━") for line in shown[2:]}
+    assert len(labels) == 1 and len(bars) == 1, shown

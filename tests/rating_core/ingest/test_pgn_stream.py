@@ -14,10 +14,11 @@ import pytest
 import zstandard
 
 from rating_core.ingest.common import UnreadableFileError
-from rating_core.ingest.pgn import read_pgn, read_pgn_reference
+from rating_core.ingest.pgn import pgn_windows, read_pgn, read_pgn_reference
 from rating_core.ingest.pgn_files import check_zstd_frames, open_stream
 from rating_core.ingest.pgn_stream import last_game_start, windows
 from rating_core.ingest.pgn_synth import generate_pgn
+from rating_core.progress import Progress, listening
 
 EXTERNAL = Path(__file__).resolve().parents[4] / "shared" / "external" / "shakmaty"
 
@@ -194,3 +195,25 @@ def test_a_hostile_archive_is_refused_by_the_budgets_rule_in_bounded_memory(
     with pytest.raises(UnreadableFileError, match=r"bomb.pgn.zst: over 32 MiB of text without"):
         for _ in pgn_windows(path, "bomb.pgn.zst", budget=budget):
             pass
+
+
+def test_a_streamed_file_reports_at_once_and_when_it_is_read(tmp_path: Path) -> None:
+    """Its row shows while its first window is still being read (0 of its size), and its last
+    report says every byte and game."""
+    path = tmp_path / "g.pgn"
+    path.write_text("".join(_game(i) for i in range(40)))
+    reports: list[Progress] = []
+    with listening(reports.append):
+        games = sum(r.rows.height for _, r in pgn_windows(path, "g.pgn", window=2048))
+    size = path.stat().st_size
+    assert games == 40
+    first, last = reports[0], reports[-1]
+    assert (first.done, first.total, first.unit, first.games, first.finished) == (
+        0,
+        size,
+        "bytes",
+        0,
+        False,
+    )
+    assert (last.done, last.total, last.games, last.finished) == (size, size, 40, True)
+    assert all(r.label == "g.pgn" and r.stage == "ingest" for r in reports)

@@ -1,17 +1,21 @@
 """The rating stage's progress reports (issue 31 item 7): each system's range function reports
-once per period rated, with the games (or matches) handled so far."""
+once per period rated, with the games (or matches) handled so far, and a streamed replay also
+between two batches of a period."""
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import timedelta
 
 import polars as pl
 
 from rating_core.progress import Progress, listening
 from rating_core.schemas import GAMES_SCHEMA, conform
-from rating_core.systems.contract import CollectedRows
+from rating_core.systems.contract import CollectedRows, FrameSource
 from rating_core.systems.federation import club_lists_periods, fide_lists_periods
+from rating_core.systems.fibs.classification import MATCH_SIDES
 from rating_core.systems.platform import fibs_lists_periods, site_lists_periods
 from tests.rating_core.systems.club.test_club import games_frame
 from tests.rating_core.systems.fibs.test_fibs import match, matches
@@ -119,3 +123,47 @@ def test_fibs_reports_its_matches() -> None:
         lambda: dict(fibs_lists_periods(matches(*rows), None, None, None, PERIODS, CollectedRows()))
     )
     assert [(r[1], r[2], r[5]) for r in reports] == [("fibs", 1, 1), ("fibs", 2, 2), ("fibs", 3, 2)]
+
+
+@dataclass(frozen=True)
+class Batched:
+    """A `GameSource` handing each period's games over `rows` at a time (as the lake's batches
+    of a large month), in the frame's order."""
+
+    source: FrameSource
+    rows: int
+
+    def players(self) -> pl.Series:
+        return self.source.players()
+
+    def batches(self, period: str) -> Iterator[pl.DataFrame]:
+        for batch in self.source.batches(period):
+            yield from batch.iter_slices(self.rows)
+
+
+def test_a_period_in_several_batches_reports_the_games_so_far_between_them() -> None:
+    """A large month is rated in batches: between two, the games so far (the period not done
+    yet), so that a one-month run shows its games going up."""
+    t0 = dt.datetime(2026, 3, 1, tzinfo=dt.UTC)
+    rows = [
+        site_game(i, "u-a", "u-b", 1.0, period="2026-03", played_at=t0 + timedelta(hours=i))
+        for i in range(5)
+    ]
+    source = Batched(FrameSource(site_games(*rows)), 2)
+    reports = heard(
+        lambda: dict(site_lists_periods(source, None, None, None, PERIODS[:1], CollectedRows()))
+    )
+    assert [(r[1], r[2], r[3], r[5]) for r in reports] == [
+        ("site", 0, 1, 2),
+        ("site", 0, 1, 4),
+        ("site", 1, 1, 5),
+    ]
+
+
+def test_fibs_reports_its_matches_between_batches_too() -> None:
+    rows = [match(i, "u-a", "u-b", timedelta(days=50, hours=i), period="2026-03") for i in range(3)]
+    source = Batched(FrameSource(matches(*rows), MATCH_SIDES), 2)
+    reports = heard(
+        lambda: dict(fibs_lists_periods(source, None, None, None, PERIODS[:1], CollectedRows()))
+    )
+    assert [(r[1], r[2], r[5]) for r in reports] == [("fibs", 0, 2), ("fibs", 1, 3)]
