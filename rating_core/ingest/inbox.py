@@ -207,6 +207,12 @@ def _group_key(source: str, name: str) -> str:
     return f"{_RANKS[source]}-{_SAFE_KEY.sub('_', name)[:60]}-{digest}"
 
 
+def group_source(key: str) -> str:
+    """The source (platform, federation or club) of a group, by its key (`_group_key`)."""
+    rank = key.split("-", 1)[0]
+    return next(source for source, mark in _RANKS.items() if mark == rank)
+
+
 def game_groups(inbox: Path, notes: list[str] | None = None) -> list[GameGroup]:
     """The inbox's game files in their groups, in the order they are read (`notes`: folders
     skipped, as `_game_sources` says)."""
