@@ -269,5 +269,6 @@ def test_platform_files_new_changed_and_removed_are_named_for_every_player() -> 
         "late result: games file platform/july.pgn",
         "withdrawn: games file platform/x.csv",
     ]
-    assert file_causes(now, now) is not None and not file_causes(now, now).height
+    same = file_causes(now, now)
+    assert same is not None and not same.height
     assert file_causes(now, None) is None  # the period's first publication
