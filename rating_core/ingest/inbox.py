@@ -208,9 +208,10 @@ def _group_key(source: str, name: str) -> str:
 
 
 def group_source(key: str) -> str:
-    """The source (platform, federation or club) of a group, by its key (`_group_key`)."""
+    """The source (platform, federation or club) of a group, by its key (`_group_key`; "" for
+    a key no group of this code has)."""
     rank = key.split("-", 1)[0]
-    return next(source for source, mark in _RANKS.items() if mark == rank)
+    return next((source for source, mark in _RANKS.items() if mark == rank), "")
 
 
 def game_groups(inbox: Path, notes: list[str] | None = None) -> list[GameGroup]:
