@@ -9,6 +9,7 @@ that month on; each publishing asset publishes what changed as new versions. Bui
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import polars as pl
@@ -25,6 +26,7 @@ from assets.systems import (
 )
 from rating_core import tables
 from rating_core.budget import MemoryBudget
+from rating_core.lake.file_inputs import backgammon_match_files, platform_game_files
 from rating_core.lake.game_batches import PlatformGames, PlatformMatches
 from rating_core.lake.storage import (
     read_period_range,
@@ -33,9 +35,10 @@ from rating_core.lake.storage import (
     write_partitioned,
 )
 from rating_core.rounding import FLOAT_TOLERANCE
-from rating_core.schemas import APPLIED_ANNULMENTS_SCHEMA, GAMES_SCHEMA
+from rating_core.schemas import APPLIED_ANNULMENTS_SCHEMA, APPLIED_INPUTS_SCHEMA, GAMES_SCHEMA
 from rating_core.systems.contract import RangeOutputs, RowSink
 from rating_core.systems.fibs.classification import FIBS_MATCH_COLUMNS
+from rating_core.systems.input_causes import carried_causes, file_causes, file_inputs
 from rating_core.systems.platform import (
     FIBS_PAIRS,
     FIBS_STATE,
@@ -125,6 +128,65 @@ def _site_publishing(lake: Path, periods: list[str]) -> Publishing:
     )
 
 
+def _joined(found: list[pl.DataFrame | None]) -> pl.DataFrame | None:
+    """The cause frames that have rows, in one frame (None when none has)."""
+    frames = [f for f in found if f is not None and f.height]
+    return pl.concat(frames, how="diagonal_relaxed") if frames else None
+
+
+def _with_file_causes(
+    inner: Callable[[Path, list[str]], Publishing],
+    system: str,
+    kind: str,
+    files_of: Callable[[Path, list[str]], pl.DataFrame],
+) -> Callable[[Path, list[str]], Publishing]:
+    """`inner`'s publishing, where a version also names the inbox files whose records of its
+    period are new, changed or gone since the period's last publication (`withdrawn: games file
+    platform/lichess-2026-03.pgn`, `input_causes.file_causes`), in its reason and as the diff's
+    cause of every player no other cause names, and a later period of the same publication
+    where they came from (`carried from 2026-03: ...`). The files published are recorded in
+    `applied/<system>-inputs` afterwards. `files_of` finds each period's files and digests
+    without reading the records (`lake.file_inputs`)."""
+    table = tables.applied_inputs(system)
+
+    def publishing(lake: Path, periods: list[str]) -> Publishing:
+        base = inner(lake, periods)
+        found = files_of(lake, periods)
+        current = {
+            period: file_inputs(found.filter(pl.col("period") == period), kind)
+            for period in periods
+        }
+        recorded = set(table_partitions(lake, table))
+        before = read_period_range(lake, table.name, periods, APPLIED_INPUTS_SCHEMA)
+        own = {
+            period: file_causes(current[period], before[period] if period in recorded else None)
+            for period in periods
+        }
+
+        def named(period: str) -> pl.DataFrame | None:
+            earlier = [(p, own[p]) for p in periods if p < period]
+            return _joined([own[period], carried_causes(earlier)])
+
+        def reason(period: str) -> str:
+            text, files = base.reason(period), named(period)
+            if files is None:
+                return text
+            return "; ".join([text, *dict.fromkeys(files.get_column("cause").to_list())])
+
+        def causes(period: str) -> pl.DataFrame | None:
+            return _joined([base.causes(period), named(period)])
+
+        def after(done: list[str]) -> None:
+            base.after(done)
+            frames = [current[p].with_columns(period=pl.lit(p)) for p in done]
+            if frames:
+                write_partitioned(lake, table, pl.concat(frames), partitions=done)
+
+        return Publishing(reason=reason, causes=causes, after=after)
+
+    return publishing
+
+
 def site_below_floor(check: CheckInput) -> int:
     """Site numbers below the floor (100)."""
     state = check.output.states[SITE_STATE]
@@ -193,7 +255,7 @@ SITE = SystemSpec(
     state_tables=[SITE_STATE],
     load=_load_site,
     rate=_rate_site,
-    publishing=_site_publishing,
+    publishing=_with_file_causes(_site_publishing, "site", "games", platform_game_files),
     published_description="Publish site-elo and every site-<category> list of the period.",
     has_inputs=games_from("platform"),
     checks=[
@@ -250,8 +312,11 @@ FIBS = SystemSpec(
     rate=lambda i, periods, sink: fibs_lists_periods(
         i["source"], i["players"], i["states"][FIBS_STATE], i["states"][FIBS_PAIRS], periods, sink
     ),
-    publishing=lambda lake, periods: Publishing(
-        reason=lambda period: "computed from the inbox's matches"
+    publishing=_with_file_causes(
+        lambda lake, periods: Publishing(reason=lambda period: "computed from the inbox's matches"),
+        "fibs",
+        "matches",
+        backgammon_match_files,
     ),
     published_name="fibs_list_published",
     has_inputs=lambda lake: read_table(lake, tables.MATCHES).select(pl.len()).collect().item() > 0,

@@ -170,7 +170,8 @@ APPLIED_SITE_ANNULMENTS = LakeTable(
 
 def applied_inputs(system: str) -> LakeTable:
     """`applied/<system>-inputs`: per period, the tournaments and starting-list entries, player
-    by player, the system's lists were last published from (the next diff's causes)."""
+    by player, the system's lists were last published from (the next diff's causes); for the
+    site and FIBS lists, the inbox files with records in the period and their digests."""
     return LakeTable(
         f"applied/{system}-inputs", PERIOD, {**APPLIED_INPUTS_SCHEMA, PERIOD: pl.String}
     )
@@ -179,8 +180,9 @@ def applied_inputs(system: str) -> LakeTable:
 MERGE_SYSTEMS = ("fide", "ukd", "club")
 """The systems whose lists `federation/merges.csv` changes."""
 
-INPUT_CAUSE_SYSTEMS = ("fide", "ukd", "club")
-"""Systems whose diffs name the inputs that moved a player (`applied/<system>-inputs`)."""
+INPUT_CAUSE_SYSTEMS = ("fide", "ukd", "club", "site", "fibs")
+"""Systems whose diffs name the inputs that moved a player (`applied/<system>-inputs`: the
+site and FIBS lists record their inbox files, `input_causes.file_inputs`)."""
 
 
 def applied_merges(system: str) -> LakeTable:

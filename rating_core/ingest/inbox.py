@@ -28,7 +28,6 @@ from rating_core.ingest.common import (
     IngestResult,
     UnreadableFileError,
     id_hashes,
-    quarantine_rows,
 )
 from rating_core.ingest.corrections import CORRECTIONS_FILE, CORRECTIONS_SCHEMA, read_corrections
 from rating_core.ingest.csv_games import CsvChunks, platform_game_chunks, read_game_csv
@@ -208,6 +207,13 @@ def _group_key(source: str, name: str) -> str:
     return f"{_RANKS[source]}-{_SAFE_KEY.sub('_', name)[:60]}-{digest}"
 
 
+def group_source(key: str) -> str:
+    """The source (platform, federation or club) of a group, by its key (`_group_key`; "" for
+    a key no group of this code has)."""
+    rank = key.split("-", 1)[0]
+    return next((source for source, mark in _RANKS.items() if mark == rank), "")
+
+
 def game_groups(inbox: Path, notes: list[str] | None = None) -> list[GameGroup]:
     """The inbox's game files in their groups, in the order they are read (`notes`: folders
     skipped, as `_game_sources` says)."""
@@ -273,21 +279,19 @@ class GroupReading:
         yield IngestResult(done.rows, pl.concat([*quarantine, done.quarantine]))
 
     def _windows(self, path: Path, name: str) -> Iterator[IngestResult]:
-        first_seen: dict[str, int] = {}
+        """A platform PGN file a window at a time: each window's ids kept past the reader's own
+        checks go to `split_ids`; the ids `repeated` across windows are quarantined by the
+        reader itself, every later record naming the file's first, as the whole file's reading
+        names it (`pgn_frames.EarlierLines`)."""
         reading = None
-        for stream, result in pgn_windows(path, name, budget=self.budget):
+        for stream, result in pgn_windows(path, name, budget=self.budget, repeated=self.repeated):
             if stream is not reading:  # read again as Windows-1252: what came before is void
-                reading, first_seen = stream, {}
+                reading = stream
                 self.split_ids.clear()
                 yield RESTART
-            rows, quarantine = result.rows, result.quarantine
-            hashes = id_hashes(rows.get_column("game_id"))
-            self.split_ids.append(hashes)
-            if self.repeated:
-                rows, again = _repeated_in_file(rows, hashes, self.repeated, first_seen, name)
-                quarantine = pl.concat([quarantine, again])
-            done = self._canonical(rows)
-            yield IngestResult(done.rows, pl.concat([quarantine, done.quarantine]))
+            self.split_ids.append(id_hashes(result.rows.get_column("game_id")))
+            done = self._canonical(result.rows)
+            yield IngestResult(done.rows, pl.concat([result.quarantine, done.quarantine]))
         assert reading is not None
         self.notes[name] = tuple(reading.notes)
 
@@ -336,40 +340,6 @@ def _last_line(result: IngestResult) -> int:
 RESTART = IngestResult(empty(GAMES_SCHEMA), empty(QUARANTINE_SCHEMA), ("restart",))
 """What `GroupReading.pieces` yields when a file is read again from its start (it was not
 UTF-8): every piece yielded before it is void."""
-
-
-def _repeated_in_file(
-    rows: pl.DataFrame,
-    hashes: np.ndarray,
-    repeated: frozenset[int],
-    first_seen: dict[str, int],
-    source_file: str,
-) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """A window's rows without the later records of the ids repeated across the file's windows
-    (`first_seen`: id -> line of its first record, filled as the windows go), and those records
-    as quarantine rows naming the first line, as the whole file's reading names it."""
-    candidates = np.isin(hashes, np.fromiter(repeated, dtype=np.uint64))
-    if not candidates.any():
-        return rows, empty(QUARANTINE_SCHEMA)
-    picked = rows.filter(pl.Series(candidates)).select("game_id", "source_line")
-    later: list[dict[str, object]] = []
-    for game_id, line in picked.iter_rows():  # a few rows: the ids a file repeats
-        if game_id in first_seen:
-            later.append(
-                {
-                    "source_file": source_file,
-                    "line": line,
-                    "record": game_id,
-                    "value": game_id,
-                    "reason": f"game id '{game_id}' already appears at line {first_seen[game_id]}",
-                }
-            )
-        else:
-            first_seen[game_id] = line
-    if not later:
-        return rows, empty(QUARANTINE_SCHEMA)
-    dropped = pl.Series([r["line"] for r in later], dtype=pl.Int64)
-    return rows.filter(~pl.col("source_line").is_in(dropped.implode())), quarantine_rows(later)
 
 
 def ingest_games(

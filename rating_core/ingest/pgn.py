@@ -35,19 +35,25 @@ def pgn_windows(
     window: int | None = None,
     chunks: int | None = None,
     budget: MemoryBudget | None = None,
+    repeated: frozenset[int] = frozenset(),
+    keep_repeats: bool = False,
 ) -> Iterator[tuple[PgnStream, IngestResult]]:
     """Each window of a PGN file as raw rows and quarantine rows, with the stream reading it
     (its `notes` and `games` are final once the windows are exhausted). A file that is not
     UTF-8 is read again from its start as Windows-1252: the caller drops what the first
     reading gave when a window comes from a new stream (`legacy`). `window`: bytes read at a
     time (default `pgn_stream.WINDOW_BYTES`, or what `budget` allows); `budget` also bounds the
-    zstd window and the longest stretch without a game."""
+    zstd window and the longest stretch without a game. A game id repeated within a window is
+    quarantined there; across windows, the ids `repeated` (their hashes) are quarantined naming
+    the file's first record, and with `keep_repeats` no repeat is (`pgn_frames.EarlierLines`)."""
     budget = budget or MemoryBudget()
     sizes = {
         "window": window or min(pgn_stream.WINDOW_BYTES, budget.text_window),
         "zstd_window": budget.zstd_window,
         "stretch": budget.stretch,
         "pieces": chunks,
+        "repeated": repeated,
+        "keep_repeats": keep_repeats,
     }
     stream = PgnStream(Path(path), source_file, **sizes)  # type: ignore[arg-type]
     try:
@@ -77,7 +83,8 @@ def read_pgn(
     rows: list[pl.DataFrame] = []
     quarantine: list[pl.DataFrame] = []
     stream: PgnStream | None = None
-    for reading, result in pgn_windows(Path(path), source, window=window, chunks=chunks):
+    windows = pgn_windows(Path(path), source, window=window, chunks=chunks, keep_repeats=True)
+    for reading, result in windows:  # every repeat kept: found below over the whole file
         if reading is not stream:  # a new reading (Windows-1252): the first one's rows go
             stream, rows, quarantine = reading, [], []
         rows.append(result.rows)
@@ -85,15 +92,14 @@ def read_pgn(
     assert stream is not None
     games = pl.concat(rows) if len(rows) > 1 else rows[0]
     rejected = pl.concat(quarantine) if len(quarantine) > 1 else quarantine[0]
-    if len(rows) > 1:  # a game id repeated across windows: the later records go
-        games, dup = repeated_ids(games)
-        if dup.height:
-            extra = dup.select(
-                pl.lit(source).alias("source_file"),
-                pl.col("q_line").alias("line"),
-                pl.col("game_id").alias("record"),
-                pl.col("q_value").alias("value"),
-                pl.col("q_reason").alias("reason"),
-            ).cast(QUARANTINE_SCHEMA)
-            rejected = pl.concat([rejected, extra]).sort("line", maintain_order=True)
+    games, dup = repeated_ids(games)  # the later records of an id, in any window, go
+    if dup.height:
+        extra = dup.select(
+            pl.lit(source).alias("source_file"),
+            pl.col("q_line").alias("line"),
+            pl.col("game_id").alias("record"),
+            pl.col("q_value").alias("value"),
+            pl.col("q_reason").alias("reason"),
+        ).cast(QUARANTINE_SCHEMA)
+        rejected = pl.concat([rejected, extra]).sort("line", maintain_order=True)
     return IngestResult(rows=games, quarantine=rejected, notes=tuple(stream.notes))

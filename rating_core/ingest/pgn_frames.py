@@ -5,12 +5,18 @@ then Polars expressions mapping tags to RAW_GAMES_SCHEMA and naming each game's 
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass, field
 
 import numpy as np
 import polars as pl
 import pyarrow as pa
 
-from rating_core.ingest.common import IngestResult, UnreadableFileError, repeats
+from rating_core.ingest.common import (
+    ID_HASH_SEED,
+    IngestResult,
+    UnreadableFileError,
+    repeats,
+)
 from rating_core.ingest.pgn_files import file_stem
 from rating_core.ingest.pgn_scan import (
     ABSENT,
@@ -382,8 +388,12 @@ def _checks() -> list[tuple[pl.Expr, pl.Expr, pl.Expr, pl.Expr]]:
     return checks
 
 
-def split(games: pl.DataFrame, source_file: str) -> IngestResult:
-    """Good rows (conformed) and quarantine rows, with duplicate game ids quarantined too."""
+def split(
+    games: pl.DataFrame, source_file: str, earlier: EarlierLines | None = None
+) -> IngestResult:
+    """Good rows (conformed) and quarantine rows, with duplicate game ids quarantined too (those
+    `earlier` windows of the file hold as well, naming the file's first record: `EarlierLines`;
+    none when `earlier.keep`)."""
     kept = games.get_column(DEFECT).is_null()
     named = _defect()
     read = _defect_inputs()
@@ -392,7 +402,7 @@ def split(games: pl.DataFrame, source_file: str) -> IngestResult:
     good = games.select(c for c in RAW_GAMES_SCHEMA if c in games.columns)
     if bad.height:  # only the kept columns are filtered, not every tag the scanner read
         good = good.filter(kept)
-    good, dup = repeated_ids(conform(good, RAW_GAMES_SCHEMA))
+    good, dup = repeated_ids(conform(good, RAW_GAMES_SCHEMA), earlier)
     quarantine = (
         pl.concat([bad, dup], how="vertical_relaxed")
         .sort("q_line")
@@ -410,10 +420,39 @@ def split(games: pl.DataFrame, source_file: str) -> IngestResult:
     )
 
 
-def repeated_ids(good: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
-    """The rows of one file without the later records of a game id seen twice, and those
-    records as (q_line, game_id, q_value, q_reason) naming the line of the first."""
-    first = repeats(good.get_column("game_id"))
+_FIRST_LINES_SCHEMA = {"game_id": pl.String, "first_line": pl.Int64}
+
+
+@dataclass
+class EarlierLines:
+    """What a file's windows pass on to each other about game ids seen twice, so that every
+    later record of an id names the file's first record, as the whole file's reading names it.
+
+    `repeated`: the hashes of the ids repeated across the file's windows (found by a first
+    reading); `lines` gathers, window by window, the line of the first good record of each such
+    id (a few rows: duplicates are mistakes; never the file's every id). `keep`: leave every
+    repeat in the rows, for a caller that holds the whole file to find (`pgn.read_pgn`)."""
+
+    repeated: frozenset[int] = frozenset()
+    keep: bool = False
+    lines: pl.DataFrame = field(default_factory=lambda: pl.DataFrame(schema=_FIRST_LINES_SCHEMA))
+    _wanted: pl.Series | None = field(default=None, repr=False)
+
+    def wanted(self) -> pl.Series:
+        """`repeated` as one list value, for `is_in`."""
+        if self._wanted is None:
+            self._wanted = pl.Series(sorted(self.repeated), dtype=pl.UInt64).implode()
+        return self._wanted
+
+
+def repeated_ids(
+    good: pl.DataFrame, earlier: EarlierLines | None = None
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """The rows of one file (or window of it) without the later records of a game id seen twice,
+    and those records as (q_line, game_id, q_value, q_reason) naming the line of the first: in
+    an earlier window when `earlier` knows one (then every record of the id here is a later
+    one), else the first here. `earlier` learns the ids repeated across windows whose first
+    record is here."""
     dup = pl.DataFrame(
         schema={
             "q_line": pl.Int64,
@@ -422,11 +461,49 @@ def repeated_ids(good: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
             "q_reason": pl.String,
         }
     )
+    if earlier is not None and earlier.keep:
+        return good, dup
+    first = repeats(good.get_column("game_id"))
+    if earlier is not None and earlier.repeated:
+        return _repeated_across(good, first, earlier, dup)
     if first is None:  # the common case, no duplicate, skips the grouping
         return good, dup
     first_line = pl.col("source_line").first().over("game_id")
-    dup = good.with_columns(first_line.alias("dup_of")).filter(~first)
-    dup = dup.select(
+    later = good.with_columns(first_line.alias("dup_of")).filter(~first)
+    return good.filter(first), _dup_rows(later)
+
+
+def _repeated_across(
+    good: pl.DataFrame, first: pl.Series | None, earlier: EarlierLines, none: pl.DataFrame
+) -> tuple[pl.DataFrame, pl.DataFrame]:
+    """`repeated_ids` of a window of a file whose ids `earlier.repeated` recur across windows."""
+    lines = earlier.lines
+    across = pl.col("game_id").hash(ID_HASH_SEED).is_in(earlier.wanted())
+    before = pl.col("game_id").replace_strict(
+        lines.get_column("game_id"), lines.get_column("first_line"), default=None
+    )
+    here = pl.lit(True) if first is None else pl.Series("_first", first)
+    marked = good.with_columns(
+        across.alias("_across"),
+        pl.when(across).then(before).cast(pl.Int64).alias("_before"),
+        here.alias("_here"),
+    )
+    firsts = marked.filter(pl.col("_across") & pl.col("_before").is_null() & pl.col("_here"))
+    if firsts.height:
+        found = firsts.select("game_id", first_line=pl.col("source_line").cast(pl.Int64))
+        earlier.lines = pl.concat([lines, found])
+    kept = pl.col("_here") & pl.col("_before").is_null()
+    if first is None and not marked.get_column("_before").is_not_null().any():
+        return good, none
+    dup_of = pl.coalesce("_before", pl.col("source_line").first().over("game_id"))
+    later = marked.with_columns(dup_of.alias("dup_of")).filter(~kept)
+    return good.filter(marked.select(kept).to_series()), _dup_rows(later)
+
+
+def _dup_rows(later: pl.DataFrame) -> pl.DataFrame:
+    """The later records of repeated ids (with `dup_of`, the line of the first) as
+    (q_line, game_id, q_value, q_reason)."""
+    return later.select(
         pl.col("source_line").cast(pl.Int64).alias("q_line"),
         "game_id",
         pl.col("game_id").alias("q_value"),
@@ -434,4 +511,3 @@ def repeated_ids(good: pl.DataFrame) -> tuple[pl.DataFrame, pl.DataFrame]:
             "game id '{}' already appears at line {}", pl.col("game_id"), pl.col("dup_of")
         ).alias("q_reason"),
     )
-    return good.filter(first), dup

@@ -4,9 +4,12 @@ the previous window, and each window comes out as raw game rows and quarantine r
 
 What a window yields is exactly what reading the whole file gives for the same games (the cut is
 where `pgn_scan` would cut a chunk: a game start), with line numbers and game ordinals counted
-from the start of the file; `read_pgn` is the concatenation of the windows. Game ids seen twice
-in different windows are the caller's to find (`pgn.read_pgn` for a whole file, the lake's
-ingest store for a streamed one).
+from the start of the file; `read_pgn` is the concatenation of the windows. A game id seen
+twice in one window is quarantined there; one seen in different windows is the caller's to
+find: `pgn.read_pgn` keeps every repeat in the rows (`keep_repeats`) and finds them over the
+whole file, the lake's ingest store finds the ids repeated across windows from their hashes and
+reads the file again with them (`repeated`), so that every later record of an id names the
+file's first record, in whichever window it is (`pgn_frames.EarlierLines`).
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import polars as pl
 from rating_core.budget import WINDOW_MAX, show_size
 from rating_core.ingest.common import IngestResult, UnreadableFileError, quarantine_rows
 from rating_core.ingest.pgn_files import ZSTD_WINDOW_MAX, open_stream
-from rating_core.ingest.pgn_frames import derive, games_window, split
+from rating_core.ingest.pgn_frames import EarlierLines, derive, games_window, split
 from rating_core.ingest.pgn_scan import CHUNK_MAX, _next_game_start, default_chunks
 from rating_core.progress import Progress, report
 
@@ -146,7 +149,9 @@ class PgnStream:
     """One PGN file read window by window: `chunks()` yields each window's raw rows and
     quarantine rows; `notes` and `games` are complete once it is exhausted. `legacy` reads the
     file as Windows-1252 (after `NotUtf8` from a UTF-8 reading); `pieces` is how many parts
-    each window is scanned in (default: by size and CPUs)."""
+    each window is scanned in (default: by size and CPUs). `repeated` (hashes of the ids
+    repeated across windows) and `keep_repeats` say what becomes of repeated ids
+    (`EarlierLines`)."""
 
     path: Path
     source_file: str
@@ -155,6 +160,8 @@ class PgnStream:
     zstd_window: int = ZSTD_WINDOW_MAX
     stretch: int = CHUNK_MAX
     pieces: int | None = None
+    repeated: frozenset[int] = frozenset()
+    keep_repeats: bool = False
     notes: list[str] = field(default_factory=list)
     games: int = 0
 
@@ -163,6 +170,7 @@ class PgnStream:
         first_game, line_base, stray_line = 1, 0, 0
         any_text = False
         last_report = 0.0
+        earlier = EarlierLines(self.repeated, self.keep_repeats)
         with open_stream(self.path, source, self.zstd_window) as stream:
             size = stream.size()
             # at once, so that a file's row shows while its first window is still being read
@@ -185,7 +193,7 @@ class PgnStream:
                 any_text = (
                     any_text or bool(games.height) or bool((~_WHITESPACE[text[start:]]).any())
                 )
-                result = self._rows(games, text, line_base)
+                result = self._rows(games, text, line_base, earlier)
                 if k == 0 and stray > 0:
                     extra = quarantine_rows(
                         [
@@ -217,13 +225,16 @@ class PgnStream:
             )
         report(Progress("ingest", source, size, size, "bytes", self.games, finished=True))
 
-    def _rows(self, games: pl.DataFrame, text: np.ndarray, line_base: int) -> IngestResult:
-        """Raw rows and quarantine of one window's games (`line_base`: lines before it)."""
+    def _rows(
+        self, games: pl.DataFrame, text: np.ndarray, line_base: int, earlier: EarlierLines
+    ) -> IngestResult:
+        """Raw rows and quarantine of one window's games (`line_base`: lines before it;
+        `earlier`: what the windows before it found of the ids they repeat)."""
         nuls = None
         if games.height and _has_nul(text):
             newlines = np.flatnonzero(text == 10)
             nuls = np.searchsorted(newlines, np.flatnonzero(text == 0)) + 1 + line_base
-        return split(derive(games, self.source_file, nuls), self.source_file)
+        return split(derive(games, self.source_file, nuls), self.source_file, earlier)
 
 
 def _has_nul(text: np.ndarray) -> bool:

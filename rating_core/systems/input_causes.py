@@ -18,6 +18,13 @@ A rating officer's applied corrections are recorded the same way (`correction_in
 revision names only the corrections new since its parent (`new_corrections`), never one its
 parent already applied.
 
+A site or FIBS list is computed from whole inbox files (a platform's monthly dump, a backgammon
+export) rather than tournaments: its record holds, per period, each file with records in the
+period and a digest of them (`file_inputs`), and a version names the files new, changed or gone
+since (`file_causes`): `late result: games file platform/2026-07.pgn`, `changed results: games
+file platform/games-2026.csv`, `withdrawn: games file platform/lichess-2026-03.pgn` (`matches
+file` for backgammon), for every player the version moved (a null player_id).
+
 A player moved only because an earlier period of the same publication changed gets
 `carried from 2026-03: late result: tournament T (standard)` (`carried_causes`): the origin
 period and what changed there, never the version's whole reason.
@@ -36,6 +43,7 @@ from rating_core.text import format_text
 TOURNAMENT = "tournament"
 STARTING_LIST = "starting list"
 CORRECTION = "correction"
+FILE = "file"
 """Values of `source` in the record: what a row of inputs is."""
 
 CAUSES_SCHEMA: TableSchema = {"list": pl.String, "player_id": pl.String, "cause": pl.String}
@@ -227,6 +235,54 @@ def input_causes(
         .agg(pl.col("cause").sort().str.join("; "))
         .sort("list", "player_id")
     )
+
+
+# --- inbox files (platform games, backgammon matches) ------------------------------------------
+
+FILE_CAUSES_SCHEMA: TableSchema = {"player_id": pl.String, "cause": pl.String}
+"""Causes that hold for every player a version moved (a null player_id)."""
+
+
+def file_inputs(files: pl.DataFrame, kind: str) -> pl.DataFrame:
+    """One period's files (`name`, `digest`: `lake.file_inputs.FILE_INPUTS_SCHEMA`) as inputs
+    to record (`APPLIED_INPUTS_SCHEMA`): one row per file, `kind` (`games`, `matches`) in the
+    `rating_list` column, no player."""
+    return files.select(
+        pl.lit(FILE).alias("source"),
+        pl.col("name").cast(pl.String),
+        pl.lit(kind).alias("rating_list"),
+        pl.lit(None, dtype=pl.String).alias("player_id"),
+        pl.col("digest").cast(pl.String),
+    ).sort("name")
+
+
+def file_causes(current: pl.DataFrame, applied: pl.DataFrame | None) -> pl.DataFrame | None:
+    """The files of a period new, changed (digest) or gone since the `applied` record, as
+    causes for every player (`late result: games file F`, `changed results: ...`,
+    `withdrawn: ...`; FILE_CAUSES_SCHEMA), sorted; None without a record (the period's first
+    publication: the version's reason says so)."""
+    if applied is None:
+        return None
+    now = current.filter(pl.col("source") == FILE).select("name", "rating_list", "digest")
+    before = applied.filter(pl.col("source") == FILE).select("name", "rating_list", "digest")
+    new = now.join(before, on="name", how="anti")
+    changed = now.join(before.select("name", old="digest"), on="name").filter(
+        pl.col("digest") != pl.col("old")
+    )
+    gone = before.join(now, on="name", how="anti")
+
+    def labelled(frame: pl.DataFrame, what: str) -> pl.DataFrame:
+        text = format_text("{}: {} file {}", pl.lit(what), "rating_list", "name")
+        return frame.select(pl.lit(None, dtype=pl.String).alias("player_id"), text.alias("cause"))
+
+    causes = pl.concat(
+        [
+            labelled(new, "late result"),
+            labelled(changed, "changed results"),
+            labelled(gone, "withdrawn"),
+        ]
+    )
+    return causes.unique().sort("cause")
 
 
 # --- corrections ---------------------------------------------------------------------------------

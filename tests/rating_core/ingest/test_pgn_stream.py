@@ -73,6 +73,34 @@ def test_a_game_id_repeated_in_another_window_is_quarantined_naming_the_first(
     assert result.quarantine.get_column("line").item() == 40 * 11 + 1
 
 
+def _repeating_file(path: Path) -> Path:
+    """60 copies of one game, then games among which two ids recur in every window: the file
+    of the audit (issue 31 item 2), where each window named its own first copy."""
+    copies = [_game(1) for _ in range(60)]
+    mixed = [
+        game
+        for i in range(40)
+        for game in (_game(200 + i, f"https://lichess.org/g000000{i % 2 + 7}"), _game(300 + i))
+    ]
+    path.write_text("".join(copies + mixed))
+    return path
+
+
+@pytest.mark.parametrize("window", [512, 2000, 4096])
+def test_every_repeat_in_any_window_names_the_files_first_record(
+    tmp_path: Path, window: int
+) -> None:
+    path = _repeating_file(tmp_path / "dup.pgn")
+    whole = read_pgn(path, "dup.pgn", window=1 << 26)
+    reasons = whole.quarantine.get_column("reason").value_counts(sort=True)
+    assert reasons.rows() == [
+        ("game id 'g0000001' already appears at line 1", 59),
+        ("game id 'g0000007' already appears at line 661", 19),
+        ("game id 'g0000008' already appears at line 683", 19),
+    ]
+    _same(read_pgn(path, "dup.pgn", window=window), whole)
+
+
 def test_a_game_longer_than_the_window_grows_it(tmp_path: Path) -> None:
     long = _game(1).replace("1. e4", "{ " + "x" * 5000 + " } 1. e4")
     path = tmp_path / "long.pgn"

@@ -154,15 +154,14 @@ def test_ids_repeated_across_windows_of_one_file(tmp_path: Path, monkeypatch) ->
     monkeypatch.setattr(pgn_stream, "WINDOW_BYTES", 600)
     from rating_core.ingest import inbox as inbox_module
 
-    dropped: list[int] = []
-    real = inbox_module._repeated_in_file
+    readings: list[frozenset[int]] = []
+    real = inbox_module.pgn_windows
 
     def counted(*args, **kwargs):
-        rows, again = real(*args, **kwargs)
-        dropped.append(again.height)
-        return rows, again
+        readings.append(kwargs.get("repeated", frozenset()))
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(inbox_module, "_repeated_in_file", counted)
+    monkeypatch.setattr(inbox_module, "pgn_windows", counted)
     inbox, lake = tmp_path / "inbox", tmp_path / "lake"
     write_pgn(
         inbox / "platform" / "big.pgn",
@@ -171,7 +170,56 @@ def test_ids_repeated_across_windows_of_one_file(tmp_path: Path, monkeypatch) ->
     ingest_store.ingest_games(inbox, lake)
     reasons = read_table(lake, tables.QUARANTINE).collect().get_column("reason").to_list()
     assert reasons == ["game id 'g0000002' already appears at line 23"]
-    assert sum(dropped) == 1  # found across windows, on the second reading of the file
+    assert [len(ids) for ids in readings] == [0, 1]  # found across windows: read again with it
+    _check_like_whole_inbox(inbox, lake)
+
+
+def _reasons(lake: Path) -> list[tuple[str, int]]:
+    quarantine = read_table(lake, tables.QUARANTINE).collect()
+    return quarantine.get_column("reason").value_counts(sort=True).sort("count", "reason").rows()
+
+
+@pytest.mark.parametrize("window", [2000, 5000])
+def test_many_repeats_across_many_windows_name_the_files_first_copy(
+    tmp_path: Path, monkeypatch, window: int
+) -> None:
+    """The audit's file: 60 copies of one game, each window's own first copy was named."""
+    monkeypatch.setattr(pgn_stream, "WINDOW_BYTES", window)
+    inbox, lake = tmp_path / "inbox", tmp_path / "lake"
+    mixed = [
+        game
+        for i in range(40)
+        for game in (blitz_game(200 + i, gid=f"g000000{7 + i % 2}"), blitz_game(300 + i))
+    ]
+    write_pgn(inbox / "platform" / "big.pgn", [blitz_game(1) for _ in range(60)] + mixed)
+    ingest_store.ingest_games(inbox, lake)
+    assert _reasons(lake) == [
+        ("game id 'g0000007' already appears at line 661", 19),
+        ("game id 'g0000008' already appears at line 683", 19),
+        ("game id 'g0000001' already appears at line 1", 59),
+    ]
+    _check_like_whole_inbox(inbox, lake)
+
+
+def test_repeats_across_windows_of_two_files_name_what_the_whole_inbox_names(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """An id the first file holds, repeated in every window of the second: the second file's
+    first copy names the first file's record, its later copies its own first copy."""
+    monkeypatch.setattr(pgn_stream, "WINDOW_BYTES", 2000)
+    inbox, lake = tmp_path / "inbox", tmp_path / "lake"
+    write_pgn(inbox / "platform" / "a.pgn", [blitz_game(i) for i in range(5)])
+    spread = [
+        game
+        for i in range(30)
+        for game in (blitz_game(400 + i, gid="g0000003"), blitz_game(600 + i))
+    ]
+    write_pgn(inbox / "platform" / "b.pgn", [blitz_game(500 + i) for i in range(3)] + spread)
+    ingest_store.ingest_games(inbox, lake)
+    assert _reasons(lake) == [
+        ("game id 'g0000003' appears again (first in platform/a.pgn line 34)", 1),
+        ("game id 'g0000003' already appears at line 34", 29),
+    ]
     _check_like_whole_inbox(inbox, lake)
 
 

@@ -9,6 +9,8 @@ import polars as pl
 
 from rating_core.systems.input_causes import (
     club_period_inputs,
+    file_causes,
+    file_inputs,
     input_causes,
     period_inputs,
     tournament_players,
@@ -248,3 +250,25 @@ def test_carried_causes_name_the_origin_period_and_what_changed_there() -> None:
     assert carried is not None
     (text,) = carried["cause"].to_list()
     assert text.endswith("tournament T2 (standard) and 2 more")
+
+
+def _files(**digests: str) -> pl.DataFrame:
+    return file_inputs(
+        pl.DataFrame({"name": list(digests), "digest": list(digests.values())}), "games"
+    )
+
+
+def test_platform_files_new_changed_and_removed_are_named_for_every_player() -> None:
+    before = _files(**{"platform/may.pgn": "d1", "platform/june.pgn": "d2", "platform/x.csv": "d3"})
+    now = _files(**{"platform/may.pgn": "d1", "platform/june.pgn": "d9", "platform/july.pgn": "d4"})
+    causes = file_causes(now, before)
+    assert causes is not None
+    assert causes["player_id"].null_count() == causes.height  # every player the version moved
+    assert causes["cause"].to_list() == [
+        "changed results: games file platform/june.pgn",
+        "late result: games file platform/july.pgn",
+        "withdrawn: games file platform/x.csv",
+    ]
+    same = file_causes(now, now)
+    assert same is not None and not same.height
+    assert file_causes(now, None) is None  # the period's first publication
