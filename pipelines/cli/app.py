@@ -228,8 +228,8 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--memory",
         metavar="SIZE",
-        help="a memory budget such as 3G or 1500MiB: the ingest's buffers and the largest "
-        "archive window follow it, and a lake whose players alone would not fit is refused",
+        help="a memory budget such as 3G or 1500MiB (at least 560MiB): the run's peak stays "
+        "within it, and a lake whose players and games would not fit is refused",
     )
 
 
@@ -278,13 +278,14 @@ def _add_history_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _memory(text: str | None) -> int | None:
-    """`--memory` in bytes (None: not given), or one `ratings:` sentence."""
-    from rating_core.budget import BudgetError, memory_bytes
+    """`ratings run --memory` in bytes (None: not given), or one `ratings:` sentence (a budget
+    below what every run holds is refused here, before any work)."""
+    from rating_core.budget import BudgetError, run_memory_bytes
 
     if text is None:
         return None
     try:
-        return memory_bytes(text)
+        return run_memory_bytes(text)
     except BudgetError as error:
         raise UserError(str(error)) from error
 
