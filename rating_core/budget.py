@@ -116,9 +116,10 @@ sets and each list's row while it is published (measured 0.86 KB a player betwee
 
 GAME_BYTES = 48
 """A game's share of a run's peak beside the batches (the ingest's first names of players, its
-id spill's bookkeeping, the allocators' caches): measured 43 to 123 bytes a game from 400,000 to
-1M games among 90,000 players, 7.7 from 10M to 30M among 1M (docs/performance.md), so 48
-keeps a 3 GiB budget for 30M games among 1M players (2.9 GiB needed)."""
+id spill's bookkeeping, the allocators' caches): the peak grew 43 bytes a game from 400,000 to
+1M games among about 90,000 players (every size at its least), 7.7 from 10M to 30M among 1M
+(docs/performance.md); 48 keeps a 3 GiB budget for 30M games among 1M players (2.9 GiB
+needed)."""
 
 
 def least_run_memory() -> int:
