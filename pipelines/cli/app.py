@@ -208,6 +208,8 @@ def _version() -> str:
 
 def _add_run_parser(sub: argparse._SubParsersAction) -> None:
     """`ratings run`."""
+    from rating_core.budget import least_run_memory  # a small module: no library loaded
+
     run = sub.add_parser("run", help="ingest the inbox and publish every list, period by period")
     run.add_argument("--inbox", help=INBOX_HELP)
     _add_lake(run)
@@ -228,8 +230,9 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--memory",
         metavar="SIZE",
-        help="a memory budget such as 3G or 1500MiB (at least 560MiB): the run's peak stays "
-        "within it, and a lake whose players and games would not fit is refused",
+        help=f"a memory budget such as 3G or 1500MiB (at least {least_run_memory() >> 20}MiB): "
+        "the run's peak stays within it, and a lake whose players and games would not fit is "
+        "refused",
     )
 
 
