@@ -43,8 +43,18 @@ class PipelinePaths(dg.ConfigurableResource):
 
     @property
     def budget(self) -> MemoryBudget:
-        """The run's memory budget (`rating_core.budget`)."""
-        return MemoryBudget(self.memory or None)
+        """The run's memory budget (`rating_core.budget`), the run's base set aside: what the
+        ingest's work shares out."""
+        return MemoryBudget.for_run(self.memory or None)
+
+    def rating_budget(self) -> MemoryBudget:
+        """The run's memory budget with the lake's players and games set aside as well: what
+        the rating's and the publishing's batches share out."""
+        if not self.memory:
+            return self.budget
+        from rating_core.lake.run_size import run_size
+
+        return self.budget.holding(*run_size(self.lake_path))
 
     @property
     def late_results_policy(self) -> LateResultsPolicy:

@@ -305,7 +305,7 @@ def _ratings_asset(spec: SystemSpec) -> dg.AssetsDefinition:
         # progress (`ratings run` shows it): the range starts, rating_core reports each period
         # rated, and the step is finished once its tables are written and checked
         report(Progress("rating", spec.name, 0, len(periods), "periods"))
-        inputs = run.load(lake, periods, paths.budget)
+        inputs = run.load(lake, periods, paths.rating_budget())
         files = dict(period_input_digests(lake, periods, CODE_VERSION).iter_rows())
         names = read_table(lake, tables.PLAYER_NAMES).collect()
         if not names.columns:
@@ -419,7 +419,8 @@ def _published_asset(spec: SystemSpec) -> dg.AssetsDefinition:
         try:  # a few periods at a time, in period order (a killed run has published a prefix
             # of the range): each batch staged side by side, renamed in period order
             with ThreadPoolExecutor(max_workers=WRITERS) as pool:
-                for chunk in _period_chunks(mine, counts, paths.budget.list_rows):
+                most = paths.rating_budget().list_rows
+                for chunk in _period_chunks(mine, counts, most):
                     rows = read_table(lake, table, chunk).collect()
                     lists |= {str(name) for name in rows.get_column(LIST_COLUMN).unique()}
                     releases = range_releases(

@@ -1,6 +1,12 @@
 """A run's memory budget (`--memory`): sizes as people write them, and what the budget sets of
 the streamed work (how much text is read at a time, the largest zstd window accepted, the
 longest stretch of a file without a game boundary) and of the per-player state.
+
+A run's peak is what it holds whatever its input (`BASE_BYTES`), what its players and games
+cost (`PLAYER_BYTES`, `GAME_BYTES`), and the work in flight (text windows, batches, sorts,
+list rows): the sizes of that work share out what is left of the budget once the rest is held
+(`MemoryBudget.free`), so the peak stays within the budget (checked end to end by
+tests/pipelines/cli/test_memory_budget.py).
 """
 
 from __future__ import annotations
@@ -80,8 +86,22 @@ ZSTD_WINDOW_LIMIT = 1 << 31
 STRETCH_LIMIT = (1 << 30) - 1
 """The scanner's longest stretch without a game boundary (`pgn_scan.CHUNK_MAX`)."""
 
-BASE_BYTES = 500 * 1024**2
-"""What a run holds before any game or player: the interpreter, Polars, numba, Dagster."""
+ZSTD_WINDOW_LEAST = 8 << 20
+"""The zstd window accepted in any budget: what `zstd` uses up to level 19 without `--long`."""
+
+STRETCH_LEAST = 16 << 20
+"""The stretch without a game boundary accepted in any budget (a game is a few KB)."""
+
+SORT_LEAST = 64 << 20
+"""The least a sort is given: at 32 MiB DuckDB could not sort 400,000 games ("failed to pin
+block"), at 64 MiB it sorted 1M games among 574,000 players."""
+
+BASE_BYTES = 560 * 1024**2
+"""What a run holds whatever its input: the interpreter, Polars, DuckDB, Arrow, numba's loaded
+kernels, Dagster and its instance, and the smallest windows, batches and sorts. Measured as the
+peak of `ratings run` with the work at its smallest, less the players and games below: 436 MiB
+for the sample inbox (every system), 487 to 652 MiB for 50,000 to 1,000,000 Lichess-sized games
+among 15,000 to 95,000 players; 560 MiB covers them with `PLAYER_BYTES` and `GAME_BYTES`."""
 
 BATCH_GAMES = 500_000
 """Games a streamed replay rates at a time (a batch and its history rows, about 0.5 GB at most)."""
@@ -92,72 +112,131 @@ SORT_MEMORY = 512 * 1024**2
 LIST_ROWS = 1_000_000
 """List rows a publication holds at a time (a few periods' lists, about 0.3 KB a row)."""
 
-PLAYER_BYTES = 600
-"""A player's share of a rating run, measured (issue 31: 586 bytes a player for the site lists'
-state, ids and names)."""
+PLAYER_BYTES = 1024
+"""A player's share of a run's peak: the replay's state, ids and names, the ingest's player
+sets and each list's row while it is published (measured 0.86 KB a player between 94,000 and
+574,000 players at 1M games, with the work at its smallest)."""
+
+GAME_BYTES = 48
+"""A game's share of a run's peak beside the batches (the ingest's first names of players, its
+id spill's bookkeeping, the allocators' caches): the peak grew 43 bytes a game from 400,000 to
+1M games among about 90,000 players (every size at its least), 7.7 from 10M to 30M among 1M
+(docs/performance.md); 48 keeps a 3 GiB budget for 30M games among 1M players (2.9 GiB
+needed)."""
+
+
+def least_run_memory() -> int:
+    """The smallest budget `ratings run` accepts: what every run holds (`BASE_BYTES`)."""
+    return BASE_BYTES
+
+
+def run_memory_bytes(text: str) -> int:
+    """`ratings run --memory` in bytes (`memory_bytes`): BudgetError, in one sentence naming the
+    least, when it is below what every run holds before any game or player."""
+    size = memory_bytes(text)
+    least = least_run_memory()
+    if size < least:
+        raise BudgetError(
+            f"--memory {text.strip()} is less than the {show_size(least)} that every run holds "
+            "before any game or player (Python, Polars, DuckDB, Dagster and the rating "
+            f"kernels): give --memory {least // 1024**2}MiB or more"
+        )
+    return size
 
 
 @dataclass(frozen=True)
 class MemoryBudget:
-    """A run's budget in bytes (None: none given, the defaults) and the sizes it implies."""
+    """A budget in bytes (None: none given, the defaults) and the sizes it implies: each a share
+    of what is `free` once `held` bytes are set aside (a run's base, its players and games:
+    `for_run`, `holding`)."""
 
     total: int | None = None
+    held: int = 0
+
+    @classmethod
+    def for_run(cls, total: int | None) -> MemoryBudget:
+        """A run's budget of `total` bytes, the run's base (`BASE_BYTES`) set aside."""
+        return cls(total, BASE_BYTES)
+
+    def holding(self, players: int, games: int) -> MemoryBudget:
+        """This budget with `players` players' and `games` games' share set aside too."""
+        return MemoryBudget(self.total, self.held + players_need(players, games))
+
+    @property
+    def free(self) -> int:
+        """What the work in flight may hold: the budget less what is `held` (0 when none is
+        left: every size at its least)."""
+        return max(0, (self.total or 0) - self.held)
 
     @property
     def text_window(self) -> int:
         """Text read at a time from a streamed file: three windows are in flight, each with
-        the rows made of it, so a thirty-second of the budget each (at least 4 MiB)."""
+        the rows made of it, so a thirty-second of the budget's free part each (at least
+        4 MiB)."""
         if self.total is None:
             return WINDOW_MAX
-        return max(4 << 20, min(WINDOW_MAX, self.total // 32))
+        return max(4 << 20, min(WINDOW_MAX, self.free // 32))
 
     @property
     def csv_rows(self) -> int:
-        """Rows read at a time from a CSV file: a sixteenth of the budget at `CSV_ROW_BYTES`
-        a row (at least 10,000 rows)."""
+        """Rows read at a time from a CSV file: a sixteenth of the budget's free part at
+        `CSV_ROW_BYTES` a row (at least 10,000 rows)."""
         if self.total is None:
             return CSV_ROWS
-        return max(10_000, min(CSV_ROWS, self.total // 16 // CSV_ROW_BYTES))
+        return max(10_000, min(CSV_ROWS, self.free // 16 // CSV_ROW_BYTES))
 
     @property
     def zstd_window(self) -> int:
-        """The largest zstd window a file may ask for: a quarter of the budget."""
+        """The largest zstd window a file may ask for: a quarter of the budget's free part (at
+        least 8 MiB)."""
         if self.total is None:
             return ZSTD_WINDOW_LIMIT
-        return min(ZSTD_WINDOW_LIMIT, self.total // 4)
+        return max(ZSTD_WINDOW_LEAST, min(ZSTD_WINDOW_LIMIT, self.free // 4))
 
     @property
     def stretch(self) -> int:
-        """The longest stretch of a file without a game boundary: an eighth of the budget (the
-        window holding it is doubled until it fits, and copied once)."""
+        """The longest stretch of a file without a game boundary: an eighth of the budget's free
+        part, at least 16 MiB (the window holding it is doubled until it fits, and copied
+        once)."""
         if self.total is None:
             return STRETCH_LIMIT
-        return min(STRETCH_LIMIT, self.total // 8)
+        return max(STRETCH_LEAST, min(STRETCH_LIMIT, self.free // 8))
 
     @property
     def batch_games(self) -> int:
         """Games a streamed replay rates at a time: about 1 KB each with their history, a
-        sixth of the budget (at least 10,000)."""
+        sixth of the budget's free part (at least 10,000)."""
         if self.total is None:
             return BATCH_GAMES
-        return max(10_000, min(BATCH_GAMES, self.total // 6 // 1024))
+        return max(10_000, min(BATCH_GAMES, self.free // 6 // 1024))
 
     @property
     def sort_memory(self) -> int:
-        """What the sort of a period's games may hold before spilling: a sixth of the budget
-        (at least 32 MiB)."""
+        """What the sort of a period's games may hold before spilling: a sixth of the budget's
+        free part (at least `SORT_LEAST`)."""
         if self.total is None:
             return SORT_MEMORY
-        return max(32 << 20, min(SORT_MEMORY, self.total // 6))
+        return max(SORT_LEAST, min(SORT_MEMORY, self.free // 6))
 
     @property
     def list_rows(self) -> int:
         """List rows a publication holds at a time: about 1 KB each with their files being
-        written, a sixth of the budget (at least 50,000)."""
+        written, a sixth of the budget's free part (at least 50,000)."""
         if self.total is None:
             return LIST_ROWS
-        return max(50_000, min(LIST_ROWS, self.total // 6 // 1024))
+        return max(50_000, min(LIST_ROWS, self.free // 6 // 1024))
 
-    def players_fit(self, players: int) -> bool:
-        """Whether `players` players' state fits in the budget beside the run's base."""
-        return self.total is None or BASE_BYTES + players * PLAYER_BYTES <= self.total
+    def fits(self, players: int, games: int) -> bool:
+        """Whether a run's base and `players` players' and `games` games' share fit in the
+        budget (always, without one)."""
+        return self.total is None or run_need(players, games) <= self.total
+
+
+def players_need(players: int, games: int) -> int:
+    """What `players` players and `games` games add to a run's peak (beside the base)."""
+    return players * PLAYER_BYTES + games * GAME_BYTES
+
+
+def run_need(players: int, games: int) -> int:
+    """The least budget a run over `players` players and `games` games can be rated in."""
+    return BASE_BYTES + players_need(players, games)

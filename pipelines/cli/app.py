@@ -208,6 +208,8 @@ def _version() -> str:
 
 def _add_run_parser(sub: argparse._SubParsersAction) -> None:
     """`ratings run`."""
+    from rating_core.budget import least_run_memory  # a small module: no library loaded
+
     run = sub.add_parser("run", help="ingest the inbox and publish every list, period by period")
     run.add_argument("--inbox", help=INBOX_HELP)
     _add_lake(run)
@@ -228,8 +230,9 @@ def _add_run_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument(
         "--memory",
         metavar="SIZE",
-        help="a memory budget such as 3G or 1500MiB: the ingest's buffers and the largest "
-        "archive window follow it, and a lake whose players alone would not fit is refused",
+        help=f"a memory budget such as 3G or 1500MiB (at least {least_run_memory() >> 20}MiB): "
+        "the run's peak stays within it, and a lake whose players and games would not fit is "
+        "refused",
     )
 
 
@@ -278,13 +281,14 @@ def _add_history_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def _memory(text: str | None) -> int | None:
-    """`--memory` in bytes (None: not given), or one `ratings:` sentence."""
-    from rating_core.budget import BudgetError, memory_bytes
+    """`ratings run --memory` in bytes (None: not given), or one `ratings:` sentence (a budget
+    below what every run holds is refused here, before any work)."""
+    from rating_core.budget import BudgetError, run_memory_bytes
 
     if text is None:
         return None
     try:
-        return memory_bytes(text)
+        return run_memory_bytes(text)
     except BudgetError as error:
         raise UserError(str(error)) from error
 

@@ -42,10 +42,11 @@ from pipelines.jobs import (
 )
 from pipelines.registry import PERIOD_ASSETS, SYSTEM_OF_RATINGS, SYSTEMS
 from rating_core import tables
-from rating_core.budget import BASE_BYTES, PLAYER_BYTES, MemoryBudget, show_size
+from rating_core.budget import BASE_BYTES, MemoryBudget, players_need, run_need, show_size
 from rating_core.lake import publishing as publish
 from rating_core.lake.data_periods import data_periods
 from rating_core.lake.lock import LockHolder, hold_lake
+from rating_core.lake.run_size import run_size
 from rating_core.lake.storage import clean_interrupted_writes, read_table
 from rating_core.periods import previous_period
 from rating_core.progress import listening
@@ -294,7 +295,7 @@ def _run_holding_lock(
                 executor,
                 warm_up,
                 clock or StepClock(),
-                MemoryBudget(memory),
+                MemoryBudget.for_run(memory),
                 command,
                 late_results,
             )
@@ -304,15 +305,19 @@ def _run_holding_lock(
 
 
 def _check_players_fit(lake: Path, budget: MemoryBudget) -> None:
-    """Refuse, before rating, a lake whose players alone would not fit the budget."""
+    """Refuse, before rating, a lake whose players and games would not fit the budget beside
+    what every run holds; the players are those the summary counts as seen."""
     if budget.total is None:
         return
-    players = read_table(lake, tables.PLAYER_NAMES).select(pl.len()).collect().item()
-    if not budget.players_fit(players):
-        need = show_size(BASE_BYTES + players * PLAYER_BYTES)
+    players, games = run_size(lake)
+    if not budget.fits(players, games):
+        need = run_need(players, games)
         raise UserError(
-            f"the lake's {players:,} players need about {need} to be rated, more than the "
-            f"--memory budget of {show_size(budget.total)}: give a larger --memory"
+            f"the lake's {players:,} players and {games:,} games need about "
+            f"{show_size(players_need(players, games))} beside the {show_size(BASE_BYTES)} that "
+            f"every run holds (Python, Polars, DuckDB, Dagster and the rating kernels), "
+            f"{show_size(need)} in all, more than the --memory budget of "
+            f"{show_size(budget.total)}: give --memory {-(-need // 1024**2)}MiB or more"
         )
 
 

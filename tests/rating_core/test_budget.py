@@ -5,9 +5,12 @@ from __future__ import annotations
 import pytest
 
 from rating_core.budget import (
+    BASE_BYTES,
     BATCH_GAMES,
+    GAME_BYTES,
     LEAST_MEMORY,
     LIST_ROWS,
+    PLAYER_BYTES,
     SORT_MEMORY,
     STRETCH_LIMIT,
     WINDOW_MAX,
@@ -15,6 +18,8 @@ from rating_core.budget import (
     BudgetError,
     MemoryBudget,
     memory_bytes,
+    run_memory_bytes,
+    run_need,
     show_size,
 )
 
@@ -53,13 +58,14 @@ def test_no_budget_keeps_the_defaults_and_a_budget_shrinks_them() -> None:
         ZSTD_WINDOW_LIMIT,
         STRETCH_LIMIT,
     )
-    assert none.players_fit(10**9)
+    assert none.fits(10**9, 10**10)
     small = MemoryBudget(256 * 1024**2)
     assert small.text_window == 8 * 1024**2
     assert small.zstd_window == 64 * 1024**2 and small.stretch == 32 * 1024**2
     assert MemoryBudget(64 * 1024**2).text_window == 4 * 1024**2  # never below 4 MiB
-    assert MemoryBudget(3 * 1024**3).players_fit(1_000_000)
-    assert not MemoryBudget(1024**3).players_fit(1_000_000)
+    # a platform's month of 30M games among 1M players fits in 3 GiB (issue 31 item 4), not in 2
+    assert MemoryBudget(3 * 1024**3).fits(1_000_000, 30_000_000)
+    assert not MemoryBudget(2 * 1024**3).fits(1_000_000, 30_000_000)
 
 
 def test_the_rating_holds_less_at_a_time_in_a_smaller_budget() -> None:
@@ -73,7 +79,7 @@ def test_the_rating_holds_less_at_a_time_in_a_smaller_budget() -> None:
     assert small.batch_games == 102_400 and small.list_rows == 102_400
     assert small.sort_memory == 100 * 1024**2
     least = MemoryBudget(LEAST_MEMORY)  # never below what a batch needs to be worth its cost
-    assert (least.batch_games, least.sort_memory, least.list_rows) == (10_922, 32 << 20, 50_000)
+    assert (least.batch_games, least.sort_memory, least.list_rows) == (10_922, 64 << 20, 50_000)
     assert MemoryBudget(64 * 1024**3).batch_games == BATCH_GAMES  # never above the defaults
 
 
@@ -94,3 +100,35 @@ def test_a_size_just_under_a_unit_is_shown_in_that_unit_never_as_1024_of_the_one
         "1 KiB",
         "600 KiB",
     )
+
+
+def test_a_run_below_what_every_run_holds_is_refused_in_one_sentence_naming_the_least() -> None:
+    least = BASE_BYTES // 1024**2
+    with pytest.raises(BudgetError) as refused:
+        run_memory_bytes("300MiB")
+    assert str(refused.value) == (
+        f"--memory 300MiB is less than the {least} MiB that every run holds before any game or "
+        "player (Python, Polars, DuckDB, Dagster and the rating kernels): give --memory "
+        f"{least}MiB or more"
+    )
+    assert run_memory_bytes(f"{least}MiB") == BASE_BYTES
+    with pytest.raises(BudgetError, match="--memory takes a size such as"):
+        run_memory_bytes("lots")
+
+
+def test_a_run_shares_out_what_its_base_players_and_games_leave() -> None:
+    total = 2 * 1024**3
+    run = MemoryBudget.for_run(total)
+    assert run.free == total - BASE_BYTES
+    rating = run.holding(100_000, 1_000_000)
+    assert rating.free == total - BASE_BYTES - 100_000 * PLAYER_BYTES - 1_000_000 * GAME_BYTES
+    assert rating.batch_games == rating.free // 6 // 1024 < run.batch_games
+    assert rating.sort_memory == rating.free // 6 < run.sort_memory
+    assert run_need(100_000, 1_000_000) == total - rating.free
+    assert rating.fits(100_000, 1_000_000) and not rating.fits(2_000_000, 1_000_000)
+    # nothing left: every size at its least, the archive limits at theirs
+    full = MemoryBudget.for_run(BASE_BYTES)
+    assert full.free == 0
+    assert (full.batch_games, full.sort_memory, full.list_rows) == (10_000, 64 << 20, 50_000)
+    assert (full.text_window, full.zstd_window, full.stretch) == (4 << 20, 8 << 20, 16 << 20)
+    assert full.csv_rows == 10_000

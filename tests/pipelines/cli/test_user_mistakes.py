@@ -366,9 +366,22 @@ def test_a_memory_budget_that_is_not_a_size_is_one_sentence(tmp_path: Path) -> N
 
 
 def test_players_that_would_not_fit_the_budget_are_refused_before_rating(tmp_path: Path) -> None:
+    from rating_core.budget import BASE_BYTES, players_need, run_need, show_size
+    from rating_core.lake import players_seen
+    from rating_core.lake.run_size import run_size
+
     lake = tmp_path / "lake"
-    proc = ratings("run", "--lake", str(lake), "--memory", "128MiB")
+    base = BASE_BYTES // 1024**2  # the least accepted: the players and games do not fit beside it
+    proc = ratings("run", "--lake", str(lake), "--memory", f"{base}MiB")
     line = one_sentence(proc, 2)
-    assert line.startswith("ratings: the lake's 89 players need about 500 MiB to be rated")
-    assert line.endswith("more than the --memory budget of 128 MiB: give a larger --memory")
+    players, games = run_size(lake)
+    assert players == players_seen.count(lake)[0]  # the players the summary says were seen
+    need = run_need(players, games)
+    assert line == (
+        f"ratings: the lake's {players:,} players and {games:,} games need about "
+        f"{show_size(players_need(players, games))} beside the {base} MiB that every run holds "
+        "(Python, Polars, DuckDB, Dagster and the rating kernels), "
+        f"{show_size(need)} in all, more than the --memory budget of {base} MiB: "
+        f"give --memory {-(-need // 1024**2)}MiB or more"
+    )
     assert not (lake / "lists").exists()

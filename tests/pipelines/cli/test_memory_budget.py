@@ -1,0 +1,90 @@
+"""`ratings run --memory`, end to end (issue 31 item 4): a run that is accepted peaks within its
+budget, and a budget below what every run holds is refused before any work.
+
+The peak is the `ratings` process's own (`os.wait4`'s `ru_maxrss`, as `/usr/bin/time` reports
+it), of a run over a generated Lichess-style month at the tightest budget the run accepts: its
+base, players and games set aside, the windows, batches and sorts at their least.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import zstandard
+
+from rating_core.budget import BASE_BYTES, run_need
+from rating_core.ingest.pgn_synth import LichessMonth
+from rating_core.lake.run_size import run_size
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+ROOT = Path(__file__).resolve().parents[3]
+GAMES = 20_000
+PLAYERS = 6_000
+
+
+def ratings_peak(*args: str) -> tuple[int, int, str]:
+    """Run `ratings ARGS` in a fresh process: (exit status, peak RSS in bytes, stderr)."""
+    env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": str(ROOT)}
+    env.pop("RATINGS_DEBUG", None)
+    with subprocess.Popen(
+        [sys.executable, "-m", "pipelines.cli", *args],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        assert proc.stderr is not None
+        err = proc.stderr.read()
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, usage.ru_maxrss * 1024, err  # ru_maxrss is in KiB on Linux
+
+
+def month_inbox(folder: Path) -> Path:
+    """An inbox holding one generated month of `GAMES` games among up to `PLAYERS` players, as a
+    platform's `.pgn.zst` dump."""
+    inbox = folder / "inbox"
+    (inbox / "platform").mkdir(parents=True)
+    month = LichessMonth(GAMES, seed=4, n_players=PLAYERS, month="2024-01")
+    path = inbox / "platform" / "lichess_2024-01.pgn.zst"
+    with path.open("wb") as raw, zstandard.ZstdCompressor(level=1).stream_writer(raw) as writer:
+        for block in month.blocks():
+            writer.write(block)
+    return inbox
+
+
+def test_an_accepted_run_peaks_within_its_memory_budget(tmp_path: Path) -> None:
+    inbox = month_inbox(tmp_path)
+    # the tightest budget this month is accepted in: its base, its players (at most PLAYERS)
+    # and games set aside, every window, batch and sort at its least
+    budget = run_need(PLAYERS, GAMES) // 1024**2 + 1
+    lake = tmp_path / "lake"
+    status, peak, err = ratings_peak(
+        "run", "--inbox", str(inbox), "--lake", str(lake), "--memory", f"{budget}MiB"
+    )
+    assert status == 0, err
+    assert (lake / "lists").is_dir()
+    players, games = run_size(lake)
+    assert games == GAMES and 0 < players <= PLAYERS
+    assert peak <= budget * 1024**2, f"peak {peak / 1024**2:.0f} MiB over {budget} MiB"
+
+
+def test_a_budget_below_what_every_run_holds_is_refused_before_the_ingest(
+    tmp_path: Path,
+) -> None:
+    lake = tmp_path / "lake"
+    status, peak, err = ratings_peak("run", "--lake", str(lake), "--memory", "300MiB")
+    least = BASE_BYTES // 1024**2
+    assert status == 2
+    assert err.strip() == (
+        f"ratings: --memory 300MiB is less than the {least} MiB that every run holds before any "
+        "game or player (Python, Polars, DuckDB, Dagster and the rating kernels): give "
+        f"--memory {least}MiB or more"
+    )
+    assert not lake.exists()  # refused before the ingest: nothing was read or written
