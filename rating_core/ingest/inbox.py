@@ -466,18 +466,34 @@ def _ingest_simple(
     )
 
 
+def players_files(inbox: Path) -> list[Path]:
+    """The registry `players.csv`, if the inbox has one."""
+    path = Path(inbox) / "players.csv"
+    return [path] if path.is_file() else []
+
+
 def ingest_players(inbox: Path, budget: MemoryBudget | None = None) -> InboxBatch:
     """The registry `players.csv` (an inbox without one has no registry: every player is new),
     read as many rows at a time as `budget` allows (the typed rows are kept, not the text)."""
     inbox = Path(inbox)
-    path = inbox / "players.csv"
-    paths = [path] if path.is_file() else []
+    paths = players_files(inbox)
     rows = (budget or MemoryBudget()).csv_rows
 
     def reader(path: Path, name: str) -> IngestResult:
         return read_players(path, name, rows)
 
     return _ingest_simple("players", inbox, paths, reader, PLAYERS_SCHEMA)
+
+
+def tournament_files(inbox: Path) -> list[Path]:
+    """The federation and club TRF files, in inbox order (what `tournament_players` reads)."""
+    return [
+        path
+        for group in game_groups(Path(inbox))
+        if group.source != "platform"
+        for path, _ in group.files
+        if path.name.lower().endswith(".trf")
+    ]
 
 
 def tournament_players(inbox: Path) -> pl.DataFrame:
@@ -581,10 +597,15 @@ def _own_file(inbox: Path, name: str) -> list[Path]:
     return [p for p in _files((inbox / name).parent, (".csv",)) if p.name.lower() == wanted]
 
 
+def corrections_files(inbox: Path) -> list[Path]:
+    """The rating officer's `federation/corrections.csv`, if the inbox has one."""
+    return _own_file(Path(inbox), CORRECTIONS_FILE)
+
+
 def ingest_corrections(inbox: Path) -> InboxBatch:
     """The rating officer's `federation/corrections.csv` (none: no corrections)."""
     inbox = Path(inbox)
-    paths = _own_file(inbox, CORRECTIONS_FILE)
+    paths = corrections_files(inbox)
     return _ingest_simple("corrections", inbox, paths, read_corrections, CORRECTIONS_SCHEMA)
 
 
@@ -623,11 +644,16 @@ def ingest_moderation(inbox: Path, known_game_ids: pl.Series | None = None) -> I
     return _ingest_simple("moderation", inbox, paths, reader, MODERATION_SCHEMA)
 
 
+def backgammon_files(inbox: Path) -> list[Path]:
+    """The `backgammon/*.csv` match files, sorted."""
+    return _files(Path(inbox) / "backgammon", (".csv",))
+
+
 def ingest_backgammon(inbox: Path, today: date | None = None) -> InboxBatch:
     """Every `backgammon/*.csv` match file (matches dated after `today` or before 1850 are
     quarantined, as games are)."""
     inbox = Path(inbox)
-    paths = _files(inbox / "backgammon", (".csv",))
+    paths = backgammon_files(inbox)
 
     def read_dated(path: Path, name: str) -> IngestResult:
         return check_match_dates(read_backgammon(path, name), today)

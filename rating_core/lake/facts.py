@@ -157,3 +157,20 @@ def derived(lake: Path, fact: str, paths: Iterable[Path], compute: Callable[[], 
         after = pl.concat([after.filter(pl.col("fact") != fact), row])
     _write(lake, recorded, after)
     return value
+
+
+def recorded(lake: Path, fact: str) -> tuple[str, str] | None:
+    """The `inputs` and `value` recorded for `fact` (None: none is)."""
+    mine = _read(as_local_path(lake)).filter(pl.col("fact") == fact)
+    if not mine.height:
+        return None
+    return str(mine.get_column("inputs")[0]), str(mine.get_column("value")[0])
+
+
+def record(lake: Path, fact: str, inputs: str, value: str) -> None:
+    """Record `value` for `fact`, made from `inputs` (replacing what was recorded for it): for a
+    result computed elsewhere than `derived`, such as an ingest step's (`assets.ingest`)."""
+    lake = as_local_path(lake)
+    before = _read(lake)
+    row = pl.DataFrame({"fact": [fact], "inputs": [inputs], "value": [value]})
+    _write(lake, before, pl.concat([before.filter(pl.col("fact") != fact), row]))

@@ -533,15 +533,29 @@ NAMES_INPUTS = "inputs"
 """The key, in `player_names`' file, of the digest of what the names were made from."""
 
 
-def refresh_player_names(lake: Path, registry: pl.DataFrame, outcome: StoreOutcome) -> bool:
-    """Write `player_names` from the registry and every group's first names, unless neither
-    changed since they were last written (a run with nothing new skips the work: a second at a
-    million players); returns whether it wrote them."""
+def registry_bots(lake: Path) -> pl.DataFrame:
+    """The registry's rows the games read (PLAYERS_SCHEMA): its bots and the players given a
+    bot rating, read through a filter (a million players are never held for a few bots)."""
+    return (
+        read_table(lake, tables.PLAYERS)
+        .filter(pl.col("is_bot").fill_null(False) | pl.col("bot_rating").is_not_null())
+        .collect(engine="streaming")
+    )
+
+
+def refresh_player_names(lake: Path, registry: pl.DataFrame | None, outcome: StoreOutcome) -> bool:
+    """Write `player_names` from the registry (None: the lake's, read only when the names are
+    written) and every group's first names, unless neither changed since they were last
+    written (a run with nothing new skips the work: a second at a million players); returns
+    whether it wrote them."""
     registry_file = table_file(lake, tables.PLAYERS)
-    registry_hash = content_hash(registry_file).hex() if registry_file.is_file() else "-"
+    found = facts.content_hashes(lake, [registry_file]).get(registry_file)  # by its stamp
+    registry_hash = found.hex() if found is not None else "-"
     inputs = hashlib.sha256(f"{outcome.digest}\0{registry_hash}".encode()).hexdigest()
     if table_metadata(lake, tables.PLAYER_NAMES).get(NAMES_INPUTS) == inputs:
         return False
+    if registry is None:
+        registry = read_table(lake, tables.PLAYERS).collect()
     names = names_from(registry, player_first_names(lake))
     write_table(lake, tables.PLAYER_NAMES, names, metadata={NAMES_INPUTS: inputs})
     return True
