@@ -12,11 +12,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import polars as pl
 
-from assets.period_io import CODE_VERSION, frame_metadata, table_metadata
+from assets.period_io import CODE_VERSION, table_metadata
 from assets.resources import PipelinePaths
 from rating_core import tables
 from rating_core.ingest import inbox as inbox_readers
@@ -31,8 +32,7 @@ from rating_core.lake.storage import (
     write_partitioned,
     write_table,
 )
-from rating_core.periods import AFTER_TODAY
-from rating_core.schemas import GAMES_SCHEMA
+from rating_core.schemas import GAMES_SCHEMA, MATCHES_SCHEMA
 from rating_core.systems.player_data import (
     conflict_note,
     conflicts,
@@ -191,21 +191,40 @@ class Once:
     def done(self, batch: InboxBatch, recheck: bool = False) -> dg.MaterializeResult:
         """Record what the step read and wrote (once its files are all written), and its
         materialization. `recheck`: its rows depend on the day (a date after today)."""
+        return self.done_counted(
+            batch.files,
+            list(batch.notes),
+            batch.rows.height,
+            batch.quarantine.height,
+            batch.rows.schema,
+            recheck,
+        )
+
+    def done_counted(
+        self,
+        files: pl.DataFrame,
+        notes: list[str],
+        rows: int,
+        quarantined: int,
+        schema: Mapping[str, Any],
+        recheck: bool = False,
+    ) -> dg.MaterializeResult:
+        """`done` for a step that streamed its rows to the lake: their counts and schema."""
         value = {
-            "rows": batch.rows.height,
-            "quarantined": batch.quarantine.height,
+            "rows": rows,
+            "quarantined": quarantined,
             "recheck": recheck,
             "outputs": self.stamps(),
         }
         facts.record(self.paths.lake_path, self.fact, self.inputs, json.dumps(value))
-        names = batch.files.get_column("source_file").to_list() if batch.files.height else []
+        names = files.get_column("source_file").to_list() if files.height else []
         return dg.MaterializeResult(
             data_version=dg.DataVersion(inbox_digest(self.paths.inbox_path, names, self.hashes)),
             metadata={
-                **frame_metadata(batch.rows),
-                "quarantined": dg.MetadataValue.int(batch.quarantine.height),
-                "files": dg.MetadataValue.json(batch.files.to_dicts()),
-                "notes": dg.MetadataValue.json(list(batch.notes)),
+                **table_metadata(rows, schema),
+                "quarantined": dg.MetadataValue.int(quarantined),
+                "files": dg.MetadataValue.json(files.to_dicts()),
+                "notes": dg.MetadataValue.json(notes),
             },
         )
 
@@ -342,16 +361,17 @@ def backgammon_matches(paths: PipelinePaths) -> dg.MaterializeResult:
     kept = step.kept()
     if kept is not None:
         return kept
-    batch = inbox_readers.ingest_backgammon(paths.inbox_path)
-    _store(paths, tables.MATCHES, batch)
-    return step.done(batch, recheck=_dated_after_today(batch.quarantine))
-
-
-def _dated_after_today(quarantine: pl.DataFrame) -> bool:
-    """Whether a record was rejected for a date after today (it may be good on a later day)."""
-    if not quarantine.height:
-        return False
-    return bool(quarantine.get_column("reason").str.contains(AFTER_TODAY, literal=True).any())
+    # each file streamed into the lake a chunk at a time (rating_core.lake.ingest_store)
+    outcome = ingest_store.ingest_matches(paths.inbox_path, paths.lake_path, paths.budget)
+    _store_summary(paths, tables.MATCHES, outcome.files, outcome.notes)
+    return step.done_counted(
+        outcome.files,
+        outcome.notes,
+        outcome.matches,
+        outcome.quarantined,
+        MATCHES_SCHEMA,
+        recheck=outcome.recheck,
+    )
 
 
 @dg.asset(

@@ -303,7 +303,7 @@ class GroupReading:
             self.split_ids.append(hashes)
             done = self._canonical(result.rows)
             games += done.rows.height
-            lines = max(lines, _last_line(result))
+            lines = max(lines, last_line(result))
             report(Progress("ingest", name, lines, None, "lines", games))
             yield IngestResult(done.rows, pl.concat([result.quarantine, done.quarantine]))
         report(Progress("ingest", name, lines, None, "lines", games, finished=True))
@@ -324,7 +324,7 @@ class GroupReading:
         return IngestResult(rows, pl.concat(quarantine))
 
 
-def _last_line(result: IngestResult) -> int:
+def last_line(result: IngestResult) -> int:
     """The last line a reader's rows or quarantine name (0: none): how far a file was read."""
     last = [
         result.rows.select(pl.col("source_line").max()).item(),
@@ -723,13 +723,15 @@ def ingest_merges(
     return _ingest_simple("merges", inbox, paths, reader, MERGES_SCHEMA)
 
 
-def check_merge_chains(inbox: Path) -> None:
+def check_merge_chains(inbox: Path, checked: Callable[[Path], bool] | None = None) -> None:
     """Raise `MergeChainError` when `federation/merges.csv` chains or cycles, before any work (any
-    other problem of the file is left to the merges asset, which reports it with the others)."""
+    other problem of the file is left to the merges asset, which reports it with the others).
+    `checked(path)`: whether the file is the one a run already checked and ingested, unchanged
+    since (it is then not read again)."""
     inbox = Path(inbox)
     try:
         path = decision_file(inbox, "merges")
-        if path is not None:
+        if path is not None and not (checked is not None and checked(path)):
             read_merges(path, _relative(path, inbox))
     except MergeChainError:
         raise

@@ -174,3 +174,12 @@ def record(lake: Path, fact: str, inputs: str, value: str) -> None:
     before = _read(lake)
     row = pl.DataFrame({"fact": [fact], "inputs": [inputs], "value": [value]})
     _write(lake, before, pl.concat([before.filter(pl.col("fact") != fact), row]))
+
+
+def unchanged(lake: Path, path: Path) -> bool:
+    """Whether `path`'s content hash is recorded with the stamp the file has now: it was read
+    (hashed) before and has not changed since."""
+    lake = as_local_path(lake)
+    fact = CONTENT + _name(lake, path)
+    mine = _read(lake).filter(pl.col("fact") == fact)
+    return bool(mine.height) and mine.get_column("inputs")[0] == file_stamp(path)

@@ -214,3 +214,25 @@ def test_merges_and_lists_are_made_again_when_the_registry_changes(
     _run(inbox, lake, steps)
     assert sorted(opened.read) == ["merges.csv", "players.csv"]
     assert _rows(lake, tables.MERGES, "keep_id") == ["u-a"]
+
+
+def test_the_command_lines_check_of_merge_chains_skips_an_ingested_unchanged_file(
+    inbox: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rating_core.ingest.inbox import check_merge_chains
+
+    lake = tmp_path / "lake"
+    merges_csv = inbox / "federation" / "merges.csv"
+    merges_csv.parent.mkdir()
+    merges_csv.write_text("keep_id,merge_id,decided_at,reason\nu-a,u-b,2026-01-10,same\n")
+    _run(inbox, lake, [players, games, starting_lists, merges])
+
+    def checked(path: Path) -> bool:
+        return facts.unchanged(lake, path.absolute())
+
+    opened = Opened(monkeypatch)
+    check_merge_chains(inbox, checked)
+    assert opened.read == []
+    merges_csv.write_text("keep_id,merge_id,decided_at,reason\nu-a,u-b,2026-01-10,same person\n")
+    check_merge_chains(inbox, checked)
+    assert opened.read == ["merges.csv"]
