@@ -7,22 +7,32 @@ for the games, `rating_core.lake.ingest_store`: each file group read once, strea
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
-from dataclasses import replace
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import polars as pl
 
-from assets.period_io import CODE_VERSION, frame_metadata, table_metadata
+from assets.period_io import CODE_VERSION, table_metadata
 from assets.resources import PipelinePaths
 from rating_core import tables
 from rating_core.ingest import inbox as inbox_readers
 from rating_core.ingest.inbox import InboxBatch
 from rating_core.lake import facts, ingest_store
-from rating_core.lake.fingerprints import content_hash
-from rating_core.lake.storage import read_table, table_partitions, write_partitioned, write_table
-from rating_core.schemas import GAMES_SCHEMA
+from rating_core.lake.fingerprints import content_hash, reader_version
+from rating_core.lake.storage import (
+    partition_files,
+    read_table,
+    table_file,
+    table_partitions,
+    write_partitioned,
+    write_table,
+)
+from rating_core.schemas import GAMES_SCHEMA, MATCHES_SCHEMA
 from rating_core.systems.player_data import (
     conflict_note,
     conflicts,
@@ -43,31 +53,22 @@ MERGE_GAME_COLUMNS = (
 """What the merges asset reads of the games: the ids, the period and the provenance."""
 
 
-def inbox_digest(inbox: Path, files: Iterable[str]) -> str:
+def inbox_digest(
+    inbox: Path, files: Iterable[str], hashes: Mapping[Path, bytes] | None = None
+) -> str:
     """A digest of the inbox files an ingest asset read (names and contents): its data version,
-    so the UI marks what reads it stale exactly when one of those files changed."""
+    so the UI marks what reads it stale exactly when one of those files changed. `hashes`: the
+    files' content hashes where already known (`facts.content_hashes`), else each is read."""
     digest = hashlib.sha256()
     for name in sorted(files):
         path = Path(name) if Path(name).is_absolute() else inbox / name
         digest.update(f"{name}\0".encode())
-        if path.is_file():
+        known = hashes.get(path) if hashes is not None else None
+        if known is not None:
+            digest.update(known)
+        elif path.is_file():
             digest.update(content_hash(path))
     return digest.hexdigest()
-
-
-def _result(paths: PipelinePaths, batch: InboxBatch) -> dg.MaterializeResult:
-    """The materialization: the digest of the files read as data version; row count, schema,
-    quarantined count, per-file counts and notes as metadata."""
-    files = batch.files.get_column("source_file").to_list() if batch.files.height else []
-    return dg.MaterializeResult(
-        data_version=dg.DataVersion(inbox_digest(paths.inbox_path, files)),
-        metadata={
-            **frame_metadata(batch.rows),
-            "quarantined": dg.MetadataValue.int(batch.quarantine.height),
-            "files": dg.MetadataValue.json(batch.files.to_dicts()),
-            "notes": dg.MetadataValue.json(list(batch.notes)),
-        },
-    )
 
 
 def _store(paths: PipelinePaths, table: tables.LakeTable, batch: InboxBatch) -> None:
@@ -95,13 +96,157 @@ def _store_summary(
         write_partitioned(lake, summary, tagged, partitions=[table.name])
 
 
+INGESTED = "ingested/1:"
+"""Prefix of an ingest step's record in `derived_facts` (`ingested/1:players`): the digest of
+what the step read (`Once.inputs`) and, as JSON, its counts and the stamps of the lake files it
+wrote (a new layout of the record: /2)."""
+
+
+def _relative_name(path: Path, inbox: Path) -> str:
+    try:
+        return path.relative_to(inbox).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+@dataclass(frozen=True)
+class Once:
+    """An ingest step read once (issue 31 item 1): the inbox files it reads (`files`, hashed
+    only when their stamp changed: `facts.content_hashes`), what else its rows depend on
+    (`depends`: the games' version, a lake table's content hash, the inbox's listing) and the
+    lake tables it writes. `inputs` digests them all with the readers' version; when it is the
+    one recorded and every file the step wrote still has the stamp it was recorded with, the
+    step reads and writes nothing: its rows are those already in the lake."""
+
+    paths: PipelinePaths
+    table: tables.LakeTable
+    files: list[Path]
+    depends: tuple[str, ...] = ()
+    also_writes: tuple[tables.LakeTable, ...] = ()
+
+    @cached_property
+    def hashes(self) -> dict[Path, bytes]:
+        """The files' content hashes (recorded by their absolute names: an inbox given as a
+        relative path one run and an absolute one the next is the same inbox)."""
+        named = {path: path.absolute() for path in self.files}
+        found = facts.content_hashes(self.paths.lake_path, named.values())
+        return {path: found[name] for path, name in named.items() if name in found}
+
+    @cached_property
+    def inputs(self) -> str:
+        inbox = self.paths.inbox_path
+        digest = hashlib.sha256(f"{reader_version()}\0{self.table.name}\0".encode())
+        for path in self.files:
+            found = self.hashes.get(path)
+            name = _relative_name(path, inbox)
+            digest.update(f"{name}\0{found.hex() if found else '-'}\0".encode())
+        for part in self.depends:
+            digest.update(f"{part}\0".encode())
+        return digest.hexdigest()
+
+    @property
+    def fact(self) -> str:
+        return INGESTED + self.table.name
+
+    def outputs(self) -> list[Path]:
+        """Every lake file the step writes (those of its table, its quarantine, summary and
+        notes partitions, and of `also_writes`)."""
+        lake, name = self.paths.lake_path, self.table.name
+        found = [*facts.table_files(lake, self.table)]
+        for table in self.also_writes:
+            found.extend(facts.table_files(lake, table))
+        for table in (tables.QUARANTINE, tables.INGEST_SUMMARY, tables.INGEST_NOTES):
+            found.extend(partition_files(lake, table, name))
+        return found
+
+    def stamps(self) -> dict[str, str]:
+        lake = self.paths.lake_path
+        return {_relative_name(p, lake): facts.file_stamp(p) for p in self.outputs()}
+
+    def kept(self) -> dg.MaterializeResult | None:
+        """The materialization of the rows already in the lake, when they are those of the same
+        inputs and untouched since (None: the step must run)."""
+        found = facts.recorded(self.paths.lake_path, self.fact)
+        if found is None or found[0] != self.inputs:
+            return None
+        value = json.loads(found[1])
+        if value.get("recheck") or value.get("outputs") != self.stamps():
+            return None
+        lake = self.paths.lake_path
+        files = read_table(lake, tables.INGEST_SUMMARY, [self.table.name]).collect()
+        notes = read_table(lake, tables.INGEST_NOTES, [self.table.name]).collect()
+        files = files.drop(tables.ASSET, strict=False).select(list(tables.FILE_SUMMARY_SCHEMA))
+        names = files.get_column("source_file").to_list()
+        schema = self.table.schema or {}
+        return dg.MaterializeResult(
+            data_version=dg.DataVersion(inbox_digest(self.paths.inbox_path, names, self.hashes)),
+            metadata={
+                **table_metadata(int(value["rows"]), schema),
+                "quarantined": dg.MetadataValue.int(int(value["quarantined"])),
+                "files": dg.MetadataValue.json(files.to_dicts()),
+                "notes": dg.MetadataValue.json(notes.get_column("note").to_list()),
+            },
+        )
+
+    def done(self, batch: InboxBatch, recheck: bool = False) -> dg.MaterializeResult:
+        """Record what the step read and wrote (once its files are all written), and its
+        materialization. `recheck`: its rows depend on the day (a date after today)."""
+        return self.done_counted(
+            batch.files,
+            list(batch.notes),
+            batch.rows.height,
+            batch.quarantine.height,
+            batch.rows.schema,
+            recheck,
+        )
+
+    def done_counted(
+        self,
+        files: pl.DataFrame,
+        notes: list[str],
+        rows: int,
+        quarantined: int,
+        schema: Mapping[str, Any],
+        recheck: bool = False,
+    ) -> dg.MaterializeResult:
+        """`done` for a step that streamed its rows to the lake: their counts and schema."""
+        value = {
+            "rows": rows,
+            "quarantined": quarantined,
+            "recheck": recheck,
+            "outputs": self.stamps(),
+        }
+        facts.record(self.paths.lake_path, self.fact, self.inputs, json.dumps(value))
+        names = files.get_column("source_file").to_list() if files.height else []
+        return dg.MaterializeResult(
+            data_version=dg.DataVersion(inbox_digest(self.paths.inbox_path, names, self.hashes)),
+            metadata={
+                **table_metadata(rows, schema),
+                "quarantined": dg.MetadataValue.int(quarantined),
+                "files": dg.MetadataValue.json(files.to_dicts()),
+                "notes": dg.MetadataValue.json(notes),
+            },
+        )
+
+
+def lake_file_hash(lake: Path, table: tables.LakeTable) -> str:
+    """The content hash of an unpartitioned lake table's file (`-`: none), what a step reading
+    that table depends on (hashed only when its stamp changed)."""
+    path = table_file(lake, table)
+    return facts.content_hashes(lake, [path]).get(path, b"-").hex() if path.is_file() else "-"
+
+
 @dg.asset(
     group_name="ingest", code_version=CODE_VERSION, description="The player registry players.csv."
 )
 def players(paths: PipelinePaths) -> dg.MaterializeResult:
+    step = Once(paths, tables.PLAYERS, inbox_readers.players_files(paths.inbox_path))
+    kept = step.kept()
+    if kept is not None:
+        return kept
     batch = inbox_readers.ingest_players(paths.inbox_path, paths.budget)
     _store(paths, tables.PLAYERS, batch)
-    return _result(paths, batch)
+    return step.done(batch)
 
 
 @dg.asset(
@@ -113,10 +258,11 @@ def players(paths: PipelinePaths) -> dg.MaterializeResult:
 def games(paths: PipelinePaths) -> dg.MaterializeResult:
     # Only the inbox's game files that changed since the last run are read, streamed into the
     # lake group by group (rating_core.lake.ingest_store); the names come from every group's.
+    # The games read only the registry's bots; its names only when the names are written again.
     lake = paths.lake_path
-    registry = read_table(lake, tables.PLAYERS).collect()
-    outcome = ingest_store.ingest_games(paths.inbox_path, lake, registry, budget=paths.budget)
-    ingest_store.refresh_player_names(lake, registry, outcome)
+    bots = ingest_store.registry_bots(lake)
+    outcome = ingest_store.ingest_games(paths.inbox_path, lake, bots, budget=paths.budget)
+    ingest_store.refresh_player_names(lake, None, outcome)
     _store_summary(paths, tables.GAMES, outcome.files, outcome.notes)
     return dg.MaterializeResult(
         data_version=dg.DataVersion(outcome.digest),
@@ -141,9 +287,21 @@ def games(paths: PipelinePaths) -> dg.MaterializeResult:
 def starting_lists(paths: PipelinePaths) -> dg.MaterializeResult:
     # with the tournament files' player records (`tournament_players`), the last source of the
     # federation lists' player data; a value two sources give differently is a note
-    lake = paths.lake_path
-    batch = inbox_readers.ingest_starting_lists(paths.inbox_path)
-    trf = inbox_readers.tournament_players(paths.inbox_path)
+    lake, inbox = paths.lake_path, paths.inbox_path
+    lists = inbox_readers.check_starting_lists(inbox)
+    step = Once(
+        paths,
+        tables.STARTING_LISTS,
+        [*lists, *inbox_readers.tournament_files(inbox)],
+        # the registry (conflicts) and the inbox's listing (the note on files no reader takes)
+        (lake_file_hash(lake, tables.PLAYERS), *inbox_readers.unexpected_files(inbox)),
+        also_writes=(tables.TOURNAMENT_PLAYERS,),
+    )
+    kept = step.kept()
+    if kept is not None:
+        return kept
+    batch = inbox_readers.ingest_starting_lists(inbox)
+    trf = inbox_readers.tournament_players(inbox)
     write_table(lake, tables.TOURNAMENT_PLAYERS, trf)
     sources = [
         registry_data(read_table(lake, tables.PLAYERS).collect()),
@@ -152,7 +310,7 @@ def starting_lists(paths: PipelinePaths) -> dg.MaterializeResult:
     ]
     batch = replace(batch, notes=batch.notes + conflict_note(conflicts(sources)))
     _store(paths, tables.STARTING_LISTS, batch)
-    return _result(paths, batch)
+    return step.done(batch)
 
 
 @dg.asset(
@@ -161,9 +319,13 @@ def starting_lists(paths: PipelinePaths) -> dg.MaterializeResult:
     description="A rating officer's corrections federation/corrections.csv.",
 )
 def corrections(paths: PipelinePaths) -> dg.MaterializeResult:
+    step = Once(paths, tables.CORRECTIONS, inbox_readers.corrections_files(paths.inbox_path))
+    kept = step.kept()
+    if kept is not None:
+        return kept
     batch = inbox_readers.ingest_corrections(paths.inbox_path)
     _store(paths, tables.CORRECTIONS, batch)
-    return _result(paths, batch)
+    return step.done(batch)
 
 
 @dg.asset(
@@ -173,13 +335,20 @@ def corrections(paths: PipelinePaths) -> dg.MaterializeResult:
     description="Moderation decisions platform/moderation/*.csv (a decision needs its game).",
 )
 def moderation_decisions(paths: PipelinePaths) -> dg.MaterializeResult:
+    files = inbox_readers.moderation_files(paths.inbox_path)
+    # a decision is checked against the games: read again when they changed
+    depends = (ingest_store.games_version(paths.lake_path),) if files else ()
+    step = Once(paths, tables.MODERATION, files, depends)
+    kept = step.kept()
+    if kept is not None:
+        return kept
     game_ids = None  # without a decision file no game id is read back
-    if inbox_readers.moderation_files(paths.inbox_path):  # only the ids the decisions name
+    if files:  # only the ids the decisions name
         named = inbox_readers.moderation_game_ids(paths.inbox_path)
         game_ids = ingest_store.known_game_ids(paths.lake_path, named)
     batch = inbox_readers.ingest_moderation(paths.inbox_path, game_ids)
     _store(paths, tables.MODERATION, batch)
-    return _result(paths, batch)
+    return step.done(batch)
 
 
 @dg.asset(
@@ -188,9 +357,21 @@ def moderation_decisions(paths: PipelinePaths) -> dg.MaterializeResult:
     description="Ranked backgammon matches backgammon/*.csv.",
 )
 def backgammon_matches(paths: PipelinePaths) -> dg.MaterializeResult:
-    batch = inbox_readers.ingest_backgammon(paths.inbox_path)
-    _store(paths, tables.MATCHES, batch)
-    return _result(paths, batch)
+    step = Once(paths, tables.MATCHES, inbox_readers.backgammon_files(paths.inbox_path))
+    kept = step.kept()
+    if kept is not None:
+        return kept
+    # each file streamed into the lake a chunk at a time (rating_core.lake.ingest_store)
+    outcome = ingest_store.ingest_matches(paths.inbox_path, paths.lake_path, paths.budget)
+    _store_summary(paths, tables.MATCHES, outcome.files, outcome.notes)
+    return step.done_counted(
+        outcome.files,
+        outcome.notes,
+        outcome.matches,
+        outcome.quarantined,
+        MATCHES_SCHEMA,
+        recheck=outcome.recheck,
+    )
 
 
 @dg.asset(
@@ -202,7 +383,19 @@ def backgammon_matches(paths: PipelinePaths) -> dg.MaterializeResult:
 )
 def merges(paths: PipelinePaths) -> dg.MaterializeResult:
     lake, inbox = paths.lake_path, paths.inbox_path
-    found = inbox_readers.decision_file(inbox, "merges") is not None  # else nothing to read
+    path = inbox_readers.decision_file(inbox, "merges")
+    found = path is not None  # else nothing to read
+    depends: tuple[str, ...] = ()
+    if found:  # a merge is dated by the games, the starting lists and the registry
+        depends = (
+            ingest_store.games_version(lake),
+            lake_file_hash(lake, tables.STARTING_LISTS),
+            lake_file_hash(lake, tables.PLAYERS),
+        )
+    step = Once(paths, tables.MERGES, [path] if path is not None else [], depends)
+    kept = step.kept()
+    if kept is not None:
+        return kept
     registry = read_table(lake, tables.PLAYERS).collect()
     game_ids = read_table(lake, tables.GAMES, schema=GAMES_SCHEMA).select(MERGE_GAME_COLUMNS)
     batch = inbox_readers.ingest_merges(
@@ -212,7 +405,7 @@ def merges(paths: PipelinePaths) -> dg.MaterializeResult:
         registry if registry.height else None,
     )
     _store(paths, tables.MERGES, batch)
-    return _result(paths, batch)
+    return step.done(batch)
 
 
 @dg.asset_check(asset=games, blocking=True, description="Every game id appears once.")

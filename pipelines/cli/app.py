@@ -313,6 +313,7 @@ def _run_command(args: argparse.Namespace, heartbeat: Heartbeat) -> int:
     from rating_core.ingest.common import UnreadableFileError
     from rating_core.ingest.inbox import check_merge_chains, check_starting_lists, inbox_files
     from rating_core.ingest.merges import MergeChainError
+    from rating_core.lake import facts
     from rating_core.systems.club.folders import ClubFolderError
 
     clock = StepClock()
@@ -325,7 +326,8 @@ def _run_command(args: argparse.Namespace, heartbeat: Heartbeat) -> int:
     late_results = check_late_results()  # ratings.toml's [late_results]: a bad value stops here
     try:  # the inbox's layout, before any work: club folders that cannot each have a list
         inbox_files(inbox)
-        check_merge_chains(inbox)
+        # a merges file unchanged since a run read it is not read again (issue 31 item 1)
+        check_merge_chains(inbox, lambda path: facts.unchanged(lake, path.absolute()))
         check_starting_lists(inbox)
     except (ClubFolderError, MergeChainError, UnreadableFileError) as error:
         raise UserError(str(error)) from error

@@ -307,7 +307,7 @@ class GroupReading:
             self.split_ids.append(hashes)
             done = self._canonical(result.rows)
             games += done.rows.height
-            lines = max(lines, _last_line(result))
+            lines = max(lines, last_line(result))
             report(Progress("ingest", name, lines, None, "lines", games))
             yield IngestResult(done.rows, pl.concat([result.quarantine, done.quarantine]))
         report(Progress("ingest", name, lines, None, "lines", games, finished=True))
@@ -328,7 +328,7 @@ class GroupReading:
         return IngestResult(rows, pl.concat(quarantine))
 
 
-def _last_line(result: IngestResult) -> int:
+def last_line(result: IngestResult) -> int:
     """The last line a reader's rows or quarantine name (0: none): how far a file was read."""
     last = [
         result.rows.select(pl.col("source_line").max()).item(),
@@ -436,18 +436,34 @@ def _ingest_simple(
     )
 
 
+def players_files(inbox: Path) -> list[Path]:
+    """The registry `players.csv`, if the inbox has one."""
+    path = Path(inbox) / "players.csv"
+    return [path] if path.is_file() else []
+
+
 def ingest_players(inbox: Path, budget: MemoryBudget | None = None) -> InboxBatch:
     """The registry `players.csv` (an inbox without one has no registry: every player is new),
     read as many rows at a time as `budget` allows (the typed rows are kept, not the text)."""
     inbox = Path(inbox)
-    path = inbox / "players.csv"
-    paths = [path] if path.is_file() else []
+    paths = players_files(inbox)
     rows = (budget or MemoryBudget()).csv_rows
 
     def reader(path: Path, name: str) -> IngestResult:
         return read_players(path, name, rows)
 
     return _ingest_simple("players", inbox, paths, reader, PLAYERS_SCHEMA)
+
+
+def tournament_files(inbox: Path) -> list[Path]:
+    """The federation and club TRF files, in inbox order (what `tournament_players` reads)."""
+    return [
+        path
+        for group in game_groups(Path(inbox))
+        if group.source != "platform"
+        for path, _ in group.files
+        if path.name.lower().endswith(".trf")
+    ]
 
 
 def tournament_players(inbox: Path) -> pl.DataFrame:
@@ -551,10 +567,15 @@ def _own_file(inbox: Path, name: str) -> list[Path]:
     return [p for p in _files((inbox / name).parent, (".csv",)) if p.name.lower() == wanted]
 
 
+def corrections_files(inbox: Path) -> list[Path]:
+    """The rating officer's `federation/corrections.csv`, if the inbox has one."""
+    return _own_file(Path(inbox), CORRECTIONS_FILE)
+
+
 def ingest_corrections(inbox: Path) -> InboxBatch:
     """The rating officer's `federation/corrections.csv` (none: no corrections)."""
     inbox = Path(inbox)
-    paths = _own_file(inbox, CORRECTIONS_FILE)
+    paths = corrections_files(inbox)
     return _ingest_simple("corrections", inbox, paths, read_corrections, CORRECTIONS_SCHEMA)
 
 
@@ -593,11 +614,16 @@ def ingest_moderation(inbox: Path, known_game_ids: pl.Series | None = None) -> I
     return _ingest_simple("moderation", inbox, paths, reader, MODERATION_SCHEMA)
 
 
+def backgammon_files(inbox: Path) -> list[Path]:
+    """The `backgammon/*.csv` match files, sorted."""
+    return _files(Path(inbox) / "backgammon", (".csv",))
+
+
 def ingest_backgammon(inbox: Path, today: date | None = None) -> InboxBatch:
     """Every `backgammon/*.csv` match file (matches dated after `today` or before 1850 are
     quarantined, as games are)."""
     inbox = Path(inbox)
-    paths = _files(inbox / "backgammon", (".csv",))
+    paths = backgammon_files(inbox)
 
     def read_dated(path: Path, name: str) -> IngestResult:
         return check_match_dates(read_backgammon(path, name), today)
@@ -667,13 +693,15 @@ def ingest_merges(
     return _ingest_simple("merges", inbox, paths, reader, MERGES_SCHEMA)
 
 
-def check_merge_chains(inbox: Path) -> None:
+def check_merge_chains(inbox: Path, checked: Callable[[Path], bool] | None = None) -> None:
     """Raise `MergeChainError` when `federation/merges.csv` chains or cycles, before any work (any
-    other problem of the file is left to the merges asset, which reports it with the others)."""
+    other problem of the file is left to the merges asset, which reports it with the others).
+    `checked(path)`: whether the file is the one a run already checked and ingested, unchanged
+    since (it is then not read again)."""
     inbox = Path(inbox)
     try:
         path = decision_file(inbox, "merges")
-        if path is not None:
+        if path is not None and not (checked is not None and checked(path)):
             read_merges(path, _relative(path, inbox))
     except MergeChainError:
         raise

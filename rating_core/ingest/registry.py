@@ -10,9 +10,11 @@ run instead of silently dropping a rated player.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import polars as pl
 
 from rating_core.ingest.common import IngestResult, UnreadableFileError
@@ -54,6 +56,7 @@ from rating_core.text import format_text
 __all__ = [
     "R_NO_GAME",
     "STARTING_LISTS",
+    "backgammon_chunks",
     "STARTING_LIST_SUFFIXES",
     "parse_starting_list_name",
     "read_backgammon",
@@ -422,13 +425,30 @@ def read_moderation(
 BACKGAMMON_REQUIRED = ("match_id", "ended_at", "winner_id", "loser_id", "length", "ranked")
 
 
-def read_backgammon(path: Path, source_file: str | None = None) -> IngestResult:
+def read_backgammon(
+    path: Path, source_file: str | None = None, rows: int | None = None
+) -> IngestResult:
     """Read a backgammon match CSV into MATCHES_SCHEMA rows (period = UTC month of ended_at).
 
     vs_ai is optional and defaults to false; an empty ranked is quarantined like a bad boolean.
+    The file is read `rows` rows at a time (`backgammon_chunks`); the result never depends on
+    `rows`.
     """
     src = _source(path, source_file)
-    table = read_csv_strings(path, src)
+    return whole_file(lambda repeated: backgammon_chunks(path, src, rows, repeated))
+
+
+def backgammon_chunks(
+    path: Path, source_file: str, rows: int | None = None, repeated: Iterable[int] = ()
+) -> Iterator[tuple[IngestResult, np.ndarray]]:
+    """A backgammon match CSV a chunk of `rows` rows at a time (`keyed_chunks` by match id): the
+    lake's store streams it (`ingest_store.ingest_matches`), so its text is never held whole."""
+    return keyed_chunks(path, source_file, "match_id", _match_rows, rows, repeated)
+
+
+def _match_rows(table: CsvTable) -> IngestResult:
+    """Rows and quarantine of a chunk of a backgammon match CSV."""
+    src = table.source_file
     require_columns(table, BACKGAMMON_REQUIRED)
     frame = with_defaults(table, ("vs_ai",))
     ended = parse_utc("ended_at")

@@ -157,3 +157,29 @@ def derived(lake: Path, fact: str, paths: Iterable[Path], compute: Callable[[], 
         after = pl.concat([after.filter(pl.col("fact") != fact), row])
     _write(lake, recorded, after)
     return value
+
+
+def recorded(lake: Path, fact: str) -> tuple[str, str] | None:
+    """The `inputs` and `value` recorded for `fact` (None: none is)."""
+    mine = _read(as_local_path(lake)).filter(pl.col("fact") == fact)
+    if not mine.height:
+        return None
+    return str(mine.get_column("inputs")[0]), str(mine.get_column("value")[0])
+
+
+def record(lake: Path, fact: str, inputs: str, value: str) -> None:
+    """Record `value` for `fact`, made from `inputs` (replacing what was recorded for it): for a
+    result computed elsewhere than `derived`, such as an ingest step's (`assets.ingest`)."""
+    lake = as_local_path(lake)
+    before = _read(lake)
+    row = pl.DataFrame({"fact": [fact], "inputs": [inputs], "value": [value]})
+    _write(lake, before, pl.concat([before.filter(pl.col("fact") != fact), row]))
+
+
+def unchanged(lake: Path, path: Path) -> bool:
+    """Whether `path`'s content hash is recorded with the stamp the file has now: it was read
+    (hashed) before and has not changed since."""
+    lake = as_local_path(lake)
+    fact = CONTENT + _name(lake, path)
+    mine = _read(lake).filter(pl.col("fact") == fact)
+    return bool(mine.height) and mine.get_column("inputs")[0] == file_stamp(path)

@@ -40,9 +40,17 @@ import polars as pl
 
 from rating_core import tables
 from rating_core.budget import MemoryBudget
-from rating_core.ingest.canonical import TAKEN_SCHEMA
-from rating_core.ingest.common import ID_HASH_SEED, IngestResult, id_hashes
-from rating_core.ingest.inbox import RESTART, GameGroup, GroupReading, game_groups
+from rating_core.ingest.canonical import TAKEN_SCHEMA, check_match_dates
+from rating_core.ingest.common import ID_HASH_SEED, IngestResult, id_hashes, repeated_hashes
+from rating_core.ingest.inbox import (
+    RESTART,
+    GameGroup,
+    GroupReading,
+    backgammon_files,
+    game_groups,
+    last_line,
+)
+from rating_core.ingest.registry import backgammon_chunks
 from rating_core.lake import facts
 from rating_core.lake.fingerprints import content_hash, reader_version
 from rating_core.lake.id_spill import HashQueries, HashSpill, hash_queries, spill_folder
@@ -68,7 +76,8 @@ from rating_core.names import (
     side_rows,
 )
 from rating_core.periods import AFTER_TODAY
-from rating_core.schemas import empty
+from rating_core.progress import Progress, report
+from rating_core.schemas import MATCHES_SCHEMA, QUARANTINE_SCHEMA, empty
 
 GAMES_SOURCE = "games"
 """The quarantine partition of the games table (`quarantine/source=games`)."""
@@ -533,15 +542,29 @@ NAMES_INPUTS = "inputs"
 """The key, in `player_names`' file, of the digest of what the names were made from."""
 
 
-def refresh_player_names(lake: Path, registry: pl.DataFrame, outcome: StoreOutcome) -> bool:
-    """Write `player_names` from the registry and every group's first names, unless neither
-    changed since they were last written (a run with nothing new skips the work: a second at a
-    million players); returns whether it wrote them."""
+def registry_bots(lake: Path) -> pl.DataFrame:
+    """The registry's rows the games read (PLAYERS_SCHEMA): its bots and the players given a
+    bot rating, read through a filter (a million players are never held for a few bots)."""
+    return (
+        read_table(lake, tables.PLAYERS)
+        .filter(pl.col("is_bot").fill_null(False) | pl.col("bot_rating").is_not_null())
+        .collect(engine="streaming")
+    )
+
+
+def refresh_player_names(lake: Path, registry: pl.DataFrame | None, outcome: StoreOutcome) -> bool:
+    """Write `player_names` from the registry (None: the lake's, read only when the names are
+    written) and every group's first names, unless neither changed since they were last
+    written (a run with nothing new skips the work: a second at a million players); returns
+    whether it wrote them."""
     registry_file = table_file(lake, tables.PLAYERS)
-    registry_hash = content_hash(registry_file).hex() if registry_file.is_file() else "-"
+    found = facts.content_hashes(lake, [registry_file]).get(registry_file)  # by its stamp
+    registry_hash = found.hex() if found is not None else "-"
     inputs = hashlib.sha256(f"{outcome.digest}\0{registry_hash}".encode()).hexdigest()
     if table_metadata(lake, tables.PLAYER_NAMES).get(NAMES_INPUTS) == inputs:
         return False
+    if registry is None:
+        registry = read_table(lake, tables.PLAYERS).collect()
     names = names_from(registry, player_first_names(lake))
     write_table(lake, tables.PLAYER_NAMES, names, metadata={NAMES_INPUTS: inputs})
     return True
@@ -596,3 +619,115 @@ def _duplicate_game_ids(lake: Path, budget: MemoryBudget | None) -> int:
         .get_column("game_id")
     )
     return ids.len() - ids.n_unique()
+
+
+MATCHES_SOURCE = tables.MATCHES.name
+"""The quarantine partition of the matches table (`quarantine/source=matches`)."""
+
+
+@dataclass
+class MatchesOutcome:
+    """What one ingest of the backgammon matches did: per-file counts (FILE_SUMMARY_SCHEMA),
+    the readers' notes, the matches kept and rejected, and whether one was rejected for a date
+    after today (the files are then read again on a later day)."""
+
+    files: pl.DataFrame
+    notes: list[str]
+    matches: int
+    quarantined: int
+    recheck: bool
+
+
+def ingest_matches(
+    inbox: Path,
+    lake: Path,
+    budget: MemoryBudget | None = None,
+    today: date | None = None,
+) -> MatchesOutcome:
+    """Write the matches table and its quarantine from every `backgammon/*.csv`, each file
+    streamed `budget.csv_rows` rows at a time (its text is never held whole, nor its rows),
+    with a progress report per chunk. The rows and quarantine are those of a whole reading
+    (`inbox.ingest_backgammon`): match ids a file repeats across chunks are found on a first
+    pass and the files read again with them (a rare path: repeated ids are mistakes). The
+    files replace the table whole, atomically; a period left without matches is emptied."""
+    inbox, lake = Path(inbox), Path(lake)
+    rows = (budget or MemoryBudget()).csv_rows
+    files = backgammon_files(inbox)
+    repeated: dict[str, frozenset[int]] = {}
+    while True:
+        staged = StagedParts(lake)
+        try:
+            outcome, again = _stream_matches(staged, inbox, files, rows, today, repeated)
+            if again:
+                staged.discard()
+                continue
+            for value in table_partitions(lake, tables.MATCHES):  # emptied, as a whole write
+                if staged.staged(tables.MATCHES, value) is None:
+                    staged.put(tables.MATCHES, value, empty(MATCHES_SCHEMA).drop(tables.PERIOD))
+            if staged.staged(tables.QUARANTINE, MATCHES_SOURCE) is None:
+                staged.put(tables.QUARANTINE, MATCHES_SOURCE, empty(QUARANTINE_SCHEMA))
+            staged.commit()
+        except BaseException:
+            staged.discard()
+            raise
+        return outcome
+
+
+def _stream_matches(
+    staged: StagedParts,
+    inbox: Path,
+    files: list[Path],
+    rows: int,
+    today: date | None,
+    repeated: dict[str, frozenset[int]],
+) -> tuple[MatchesOutcome, bool]:
+    """One streamed reading of the match files into `staged`; True beside the outcome when a
+    file repeats ids across its chunks that `repeated` did not name (added to it: read again)."""
+    summary: list[dict[str, object]] = []
+    notes: list[str] = []
+    matches = rejected = 0
+    recheck = again = False
+    for path in files:
+        name = path.relative_to(inbox).as_posix()
+        hashes: list[np.ndarray] = []
+        kept = lost = lines = 0
+        mine: list[str] = []
+        for result, ids in backgammon_chunks(path, name, rows, repeated.get(name, frozenset())):
+            hashes.append(ids)
+            done = check_match_dates(result, today)
+            staged.write(tables.MATCHES, done.rows)
+            staged.write(
+                tables.QUARANTINE,
+                done.quarantine.with_columns(pl.lit(MATCHES_SOURCE).alias("source")),
+            )
+            kept += done.rows.height
+            lost += done.quarantine.height
+            mine.extend(done.notes)
+            recheck = recheck or _dated_after_today(done.quarantine)
+            lines = max(lines, last_line(done))
+            report(Progress("ingest", name, lines, None, "lines", kept))
+        report(Progress("ingest", name, lines, None, "lines", kept, finished=True))
+        found = frozenset(repeated_hashes(hashes))
+        if found - repeated.get(name, frozenset()):
+            repeated[name] = found
+            again = True
+        summary.append(
+            {
+                "kind": "backgammon",
+                "source_file": name,
+                "ingested": kept,
+                "quarantined": lost,
+                "notes": "; ".join(mine) or None,
+            }
+        )
+        notes.extend(mine)
+        matches += kept
+        rejected += lost
+    outcome = MatchesOutcome(
+        files=pl.DataFrame(summary, schema=tables.FILE_SUMMARY_SCHEMA),
+        notes=notes,
+        matches=matches,
+        quarantined=rejected,
+        recheck=recheck,
+    )
+    return outcome, again
