@@ -202,12 +202,12 @@ def backgammon_matches(paths: PipelinePaths) -> dg.MaterializeResult:
 )
 def merges(paths: PipelinePaths) -> dg.MaterializeResult:
     lake, inbox = paths.lake_path, paths.inbox_path
-    found = inbox_readers.decision_file(inbox, "merges") is not None  # else nothing to read
     registry = read_table(lake, tables.PLAYERS).collect()
-    game_ids = read_table(lake, tables.GAMES, schema=GAMES_SCHEMA).select(MERGE_GAME_COLUMNS)
+    # a scan: only the games naming an id of the merges file are read (none without the file)
+    games = read_table(lake, tables.GAMES, schema=GAMES_SCHEMA).select(MERGE_GAME_COLUMNS)
     batch = inbox_readers.ingest_merges(
         inbox,
-        game_ids.collect() if found else game_ids.clear().collect(),
+        games,
         read_table(lake, tables.STARTING_LISTS).collect(),
         registry if registry.height else None,
     )
