@@ -84,9 +84,10 @@ from rating_core.tables import applied_merges
 
 
 def _games(lake: Path, periods: list[str], source: str) -> pl.DataFrame:
-    """The range's games from one kind of source (`federation` or `club`)."""
-    games = read_table(lake, tables.GAMES, periods, schema=GAMES_SCHEMA).collect()
-    return games.filter(pl.col("source") == source)
+    """The range's games from one kind of source (`federation` or `club`), filtered in the scan:
+    a platform's month beside them in the same periods is never read into memory."""
+    games = read_table(lake, tables.GAMES, periods, schema=GAMES_SCHEMA)
+    return games.filter(pl.col("source") == source).collect()
 
 
 def _fide_games(

@@ -397,10 +397,11 @@ def merges(paths: PipelinePaths) -> dg.MaterializeResult:
     if kept is not None:
         return kept
     registry = read_table(lake, tables.PLAYERS).collect()
-    game_ids = read_table(lake, tables.GAMES, schema=GAMES_SCHEMA).select(MERGE_GAME_COLUMNS)
+    # a scan: only the games naming an id of the merges file are read (none without the file)
+    games = read_table(lake, tables.GAMES, schema=GAMES_SCHEMA).select(MERGE_GAME_COLUMNS)
     batch = inbox_readers.ingest_merges(
         inbox,
-        game_ids.collect() if found else game_ids.clear().collect(),
+        games,
         read_table(lake, tables.STARTING_LISTS).collect(),
         registry if registry.height else None,
     )

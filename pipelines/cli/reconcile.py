@@ -65,14 +65,15 @@ def _our_tournaments(lake: Path, list_name: str, period: str) -> pl.DataFrame:
     rows = read_table(lake, tables.history(list_name, "game_explanations"), [period])
     if "counted" not in rows.collect_schema().names():
         return pl.DataFrame(schema={"player_id": pl.String, "tournament_id": pl.String})
-    games = read_table(lake, tables.GAMES).select("game_id", "tournament_id")
-    return (
-        rows.filter(pl.col("counted"))
-        .select("game_id", "player_id")
-        .join(games, on="game_id", how="left")
-        .select("player_id", "tournament_id")
+    counted = rows.filter(pl.col("counted")).select("game_id", "player_id").collect()
+    ids = counted.get_column("game_id").unique().implode()
+    games = (  # only the counted games' tournaments: never every game's id (a platform's month)
+        read_table(lake, tables.GAMES)
+        .select("game_id", "tournament_id")
+        .filter(pl.col("game_id").is_in(ids))
         .collect()
     )
+    return counted.join(games, on="game_id", how="left").select("player_id", "tournament_id")
 
 
 def cmd_reconcile(args: argparse.Namespace) -> int:

@@ -35,6 +35,7 @@ from rating_core.ingest.merges import (
     MERGES_FILE,
     MERGES_SCHEMA,
     MergeChainError,
+    merge_player_games,
     read_merges,
     resolve_merges,
 )
@@ -667,19 +668,22 @@ def merge_notes(merges: pl.DataFrame) -> tuple[str, ...]:
 
 def ingest_merges(
     inbox: Path,
-    games: pl.DataFrame,
+    games: pl.LazyFrame | pl.DataFrame,
     starting_lists: pl.DataFrame,
     players: pl.DataFrame | None,
 ) -> InboxBatch:
     """`federation/merges.csv`, each merge dated by the games and starting lists it changes
-    (`resolve_merges`); raises `MergeChainError` for merges that chain or cycle."""
+    (`resolve_merges`); raises `MergeChainError` for merges that chain or cycle. Of `games`
+    (a scan of the games table) only those naming an id of the file are read
+    (`merge_player_games`)."""
     inbox = Path(inbox)
     path = decision_file(inbox, "merges")
     paths = [path] if path is not None else []
 
     def reader(path: Path, name: str) -> IngestResult:
         read = read_merges(path, name)
-        resolved = resolve_merges(read.rows, games, starting_lists, players)
+        named = merge_player_games(games, read.rows)
+        resolved = resolve_merges(read.rows, named, starting_lists, players)
         quarantine = pl.concat([read.quarantine, resolved.quarantine])
         notes = [*read.notes, *merge_notes(resolved.rows)]
         games_between = resolved.quarantine.filter(pl.col("source_file") != name).height

@@ -113,6 +113,17 @@ def refuse_chains(merges: pl.DataFrame) -> None:
     )
 
 
+def merge_player_games(games: pl.LazyFrame | pl.DataFrame, merges: pl.DataFrame) -> pl.DataFrame:
+    """The games of `games` with a kept or a merged id of `merges` on either side: all that
+    `resolve_merges` reads of the games (whether an id is known, platform-only or a
+    federation's, its first period, the games between the two ids), filtered in the scan so
+    that a platform's month of games is never read whole to date a handful of merges."""
+    ids = pl.concat([merges.get_column("keep_id"), merges.get_column("merge_id")])
+    wanted = ids.cast(pl.String).drop_nulls().unique().implode()
+    named = pl.col("white_id").is_in(wanted) | pl.col("black_id").is_in(wanted)
+    return games.lazy().filter(named).collect(engine="streaming")
+
+
 def _known_ids(
     games: pl.DataFrame, starting_lists: pl.DataFrame, players: pl.DataFrame | None
 ) -> pl.Series:
