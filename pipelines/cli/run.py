@@ -42,7 +42,13 @@ from pipelines.jobs import (
 )
 from pipelines.registry import PERIOD_ASSETS, SYSTEM_OF_RATINGS, SYSTEMS
 from rating_core import tables
-from rating_core.budget import BASE_BYTES, PLAYER_BYTES, MemoryBudget, show_size
+from rating_core.budget import (
+    BASE_BYTES,
+    PLAYER_BYTES,
+    MemoryBudget,
+    show_budget,
+    show_size_like,
+)
 from rating_core.lake import publishing as publish
 from rating_core.lake.data_periods import data_periods
 from rating_core.lake.lock import LockHolder, hold_lake
@@ -309,10 +315,10 @@ def _check_players_fit(lake: Path, budget: MemoryBudget) -> None:
         return
     players = read_table(lake, tables.PLAYER_NAMES).select(pl.len()).collect().item()
     if not budget.players_fit(players):
-        need = show_size(BASE_BYTES + players * PLAYER_BYTES)
+        need = show_size_like(BASE_BYTES + players * PLAYER_BYTES, budget.total)
         raise UserError(
             f"the lake's {players:,} players need about {need} to be rated, more than the "
-            f"--memory budget of {show_size(budget.total)}: give a larger --memory"
+            f"--memory budget of {show_budget(budget.total)}: give a larger --memory"
         )
 
 
