@@ -73,6 +73,11 @@ class HelpFormatter(argparse.HelpFormatter):
         )
 
 
+def span(first: str, last: str) -> str:
+    """`2026-01 to 2026-06`, or `2026-01` alone when first and last are the same."""
+    return first if first == last else f"{first} to {last}"
+
+
 def print_json(payload: object) -> None:
     """Print machine-readable output on stdout."""
     sys.stdout.write(json.dumps(payload, indent=2, default=str) + "\n")
