@@ -30,7 +30,8 @@ a notebook's connection, whose statements nobody checks, allows no file at all.
 
 A connection works within a memory budget (`memory_limit`, DEFAULT_MEMORY unless told), and what
 does not fit (a large sort, join or aggregate) spills to a temporary folder of its own, removed
-with it. Results stream: `stream_query` hands the rows over in batches, so a result larger than
+with it; DuckDB runs one thread per THREAD_MEMORY of the budget and reads Parquet without
+prefetching, so that a small budget still leaves a sort something to spill (`_lockdown`). Results stream: `stream_query` hands the rows over in batches, so a result larger than
 memory is written out as it comes. `lake_frames(lake)` gives the same views as Polars lazy
 frames, read by Polars from the same files.
 """
@@ -399,9 +400,11 @@ def _footers(
 
 
 THREAD_MEMORY = 128 * 1024**2
-"""The budget each of DuckDB's threads needs for a large sort to spill rather than fail: a sort
-of every column of 4M `history_site` rows (six row groups of 670k rows) fails at 100 MB with
-DuckDB's two threads and finishes with one; it finishes with two from 150 MB on."""
+"""The budget each of DuckDB's threads is given for a large sort to spill rather than fail: a sort
+of every column of 4M `history_site` rows (six row groups of 670k rows, Parquet read without
+prefetching) fails at 100 MB with two threads and finishes with one; two need 150 MB, so 128 MiB
+a thread leaves room. A larger sort needs more whatever the threads (DuckDB's merge of the spilled
+runs holds a block of each: 8M such rows need 200 MB), and then fails in one sentence."""
 
 
 def threads_for(memory: int) -> int:
