@@ -155,12 +155,17 @@ INGEST_STEPS = frozenset(key.path[-1] for asset in INGEST_ASSETS for key in asse
 
 
 def step_words(step: str | None) -> str:
-    """A step as a sentence names it: `games` is "the ingest of the games", `site_ratings`
-    "the site ratings step" (a step key is Dagster's name, not the user's)."""
+    """A step as a sentence names it: `games` is "the ingest of the games",
+    `site_lists_published` "the publication of the site lists", `site_ratings` "the site
+    ratings step" (a step key is Dagster's name, not the user's)."""
     if not step:
         return "a step of the run"
-    words = step.replace("__", " ").replace("_", " ").strip()
-    return f"the ingest of the {words}" if step in INGEST_STEPS else f"the {words} step"
+    words = step.replace("_", " ").split()
+    if step in INGEST_STEPS:
+        return f"the ingest of the {' '.join(words)}"
+    if words[-1] == "published" and len(words) > 1:
+        return f"the publication of the {' '.join(words[:-1])}"
+    return f"the {' '.join(words)} step"
 
 
 def _step_failures(result: RunResult) -> list[str]:

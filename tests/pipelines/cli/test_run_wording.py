@@ -67,7 +67,9 @@ def test_a_bug_names_the_step_in_words() -> None:
 def test_step_words() -> None:
     assert step_words("games") == "the ingest of the games"
     assert step_words("moderation_decisions") == "the ingest of the moderation decisions"
-    assert step_words("fide_standard_list") == "the fide standard list step"
+    assert step_words("site_ratings") == "the site ratings step"
+    assert step_words("fibs_list_published") == "the publication of the fibs list"
+    assert step_words("site_lists_published") == "the publication of the site lists"
     assert step_words(None) == "a step of the run"
 
 
