@@ -68,6 +68,55 @@ def show_size(size: float) -> str:
     return f"{size:.0f} B"
 
 
+_EXACT_UNITS = (
+    ("GB", 1000**3),
+    ("GiB", 1024**3),
+    ("MB", 1000**2),
+    ("MiB", 1024**2),
+    ("KB", 1000),
+    ("KiB", 1024),
+)
+"""The units a budget is named in, the larger first, decimal before binary."""
+
+
+def _exact(size: int) -> tuple[str, str] | None:
+    """A size as a number with one decimal at most and the largest unit that states it exactly
+    (`100000000` -> `100`, `MB`; `1610612736` -> `1.5`, `GiB`); None if no unit does."""
+    for unit, scale in _EXACT_UNITS:
+        if size >= scale and (size * 10) % scale == 0:
+            tenths = size * 10 // scale
+            number = str(tenths // 10) if tenths % 10 == 0 else f"{tenths / 10:.1f}"
+            return number, unit
+    return None
+
+
+def show_budget(size: int) -> str:
+    """A memory budget as the user wrote it (`--memory 100MB` is `100 MB`, `512MiB` is
+    `512 MiB`, `1.5GiB` is `1.5 GiB`): in the unit that states it exactly, so a budget is never
+    shown converted (`100MB` as `95.4 MiB`); `show_size` when no unit does."""
+    exact = _exact(size)
+    return f"{exact[0]} {exact[1]}" if exact else show_size(size)
+
+
+def is_decimal(size: int) -> bool:
+    """True when `show_budget` names `size` in a decimal unit (MB, GB): sizes compared with it
+    are then shown in decimal units too."""
+    exact = _exact(size)
+    return exact is not None and not exact[1].endswith("iB")
+
+
+def show_size_like(size: float, budget: int) -> str:
+    """`size` in the unit family of `budget` (decimal `1.2 GB` beside a budget given in GB,
+    binary `show_size` otherwise), so a need and a budget read alike."""
+    if not is_decimal(budget):
+        return show_size(size)
+    for unit, scale in (("GB", 1000**3), ("MB", 1000**2), ("KB", 1000)):
+        if size >= scale:
+            value = size / scale
+            return f"{value:.1f} {unit}" if value < 10 and unit == "GB" else f"{value:.0f} {unit}"
+    return f"{size:.0f} B"
+
+
 WINDOW_MAX = 64 << 20
 """The most text a streamed file is read in at a time (`pgn_stream.WINDOW_BYTES`)."""
 

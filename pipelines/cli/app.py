@@ -8,10 +8,12 @@ with one sentence and exit status 1 (`RATINGS_DEBUG=1` shows the traceback). Nev
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import importlib
 import os
 import re
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -483,8 +485,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             handler = getattr(importlib.import_module(module), name)
         status = handler(args)
         if argv is None:  # the `ratings` process itself, about to exit
+            sys.stdout.flush()  # a reader gone is met here, not in the interpreter's last flush
             skip_final_collection()
         return status
+    except BrokenPipeError:
+        return _reader_gone()
     except UserError as error:
         _say(str(error))
         return 2
@@ -496,6 +501,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         _say(describe_exception(error, command))
         return 1
+
+
+READER_GONE = 128 + signal.SIGPIPE
+"""Exit status when the reader of the output stopped early (`ratings query ... | head`): 141, what
+the shell reports for `cat big | head`'s `cat`, killed by SIGPIPE; nothing is printed."""
+
+
+def _reader_gone() -> int:
+    """Stop quietly after the reader of stdout closed it, as Python's documentation advises
+    ("Note on SIGPIPE", the signal module): stdout is pointed at /dev/null so that the
+    interpreter's last flush of what is still buffered fails no more ("Exception ignored ...")."""
+    with contextlib.suppress(OSError, ValueError):  # stdout replaced by a caller, or closed
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    return READER_GONE
 
 
 def _silence_warnings() -> None:

@@ -12,6 +12,7 @@ every value whole or every column was asked for, each row is printed as a stack 
 from __future__ import annotations
 
 import argparse
+import errno
 import json
 import os
 import re
@@ -27,8 +28,19 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-console = Console()
-err_console = Console(stderr=True)
+
+class _Console(Console):
+    """rich's Console, leaving a reader that stopped early (`ratings show | head`) to the command
+    line's own handling (`app.main`: silence, exit status 141) rather than rich's exit status 1."""
+
+    def on_broken_pipe(self) -> None:
+        """rich's hook for a write to a closed pipe: raise it again, as Python's own writes do."""
+        self.quiet = True  # nothing more is written to the closed pipe
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+
+console = _Console()
+err_console = _Console(stderr=True)
 
 ELLIPSIS = "…"
 TWO_CUTS_CHECKED = 300
@@ -59,6 +71,11 @@ class HelpFormatter(argparse.HelpFormatter):
             break_long_words=False,
             break_on_hyphens=False,
         )
+
+
+def span(first: str, last: str) -> str:
+    """`2026-01 to 2026-06`, or `2026-01` alone when first and last are the same."""
+    return first if first == last else f"{first} to {last}"
 
 
 def print_json(payload: object) -> None:

@@ -9,7 +9,14 @@ import polars as pl
 
 from pipelines.cli import as_of, top_lists
 from pipelines.cli.errors import UserError
-from pipelines.cli.output import console, plain, print_cause_left_out, print_json, print_table
+from pipelines.cli.output import (
+    console,
+    plain,
+    print_cause_left_out,
+    print_json,
+    print_table,
+    span,
+)
 from rating_core import tables
 from rating_core.lake import publishing as publish
 from rating_core.lake import revisions
@@ -108,12 +115,13 @@ def _pick(lake: Path, name: str, period: str | None, version: int | None) -> tup
     period = period or periods[-1]
     if period not in periods:
         raise UserError(
-            f"list '{name}' has no period {period}; it has {periods[0]} to {periods[-1]}"
+            f"list '{name}' has no period {period}; it has {span(periods[0], periods[-1])}"
         )
     latest = publish.latest_version(lake, name, period)
     version = latest if version is None else version
     if latest is None or version is None or not 1 <= version <= latest:
-        raise UserError(f"list '{name}' {period} has versions v1 to v{latest}, not v{version}")
+        versions = "version v1 only" if latest == 1 else f"versions v1 to v{latest}"
+        raise UserError(f"list '{name}' {period} has {versions}, not v{version}")
     return period, version
 
 

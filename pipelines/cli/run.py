@@ -24,7 +24,14 @@ from assets.partitions import partition_of_period, register_periods
 from assets.resources import PipelinePaths, lake_instance
 from assets.systems import FIRST_FAILING_PERIOD
 from pipelines.cli.disk import without_dagster_log_failures
-from pipelines.cli.errors import UserError, debug_enabled, describe_error_info, is_internal
+from pipelines.cli.errors import (
+    USER_FACING,
+    UserError,
+    debug_enabled,
+    explain,
+    facts_of_error_info,
+    is_internal,
+)
 from pipelines.cli.output import err_console
 from pipelines.cli.prepare import WarmUp, preparing_lines, start_warm_up
 from pipelines.cli.progress import ProgressDisplay
@@ -42,7 +49,15 @@ from pipelines.jobs import (
 )
 from pipelines.registry import PERIOD_ASSETS, SYSTEM_OF_RATINGS, SYSTEMS
 from rating_core import tables
-from rating_core.budget import BASE_BYTES, MemoryBudget, players_need, run_need, show_size
+from rating_core.budget import (
+    BASE_BYTES,
+    MemoryBudget,
+    is_decimal,
+    players_need,
+    run_need,
+    show_budget,
+    show_size_like,
+)
 from rating_core.lake import publishing as publish
 from rating_core.lake.data_periods import data_periods
 from rating_core.lake.lock import LockHolder, hold_lake
@@ -138,22 +153,46 @@ BLOCKED_BY_CHECK = "DagsterAssetCheckFailedError"
 own sentence says it (`_check_failures`, `_stopped_publication`), not the step's."""
 
 
+INGEST_STEPS = frozenset(key.path[-1] for asset in INGEST_ASSETS for key in asset.keys)
+"""The ingest's steps (`games`, `players`, ...): each reads one kind of inbox file."""
+
+
+def step_words(step: str | None) -> str:
+    """A step as a sentence names it: `games` is "the ingest of the games",
+    `site_lists_published` "the publication of the site lists", `site_ratings` "the site
+    ratings step" (a step key is Dagster's name, not the user's)."""
+    if not step:
+        return "a step of the run"
+    words = step.replace("_", " ").split()
+    if step in INGEST_STEPS:
+        return f"the ingest of the {' '.join(words)}"
+    if words[-1] == "published" and len(words) > 1:
+        return f"the publication of the {' '.join(words[:-1])}"
+    return f"the {' '.join(words)} step"
+
+
 def _step_failures(result: RunResult) -> list[str]:
-    """One plain sentence per step that failed with an error (not one stopped by a check)."""
+    """One plain sentence per step that failed with an error (not one stopped by a check): a
+    reader's own sentence (it names the file and what is wrong) as it is, a fault of the machine
+    (a full disk) after the step it stopped, in words."""
     messages = []
     for event in result.all_events:
         if event.is_step_failure:
-            step = event.step_key or "a step"
+            step = step_words(event.step_key)
             error = event.step_failure_data.error
             if error is not None and error.cls_name == BLOCKED_BY_CHECK:
                 continue
             if error is None:
-                messages.append(f"{step}: failed")
+                messages.append(f"{step} failed")
                 continue
             if debug_enabled():
                 print(error.to_string(), file=sys.stderr)
-            sentence = describe_error_info(error, step)
-            messages.append(sentence if is_internal(sentence) else f"{step}: {sentence}")
+            facts = facts_of_error_info(error)
+            sentence = explain(facts, step)
+            if is_internal(sentence) or (facts and facts[0].cls_name in USER_FACING):
+                messages.append(sentence)
+            else:
+                messages.append(f"{step} stopped: {sentence}")
     return messages
 
 
@@ -312,12 +351,19 @@ def _check_players_fit(lake: Path, budget: MemoryBudget) -> None:
     players, games = run_size(lake)
     if not budget.fits(players, games):
         need = run_need(players, games)
+        total = budget.total
+
+        def size(value: int) -> str:
+            return show_size_like(value, total)
+
+        mega = 1000**2 if is_decimal(total) else 1024**2
+        unit = "MB" if mega == 1000**2 else "MiB"
         raise UserError(
             f"the lake's {players:,} players and {games:,} games need about "
-            f"{show_size(players_need(players, games))} beside the {show_size(BASE_BYTES)} that "
+            f"{size(players_need(players, games))} beside the {size(BASE_BYTES)} that "
             f"every run holds (Python, Polars, DuckDB, Dagster and the rating kernels), "
-            f"{show_size(need)} in all, more than the --memory budget of "
-            f"{show_size(budget.total)}: give --memory {-(-need // 1024**2)}MiB or more"
+            f"{size(need)} in all, more than the --memory budget of "
+            f"{show_budget(total)}: give --memory {-(-need // mega)}{unit} or more"
         )
 
 

@@ -12,7 +12,7 @@ from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
-from pipelines.cli.output import print_table
+from pipelines.cli.output import print_table, span
 from pipelines.cli.run import RunOutcome
 from rating_core import tables
 from rating_core.lake import players_seen
@@ -89,15 +89,7 @@ def print_summary(outcome: RunOutcome, console: Console) -> None:
     registry_missing = _players_not_in_registry(outcome)
     if registry_missing is not None:
         console.print(registry_missing, highlight=False)
-    if outcome.periods:
-        done = outcome.recomputed
-        if not done:
-            what = "no input changed since the last run: nothing to recompute"
-        elif done == outcome.periods:
-            what = "all recomputed"
-        else:
-            what = f"recomputed from {done[0]} on (inputs of earlier periods unchanged)"
-        console.print(f"periods: {outcome.periods[0]} to {outcome.periods[-1]}; {what}")
+    print_periods(outcome, console)
     outcomes = outcome.on_disk()
     published = [p for p in outcomes if p["status"] == "published"]
     unchanged = len(outcomes) - len(published)
@@ -160,6 +152,23 @@ def program_name() -> str:
     """How the user invoked the CLI (`.venv/bin/ratings` after `make run`), for the hints."""
     invoked = sys.argv[0] if sys.argv and sys.argv[0].endswith("ratings") else "ratings"
     return invoked if "/" not in invoked or not Path(invoked).is_absolute() else "ratings"
+
+
+def print_periods(outcome: RunOutcome, console: Console) -> None:
+    """The periods line: the span of the lake's periods (`period: 2024-01` when there is one, not
+    a range from a month to itself) and which were recomputed."""
+    if not outcome.periods:
+        return
+    done = outcome.recomputed
+    if not done:
+        what = "no input changed since the last run: nothing to recompute"
+    elif done == outcome.periods:
+        what = "all recomputed" if len(done) > 1 else "recomputed"
+    else:
+        what = f"recomputed from {done[0]} on (inputs of earlier periods unchanged)"
+    first, last = outcome.periods[0], outcome.periods[-1]
+    label = "periods" if len(outcome.periods) > 1 else "period"
+    console.print(f"{label}: {span(first, last)}; {what}")
 
 
 def _players_not_in_registry(outcome: RunOutcome) -> str | None:

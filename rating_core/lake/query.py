@@ -30,7 +30,8 @@ a notebook's connection, whose statements nobody checks, allows no file at all.
 
 A connection works within a memory budget (`memory_limit`, DEFAULT_MEMORY unless told), and what
 does not fit (a large sort, join or aggregate) spills to a temporary folder of its own, removed
-with it. Results stream: `stream_query` hands the rows over in batches, so a result larger than
+with it; DuckDB runs one thread per THREAD_MEMORY of the budget and reads Parquet without
+prefetching, so that a small budget still leaves a sort something to spill (`_lockdown`). Results stream: `stream_query` hands the rows over in batches, so a result larger than
 memory is written out as it comes. `lake_frames(lake)` gives the same views as Polars lazy
 frames, read by Polars from the same files.
 """
@@ -398,17 +399,39 @@ def _footers(
     return ViewPart(name, tuple(kept), column, base, (), tuple(schemas[str(p)] for p in kept))
 
 
+THREAD_MEMORY = 128 * 1024**2
+"""The budget each of DuckDB's threads is given for a large sort to spill rather than fail: a sort
+of every column of 4M `history_site` rows (six row groups of 670k rows, Parquet read without
+prefetching) fails at 100 MB with two threads and finishes with one; two need 150 MB, so 128 MiB
+a thread leaves room. A larger sort needs more whatever the threads (DuckDB's merge of the spilled
+runs holds a block of each: 8M such rows need 200 MB), and then fails in one sentence."""
+
+
+def threads_for(memory: int) -> int:
+    """DuckDB's threads within a budget of `memory` bytes: one per THREAD_MEMORY, at least one,
+    at most the machine's cores (DuckDB's own default). Each thread sorting, joining or
+    aggregating holds blocks of its own that cannot spill, so a small budget shared by every
+    core fails where one thread would finish."""
+    cores = os.cpu_count() or 1
+    return max(1, min(cores, memory // THREAD_MEMORY))
+
+
 def _lockdown(memory: int, spill: Path, files: Collection[Path]) -> list[str]:
     """The settings that close the connection, in order: times in UTC, as the lake holds them (not
-    the machine's zone); no progress bar on stderr; the memory budget and the spill folder; the views' files as the only ones
-    DuckDB may open; then DuckDB opens no other file, loads no extension, and no setting changes
-    back."""
+    the machine's zone); no progress bar on stderr; the memory budget, the threads it allows and
+    the spill folder; Parquet read page by page (DuckDB's prefetching reads a whole row group of
+    every column ahead into memory that cannot spill: a sort of 4M wide rows failed at 200 MB with
+    it, and a player's history peaks at a third of the memory without it, as fast); the views'
+    files as the only ones DuckDB may open; then DuckDB opens no other file, loads no extension,
+    and no setting changes back."""
     allowed = ", ".join(_literal(str(path.absolute())) for path in files)
     return [
         "SET TimeZone = 'UTC'",
         "SET enable_progress_bar = false",  # stderr is for one sentence, not a progress bar
         f"SET memory_limit = '{memory}B'",
+        f"SET threads = {threads_for(memory)}",
         f"SET temp_directory = {_literal(str(spill))}",
+        "SET disable_parquet_prefetching = true",
         f"SET allowed_paths = [{allowed}]",
         "SET enable_external_access = false",
         "SET autoinstall_known_extensions = false",
@@ -600,20 +623,21 @@ def _explain(error: duckdb.Error, lake: LakeConnection) -> Exception:
         )
     if isinstance(error, duckdb.PermissionException):
         return QueryError(f"queries read the lake's views only, not other files ({text})")
-    if isinstance(error, duckdb.OutOfMemoryException):
+    if isinstance(error, duckdb.OutOfMemoryException):  # DuckDB's block sizes are not for people
         return QueryError(
-            f"the query needs more memory than its budget of {_size(lake.memory)} even with "
-            f"spilling to disk ({text}); give more with --memory, or select fewer rows or columns"
+            f"the memory budget of {budget.show_budget(lake.memory)} is too small for this query, "
+            "even spilling to disk; give more with --memory (such as --memory "
+            f"{budget.show_budget(_larger_budget(lake.memory)).replace(' ', '')}), or select fewer "
+            "rows or columns"
         )
     return QueryError(f"the query failed: {text}")
 
 
-def _size(size: int) -> str:
-    """A byte count as people read it: `1.0 GiB`, `512.0 MiB`."""
-    for unit, scale in (("GiB", 1024**3), ("MiB", 1024**2)):
-        if size >= scale:
-            return f"{size / scale:.1f} {unit}"
-    return f"{size} bytes"
+def _larger_budget(memory: int) -> int:
+    """A budget to suggest after `memory` proved too small: four times it, at least a gigabyte
+    (DEFAULT_MEMORY), in the units (decimal or binary) of the budget given."""
+    mega = 1000**2 if budget.is_decimal(memory) else 1024**2
+    return max(memory * 4, 1000 * mega if mega == 1000**2 else 1024 * mega) // mega * mega
 
 
 @dataclass(frozen=True)

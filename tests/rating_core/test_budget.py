@@ -17,10 +17,13 @@ from rating_core.budget import (
     ZSTD_WINDOW_LIMIT,
     BudgetError,
     MemoryBudget,
+    is_decimal,
     memory_bytes,
     run_memory_bytes,
     run_need,
+    show_budget,
     show_size,
+    show_size_like,
 )
 
 
@@ -132,3 +135,28 @@ def test_a_run_shares_out_what_its_base_players_and_games_leave() -> None:
     assert (full.batch_games, full.sort_memory, full.list_rows) == (10_000, 64 << 20, 50_000)
     assert (full.text_window, full.zstd_window, full.stretch) == (4 << 20, 8 << 20, 16 << 20)
     assert full.csv_rows == 10_000
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("100MB", "100 MB"),
+        ("512MiB", "512 MiB"),
+        ("1.5GiB", "1.5 GiB"),
+        ("1.5gb", "1.5 GB"),
+        ("3G", "3 GiB"),
+        ("1500MiB", "1500 MiB"),
+        ("2GB", "2 GB"),
+        ("123456789", "118 MiB"),  # no unit states it: the binary unit it fills
+    ],
+)
+def test_a_budget_is_shown_as_the_user_wrote_it(text: str, shown: str) -> None:
+    """`--memory 100MB` is never shown converted to `95.4 MiB`."""
+    assert show_budget(memory_bytes(text)) == shown
+
+
+def test_a_size_beside_a_budget_is_shown_in_the_budgets_units() -> None:
+    assert is_decimal(memory_bytes("200MB")) and not is_decimal(memory_bytes("200MiB"))
+    assert show_size_like(1_234_000_000, memory_bytes("200MB")) == "1.2 GB"
+    assert show_size_like(524_000_000, memory_bytes("200MB")) == "524 MB"
+    assert show_size_like(500 * 1024**2, memory_bytes("200MiB")) == "500 MiB"

@@ -202,7 +202,7 @@ def test_csv_export_is_the_published_csv(lake: Path, tmp_path: Path) -> None:
     [
         (["fide-rapidd", "--format", "csv"], "no list named 'fide-rapidd'"),
         (["fide-rapid", "--period", "2019-01", "--format", "csv"], "has no period 2019-01"),
-        (["fide-rapid", "--version", "7", "--format", "csv"], "has versions v1 to v1, not v7"),
+        (["fide-rapid", "--version", "7", "--format", "csv"], "has version v1 only, not v7"),
         (["fide-rapid", "--version", "0", "--format", "csv"], "--version must be"),
         (["site-elo", "--format", "fide-txt"], "the FIDE formats hold FIDE lists"),
         (["fide-rapid", "--format", "txt"], "--format must be one of"),

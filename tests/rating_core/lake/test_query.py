@@ -337,6 +337,25 @@ def test_the_memory_budget_and_spill_folder_are_duckdbs_settings(lake: Path) -> 
     assert not Path(spill).parent.exists()  # removed with the connection
 
 
+def test_duckdb_threads_follow_the_budget_and_parquet_is_read_without_prefetching(
+    lake: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each thread's sort holds blocks that cannot spill, and a prefetched row group is read
+    whole: a budget of 100 MB runs one thread, page by page (tests/pipelines/cli/
+    test_query_memory.py: the sort that failed before)."""
+    monkeypatch.setattr(query.os, "cpu_count", lambda: 8)
+    assert [query.threads_for(query.memory_bytes(m)) for m in ("64MiB", "100MB", "255MiB")] == [
+        1,
+        1,
+        1,
+    ]
+    assert query.threads_for(query.memory_bytes("256MiB")) == 2
+    assert query.threads_for(query.memory_bytes("1GiB")) == 8
+    assert query.threads_for(query.memory_bytes("64GiB")) == 8  # never above the cores
+    sql = "SELECT current_setting('threads'), current_setting('disable_parquet_prefetching')"
+    assert run_query(lake, sql, memory=query.memory_bytes("512MiB")).rows == [(4, True)]
+
+
 def test_a_sort_larger_than_the_budget_spills_instead_of_failing(lake: Path) -> None:
     """~120 MB of strings sorted within 64 MiB: DuckDB spills to the connection's temporary
     folder (with no spill folder the same sort ends in DuckDB's out-of-memory error)."""
@@ -460,7 +479,9 @@ def test_a_query_that_cannot_fit_its_budget_is_one_sentence_naming_it(lake: Path
         "SELECT length(string_agg(range::VARCHAR || 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx', ',')) "
         "FROM range(20000000)"
     )
-    with pytest.raises(QueryError, match=r"needs more memory than its budget of 64\.0 MiB") as e:
+    with pytest.raises(
+        QueryError, match=r"the memory budget of 64 MiB is too small for this query"
+    ) as e:
         run_query(lake, sql, memory=query.memory_bytes("64MiB"))
     assert "--memory" in str(e.value) and "\n" not in str(e.value)
 
