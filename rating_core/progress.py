@@ -17,7 +17,8 @@ from dataclasses import dataclass
 class Progress:
     """One report: `stage` (`ingest` or `rating`), what is being worked on (`label`: a file
     name, a list), `done` of `total` (None: unknown) in `unit` (`bytes`, `periods`), and the
-    games (or matches) handled so far in this piece of work."""
+    games handled so far in this piece of work, or what `counts` names instead (`matches` for
+    backgammon)."""
 
     stage: str
     label: str
@@ -26,6 +27,7 @@ class Progress:
     unit: str
     games: int = 0
     finished: bool = False
+    counts: str = "games"
 
 
 Listener = Callable[[Progress], None]

@@ -93,13 +93,16 @@ def format_count(count: float) -> str:
 
 def counted(count: float, unit: str) -> str:
     """`unit` for `count` of it: `1 period`, `0 periods`, `12 periods` (units are named in the
-    plural, `periods`, `games`, `lines`)."""
-    return unit[:-1] if count == 1 and unit.endswith("s") else unit
+    plural, `periods`, `games`, `lines`; `matches` is `1 match`)."""
+    if count != 1 or not unit.endswith("s"):
+        return unit
+    return unit[:-2] if unit.endswith(("ches", "shes", "xes")) else unit[:-1]
 
 
-def games_text(count: int) -> str:
-    """`1 game`, `850 games`, `1.2M games`."""
-    return f"{format_count(count)} {counted(count, 'games')}"
+def games_text(count: int, counts: str = "games") -> str:
+    """`1 game`, `850 games`, `1.2M games` (`1 match`, `12 matches` when `counts` is
+    `matches`)."""
+    return f"{format_count(count)} {counted(count, counts)}"
 
 
 def time_left(seconds: float) -> tuple[str, str]:
@@ -136,6 +139,8 @@ class Piece:
     total: int | None = None
     done: int = 0
     games: int = 0
+    counts: str = "games"
+    """What `games` counts (`games`, or `matches` for backgammon)."""
     samples: deque[tuple[float, int, int]] = field(default_factory=deque)
     last_line: float | None = None
     """When its last plain line was printed (None: not yet)."""
@@ -147,6 +152,7 @@ class Piece:
         if progress.done < self.done:
             self.samples.clear()
         self.total, self.done, self.games = progress.total, progress.done, progress.games
+        self.counts = progress.counts
         self.samples.append((now, progress.done, progress.games))
         while len(self.samples) > 2 and self.samples[1][0] <= now - RATE_WINDOW_S:
             self.samples.popleft()
@@ -181,7 +187,7 @@ class Piece:
         about, short = time_left(left) if left is not None and ahead else ("", "")
         if self.unit == "bytes":
             speed = f"{format_bytes(rate)}/s" if rate is not None else ""
-            games = f"{format_count(games_rate)} games/s" if games_rate is not None else ""
+            games = f"{format_count(games_rate)} {self.counts}/s" if games_rate is not None else ""
             shapes = [
                 (amount, percent, speed, games, about),
                 (amount, percent, speed, games, short),
@@ -190,7 +196,7 @@ class Piece:
                 (amount, short),
             ]
         else:
-            games = games_text(self.games)
+            games = games_text(self.games, self.counts)
             shapes = [
                 (amount, percent, games, about),
                 (amount, percent, games, short),
@@ -216,7 +222,7 @@ class Piece:
         `done: 6.0 GB, 3.1M games in 72 s (83 MB/s)`, then without the speed, then the games
         and time only (`done: 12 periods, 310k games in 14 s` for periods)."""
         seconds = now - self.started
-        took = f"{games_text(self.games)} in {format_duration(seconds)}"
+        took = f"{games_text(self.games, self.counts)} in {format_duration(seconds)}"
         if self.unit != "bytes":
             done = f"{self.done} {counted(self.done, self.unit)}"
             return [f"done: {done}, {took}", f"done: {took}"]

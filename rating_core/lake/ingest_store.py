@@ -705,8 +705,8 @@ def _stream_matches(
             mine.extend(done.notes)
             recheck = recheck or _dated_after_today(done.quarantine)
             lines = max(lines, last_line(done))
-            report(Progress("ingest", name, lines, None, "lines", kept))
-        report(Progress("ingest", name, lines, None, "lines", kept, finished=True))
+            report(Progress("ingest", name, lines, None, "lines", kept, counts="matches"))
+        report(Progress("ingest", name, lines, None, "lines", kept, True, "matches"))
         found = frozenset(repeated_hashes(hashes))
         if found - repeated.get(name, frozenset()):
             repeated[name] = found

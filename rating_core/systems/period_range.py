@@ -25,8 +25,11 @@ def check_within(period: pl.Series, periods: list[str], what: str) -> None:
         )
 
 
-def report_period(system: str, done: int, periods: list[str], games: int) -> None:
+def report_period(
+    system: str, done: int, periods: list[str], games: int, counts: str = "games"
+) -> None:
     """Report (`rating_core.progress`) that `done` of the range's `periods` are rated, `games`
-    games or matches handled so far: once per period (and, in a streamed replay, between two
-    batches of a period), never per game, so a listener costs nothing."""
-    report(Progress("rating", system, done, len(periods), "periods", games))
+    games (or what `counts` names: `matches`) handled so far: once per period (and, in a
+    streamed replay, between two batches of a period), never per game, so a listener costs
+    nothing."""
+    report(Progress("rating", system, done, len(periods), "periods", games, counts=counts))

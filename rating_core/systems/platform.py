@@ -36,6 +36,8 @@ SITE_EXCLUDED = tables.excluded("site").name
 FIBS_STATE = tables.state("fibs").name
 FIBS_PAIRS = tables.FIBS_PAIR_STATE.name
 FIBS_HISTORY = tables.history("fibs").name
+MATCHES = "matches"
+"""What the FIBS replay's progress counts: backgammon matches, not games."""
 
 
 def site_lists_periods(
@@ -116,7 +118,7 @@ def fibs_lists_periods(
         read = ranked = 0
         for batch in source.batches(period):
             if read:  # a period in several batches: the matches so far, while it is rated
-                report_period("fibs", done - 1, periods, handled + read)
+                report_period("fibs", done - 1, periods, handled + read, MATCHES)
             out = replay.feed(batch)
             sink(FIBS_HISTORY, period, out.history)
             read, ranked = read + batch.height, ranked + out.ranked
@@ -134,4 +136,4 @@ def fibs_lists_periods(
         )
         before = state
         handled += read
-        report_period("fibs", done, periods, handled)
+        report_period("fibs", done, periods, handled, MATCHES)

@@ -118,6 +118,21 @@ def test_rating_lines_show_periods_games_and_time_left() -> None:
     assert printed[-1] == "2026-12-05T09:12:30Z rating fide done: 12 periods, 310k games in 30 s"
 
 
+def test_backgammon_counts_matches_not_games() -> None:
+    display, console, clock = plain(every=0)
+    display(Progress("ingest", "backgammon/matches.csv", 0, None, "lines", 0, counts="matches"))
+    clock.now = 2.0
+    display(Progress("ingest", "backgammon/matches.csv", 2, None, "lines", 1, counts="matches"))
+    clock.now = 3.0
+    display(Progress("rating", "fibs", 0, 2, "periods", 1, counts="matches"))
+    clock.now = 4.0
+    display(Progress("rating", "fibs", 2, 2, "periods", 40_000, True, "matches"))
+    printed = lines(console)
+    assert printed[1].endswith("2 lines 1 match"), printed
+    assert printed[-1] == "2026-12-05T09:12:04Z rating fibs done: 2 periods, 40k matches in 1 s"
+    assert not any("game" in line for line in printed), printed
+
+
 def test_a_label_reported_again_after_it_finished_is_a_new_piece() -> None:
     display, console, clock = plain(every=5)
     display(Progress("rating", "site", 0, 3, "periods"))
