@@ -59,6 +59,7 @@ from rating_core.systems.input_causes import (
     club_period_inputs,
     correction_inputs,
     input_causes,
+    joined_causes,
     new_corrections,
     period_inputs,
 )
@@ -262,7 +263,7 @@ def _federation_publishing(system: str, reason: str, policy: LateResultsPolicy =
             return f"{text}; {applied}" if applied else text
 
         def causes(period: str) -> pl.DataFrame | None:
-            return _joined_causes([base.causes(period), correction_causes(new_logs[period])])
+            return joined_causes([base.causes(period), correction_causes(new_logs[period])])
 
         return Publishing(reason=period_reason, causes=causes, after=base.after)
 
@@ -278,12 +279,6 @@ def _federation_publishing(system: str, reason: str, policy: LateResultsPolicy =
         extra_inputs=corrections_applied,
         policy=policy,
     )
-
-
-def _joined_causes(found: list[pl.DataFrame | None]) -> pl.DataFrame | None:
-    """The cause frames that have rows, in one frame (None when none has)."""
-    frames = [f for f in found if f is not None and f.height]
-    return pl.concat(frames, how="diagonal_relaxed") if frames else None
 
 
 def _with_input_causes(
@@ -324,14 +319,14 @@ def _with_input_causes(
         def own_causes(period: str) -> pl.DataFrame | None:
             if period not in own:
                 before = inputs_before[period] if period in recorded else None
-                own[period] = _joined_causes(
+                own[period] = joined_causes(
                     [base.causes(period), input_causes(current[period], before, system)]
                 )
             return own[period]
 
         def causes(period: str) -> pl.DataFrame | None:
             earlier = [(p, own_causes(p)) for p in periods if p < period]
-            return _joined_causes([own_causes(period), carried_causes(earlier)])
+            return joined_causes([own_causes(period), carried_causes(earlier)])
 
         def after(done: list[str]) -> None:
             base.after(done)

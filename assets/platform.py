@@ -38,7 +38,12 @@ from rating_core.rounding import FLOAT_TOLERANCE
 from rating_core.schemas import APPLIED_ANNULMENTS_SCHEMA, APPLIED_INPUTS_SCHEMA, GAMES_SCHEMA
 from rating_core.systems.contract import RangeOutputs, RowSink
 from rating_core.systems.fibs.classification import FIBS_MATCH_COLUMNS
-from rating_core.systems.input_causes import carried_causes, file_causes, file_inputs
+from rating_core.systems.input_causes import (
+    carried_causes,
+    file_causes,
+    file_inputs,
+    joined_causes,
+)
 from rating_core.systems.platform import (
     FIBS_PAIRS,
     FIBS_STATE,
@@ -128,12 +133,6 @@ def _site_publishing(lake: Path, periods: list[str]) -> Publishing:
     )
 
 
-def _joined(found: list[pl.DataFrame | None]) -> pl.DataFrame | None:
-    """The cause frames that have rows, in one frame (None when none has)."""
-    frames = [f for f in found if f is not None and f.height]
-    return pl.concat(frames, how="diagonal_relaxed") if frames else None
-
-
 def _with_file_causes(
     inner: Callable[[Path, list[str]], Publishing],
     system: str,
@@ -165,7 +164,7 @@ def _with_file_causes(
 
         def named(period: str) -> pl.DataFrame | None:
             earlier = [(p, own[p]) for p in periods if p < period]
-            return _joined([own[period], carried_causes(earlier)])
+            return joined_causes([own[period], carried_causes(earlier)])
 
         def reason(period: str) -> str:
             text, files = base.reason(period), named(period)
@@ -174,7 +173,7 @@ def _with_file_causes(
             return "; ".join([text, *dict.fromkeys(files.get_column("cause").to_list())])
 
         def causes(period: str) -> pl.DataFrame | None:
-            return _joined([base.causes(period), named(period)])
+            return joined_causes([base.causes(period), named(period)])
 
         def after(done: list[str]) -> None:
             base.after(done)

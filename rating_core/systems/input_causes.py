@@ -376,3 +376,10 @@ def carried_causes(origins: list[tuple[str, pl.DataFrame | None]]) -> pl.DataFra
         .agg(pl.col("cause").str.join("; "))
         .select("list", pl.lit(None, dtype=pl.String).alias("player_id"), "cause")
     )
+
+
+def joined_causes(found: list[pl.DataFrame | None]) -> pl.DataFrame | None:
+    """The cause frames that have rows, in one frame (None when none has): a version's causes
+    gathered from its several kinds of input."""
+    frames = [f for f in found if f is not None and f.height]
+    return pl.concat(frames, how="diagonal_relaxed") if frames else None

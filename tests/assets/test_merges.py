@@ -268,6 +268,6 @@ def test_a_cycle_met_by_the_merges_asset_stops_the_run_in_one_sentence(tmp_path:
     lake = tmp_path / "lake"
     with pytest.raises(UserError) as refused:
         run_pipeline(inbox, lake)
-    assert str(refused.value).startswith("merges: federation/merges.csv line 3: ")
+    assert str(refused.value).startswith("federation/merges.csv line 3: ")  # it names the file
     assert "cycle" in str(refused.value)
     assert not publish.list_names(lake)

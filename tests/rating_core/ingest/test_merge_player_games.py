@@ -3,14 +3,13 @@ merges asset reads those and never a platform's whole month (issue 31 item 4).""
 
 from __future__ import annotations
 
-from datetime import date
-
 import polars as pl
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rating_core.ingest.merges import merge_player_games, resolve_merges
-from rating_core.schemas import MERGES_SCHEMA, STARTING_LIST_SCHEMA, conform
+from rating_core.schemas import STARTING_LIST_SCHEMA, conform
+from tests.support.merges import merges
 
 IDS = [f"id{n}" for n in range(8)]
 SOURCES = ["platform", "federation", "club"]
@@ -41,23 +40,6 @@ def _games(rows: list[tuple[str, str, str | None, str | None]]) -> pl.DataFrame:
             "white_id": pl.String,
             "black_id": pl.String,
         },
-    )
-
-
-def _merges(pairs: list[tuple[str, str]]) -> pl.DataFrame:
-    return conform(
-        pl.DataFrame(
-            {
-                "keep_id": [k for k, _ in pairs],
-                "merge_id": [m for _, m in pairs],
-                "decided_at": [date(2026, 3, 1)] * len(pairs),
-                "reason": ["same person"] * len(pairs),
-                "source_file": ["federation/merges.csv"] * len(pairs),
-                "source_line": list(range(2, 2 + len(pairs))),
-            },
-            schema_overrides={"keep_id": pl.String, "merge_id": pl.String},
-        ),
-        MERGES_SCHEMA,
     )
 
 
@@ -92,13 +74,13 @@ def test_resolving_from_the_merged_ids_games_is_resolving_from_every_game(
 ) -> None:
     """Known ids, first periods, identities across a platform and a federation, games between the
     two ids: the same from the games of the merges' ids as from the whole table."""
-    merges = _merges([(k, m) for k, m in pairs if k != m])
+    decided = merges(*[(k, m) for k, m in pairs if k != m])
     every = _games(games)
     lists = _lists(listed)
-    whole = resolve_merges(merges, every, lists, None)
-    named = merge_player_games(every.lazy(), merges)
+    whole = resolve_merges(decided, every, lists, None)
+    named = merge_player_games(every.lazy(), decided)
     assert named.height <= every.height
-    narrow = resolve_merges(merges, named, lists, None)
+    narrow = resolve_merges(decided, named, lists, None)
     assert narrow.rows.equals(whole.rows)
     assert _sorted(narrow.quarantine).equals(_sorted(whole.quarantine))
 
@@ -113,6 +95,6 @@ def test_only_the_games_naming_a_kept_or_merged_id_are_read() -> None:
             ("federation", "2026-02", "p", None),
         ]
     )
-    named = merge_player_games(every.lazy(), _merges([("a", "b")]))
+    named = merge_player_games(every.lazy(), merges(("a", "b")))
     assert named.get_column("game_id").to_list() == ["g1", "g2", "g3"]
-    assert merge_player_games(every.lazy(), _merges([])).height == 0
+    assert merge_player_games(every.lazy(), merges()).height == 0

@@ -3,12 +3,11 @@ id merged into an online account would put the account on the FIDE list."""
 
 from __future__ import annotations
 
-from datetime import date
-
 import polars as pl
 
 from rating_core.ingest.merges import resolve_merges
-from rating_core.schemas import MERGES_SCHEMA, STARTING_LIST_SCHEMA, conform, empty
+from rating_core.schemas import STARTING_LIST_SCHEMA, conform, empty
+from tests.support.merges import merges
 
 GAMES = pl.DataFrame(
     {
@@ -25,22 +24,6 @@ LISTS = conform(
     pl.DataFrame({"list": ["fide-standard"], "period": ["2026-01"], "player_id": ["555"]}),
     STARTING_LIST_SCHEMA,
 )
-
-
-def merges(*pairs: tuple[str, str]) -> pl.DataFrame:
-    return conform(
-        pl.DataFrame(
-            {
-                "keep_id": [k for k, _ in pairs],
-                "merge_id": [m for _, m in pairs],
-                "decided_at": [date(2026, 3, 1)] * len(pairs),
-                "reason": ["same person"] * len(pairs),
-                "source_file": ["federation/merges.csv"] * len(pairs),
-                "source_line": list(range(2, 2 + len(pairs))),
-            }
-        ),
-        MERGES_SCHEMA,
-    )
 
 
 def test_a_fide_id_is_never_merged_into_an_online_account() -> None:
