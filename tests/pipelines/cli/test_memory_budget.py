@@ -27,23 +27,34 @@ GAMES = 20_000
 PLAYERS = 6_000
 
 
+PEAK_OF = (
+    "import os, subprocess, sys\n"
+    "with subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL) as proc:\n"
+    "    _, status, usage = os.wait4(proc.pid, 0)\n"
+    "    proc.returncode = os.waitstatus_to_exitcode(status)\n"
+    "print(proc.returncode, usage.ru_maxrss)\n"
+)
+"""A small launcher that runs a command and prints its exit status and peak RSS (KiB). The
+launcher, not the test process, starts `ratings`: a child started from a process inherits that
+process's own peak in `ru_maxrss` until it execs (Python starts children with vfork, and the
+kernel hands the parent's high-water mark to the child at exec), so a test process that once
+held 700 MiB would make any run it starts seem to peak there."""
+
+
 def ratings_peak(*args: str) -> tuple[int, int, str]:
     """Run `ratings ARGS` in a fresh process: (exit status, peak RSS in bytes, stderr)."""
     env = {**os.environ, "COLUMNS": "200", "PYTHONPATH": str(ROOT)}
     env.pop("RATINGS_DEBUG", None)
-    with subprocess.Popen(
-        [sys.executable, "-m", "pipelines.cli", *args],
+    ran = subprocess.run(
+        [sys.executable, "-c", PEAK_OF, sys.executable, "-m", "pipelines.cli", *args],
         cwd=ROOT,
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        capture_output=True,
         text=True,
-    ) as proc:
-        assert proc.stderr is not None
-        err = proc.stderr.read()
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, usage.ru_maxrss * 1024, err  # ru_maxrss is in KiB on Linux
+        check=True,
+    )
+    status, peak = ran.stdout.split()
+    return int(status), int(peak) * 1024, ran.stderr  # ru_maxrss is in KiB on Linux
 
 
 def month_inbox(folder: Path) -> Path:
