@@ -6,7 +6,10 @@ A run's peak is what it holds whatever its input (`BASE_BYTES`), what its player
 cost (`PLAYER_BYTES`, `GAME_BYTES`), and the work in flight (text windows, batches, sorts,
 list rows): the sizes of that work share out what is left of the budget once the rest is held
 (`MemoryBudget.free`), so the peak stays within the budget (checked end to end by
-tests/pipelines/cli/test_memory_budget.py).
+tests/pipelines/cli/test_memory_budget.py). Players and games that cannot fit are refused in
+one sentence (`players_refusal`): by the ingest as soon as a file's players so far cannot
+(`MemoryBudget.players_room`), before it holds them all, and before rating when the lake's
+together cannot.
 """
 
 from __future__ import annotations

@@ -23,6 +23,11 @@ up and the group is read again with them excluded (a rare path: duplicates are m
 later group that holds an id a re-read group now holds is read again in its turn. The hashes are
 gathered in spill files on disk and compared, sorted and checked for repeats by DuckDB within the
 budget (`id_spill`): a month's tens of millions of ids cost no memory that grows with its games.
+
+What does grow with a group's players (their first names and ids: a month of 3M games among
+1.14M players grew 450 MiB while read, then its names were built) is bounded by a `--memory`
+budget: a group whose players so far could not be rated within it stops the ingest there
+(`OverBudgetError`, one sentence), committing nothing of it, before it holds them all.
 """
 
 from __future__ import annotations
