@@ -6,7 +6,10 @@ A run's peak is what it holds whatever its input (`BASE_BYTES`), what its player
 cost (`PLAYER_BYTES`, `GAME_BYTES`), and the work in flight (text windows, batches, sorts,
 list rows): the sizes of that work share out what is left of the budget once the rest is held
 (`MemoryBudget.free`), so the peak stays within the budget (checked end to end by
-tests/pipelines/cli/test_memory_budget.py).
+tests/pipelines/cli/test_memory_budget.py). Players and games that cannot fit are refused in
+one sentence (`players_refusal`): by the ingest as soon as a file's players so far cannot
+(`MemoryBudget.players_room`), before it holds them all, and before rating when the lake's
+together cannot.
 """
 
 from __future__ import annotations
@@ -280,6 +283,14 @@ class MemoryBudget:
         budget (always, without one)."""
         return self.total is None or run_need(players, games) <= self.total
 
+    def players_room(self, games: int) -> int | None:
+        """The most players a run over `games` games can be rated with in the budget: `fits`
+        holds for exactly those counts (negative when the games alone do not fit; None: no
+        budget, any count)."""
+        if self.total is None:
+            return None
+        return (self.total - BASE_BYTES - games * GAME_BYTES) // PLAYER_BYTES
+
 
 def players_need(players: int, games: int) -> int:
     """What `players` players and `games` games add to a run's peak (beside the base)."""
@@ -289,3 +300,32 @@ def players_need(players: int, games: int) -> int:
 def run_need(players: int, games: int) -> int:
     """The least budget a run over `players` players and `games` games can be rated in."""
     return BASE_BYTES + players_need(players, games)
+
+
+class OverBudgetError(Exception):
+    """A run's players and games cannot fit its `--memory` budget: the message is one sentence
+    (`players_refusal`), and the run publishes nothing."""
+
+
+_HELD_BY_EVERY_RUN = "(Python, Polars, DuckDB, Dagster and the rating kernels)"
+
+
+def players_refusal(counted: str, players: int, games: int, total: int, least: bool) -> str:
+    """The sentence refusing a run whose `players` players and `games` games do not fit the
+    budget of `total` bytes: `counted` says whose they are, ending on the verb (`the lake's
+    N players and M games need`); `least` when they are counts so far (an ingest that stopped
+    there: the sizes are "at least"). Sizes in the budget's own unit family, the budget as the
+    user gave it, and the `--memory` to give, rounded up."""
+    need = run_need(players, games)
+
+    def size(value: int) -> str:
+        return show_size_like(value, total)
+
+    mega, unit = (1000**2, "MB") if is_decimal(total) else (1024**2, "MiB")
+    about = "at least" if least else "about"
+    return (
+        f"{counted} {about} {size(players_need(players, games))} beside the "
+        f"{size(BASE_BYTES)} that every run holds {_HELD_BY_EVERY_RUN}, "
+        f"{'at least ' if least else ''}{size(need)} in all, more than the --memory budget of "
+        f"{show_budget(total)}: give --memory {-(-need // mega)}{unit} or more"
+    )

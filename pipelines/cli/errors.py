@@ -23,7 +23,9 @@ class UserError(Exception):
     """A user mistake (bad argument, missing folder): printed as one sentence, exit status 2."""
 
 
-USER_FACING = frozenset({"UserError", "UnreadableFileError", "MergeChainError", "ArgumentError"})
+USER_FACING = frozenset(
+    {"UserError", "UnreadableFileError", "MergeChainError", "ArgumentError", "OverBudgetError"}
+)
 """Exception classes whose message is written for a person (it names the file, column or value)."""
 
 _DECODING = {

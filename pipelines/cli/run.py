@@ -49,15 +49,7 @@ from pipelines.jobs import (
 )
 from pipelines.registry import PERIOD_ASSETS, SYSTEM_OF_RATINGS, SYSTEMS
 from rating_core import tables
-from rating_core.budget import (
-    BASE_BYTES,
-    MemoryBudget,
-    is_decimal,
-    players_need,
-    run_need,
-    show_budget,
-    show_size_like,
-)
+from rating_core.budget import MemoryBudget, players_refusal
 from rating_core.lake import publishing as publish
 from rating_core.lake.data_periods import data_periods
 from rating_core.lake.lock import LockHolder, hold_lake
@@ -345,26 +337,14 @@ def _run_holding_lock(
 
 def _check_players_fit(lake: Path, budget: MemoryBudget) -> None:
     """Refuse, before rating, a lake whose players and games would not fit the budget beside
-    what every run holds; the players are those the summary counts as seen."""
+    what every run holds; the players are those the summary counts as seen. (The ingest
+    refuses as soon as a file's players so far cannot fit: `ingest_store`.)"""
     if budget.total is None:
         return
     players, games = run_size(lake)
     if not budget.fits(players, games):
-        need = run_need(players, games)
-        total = budget.total
-
-        def size(value: int) -> str:
-            return show_size_like(value, total)
-
-        mega = 1000**2 if is_decimal(total) else 1024**2
-        unit = "MB" if mega == 1000**2 else "MiB"
-        raise UserError(
-            f"the lake's {players:,} players and {games:,} games need about "
-            f"{size(players_need(players, games))} beside the {size(BASE_BYTES)} that "
-            f"every run holds (Python, Polars, DuckDB, Dagster and the rating kernels), "
-            f"{size(need)} in all, more than the --memory budget of "
-            f"{show_budget(total)}: give --memory {-(-need // mega)}{unit} or more"
-        )
+        counted = f"the lake's {players:,} players and {games:,} games need"
+        raise UserError(players_refusal(counted, players, games, budget.total, least=False))
 
 
 def _rate_and_publish(

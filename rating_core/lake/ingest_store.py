@@ -23,12 +23,18 @@ up and the group is read again with them excluded (a rare path: duplicates are m
 later group that holds an id a re-read group now holds is read again in its turn. The hashes are
 gathered in spill files on disk and compared, sorted and checked for repeats by DuckDB within the
 budget (`id_spill`): a month's tens of millions of ids cost no memory that grows with its games.
+
+What does grow with a group's players (their first names and ids: a month of 3M games among
+1.14M players grew 450 MiB while read, then its names were built) is bounded by a `--memory`
+budget: a group whose players so far could not be rated within it stops the ingest there
+(`OverBudgetError`, one sentence), committing nothing of it, before it holds them all.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import posixpath
 from collections.abc import Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -39,7 +45,7 @@ import numpy as np
 import polars as pl
 
 from rating_core import tables
-from rating_core.budget import MemoryBudget
+from rating_core.budget import MemoryBudget, OverBudgetError, players_refusal
 from rating_core.ingest.canonical import TAKEN_SCHEMA, check_match_dates
 from rating_core.ingest.common import ID_HASH_SEED, IngestResult, id_hashes, repeated_hashes
 from rating_core.ingest.inbox import (
@@ -154,7 +160,9 @@ def _read_group(
     looked_up: set[int] = set()
     while True:
         kept, split = HashSpill(folder, "kept"), HashSpill(folder, "split")
-        sink = _GroupSink(StagedParts(lake, f"part-{group.key}.parquet"), kept)
+        sink = _GroupSink(
+            StagedParts(lake, f"part-{group.key}.parquet"), kept, budget, group_words(group)
+        )
         reading = GroupReading(
             group, players, today, True, taken, repeated, budget, split_ids=split
         )
@@ -194,18 +202,35 @@ def _read_group(
         )
 
 
+def group_words(group: GameGroup) -> str:
+    """A group as a sentence names it: its file (`platform/lichess_2024-01.pgn.zst`), or the
+    folder of its files (`federation/`)."""
+    names = [name for _, name in group.files]
+    if len(names) == 1:
+        return names[0]
+    folder = posixpath.commonpath(names) if names else ""
+    return f"{folder}/" if folder else "the inbox's game files"
+
+
 @dataclass
 class _GroupSink:
     """Where one reading of a group goes: its files, and what the group keeps of its pieces
     (per-file counts, the ids' hashes on disk, the players' first names and ids, whether a date
-    was after today)."""
+    was after today). With a `budget`, the reading stops (`OverBudgetError`) as soon as the
+    players its games name so far could not be rated within it (`_check_players_fit`)."""
 
     files: StagedParts
     kept: HashSpill
+    budget: MemoryBudget | None = None
+    words: str = "the group"
     counts: list[pl.DataFrame] = field(default_factory=list)
     names: list[pl.DataFrame] = field(default_factory=list)
     players: list[pl.DataFrame] = field(default_factory=list)
     player_rows: int = 0
+    known: int = 0
+    """Players in the reduced set (`players[0]` after a reduction): the group names at least
+    these."""
+    games: int = 0
     recheck: bool = False
 
     def take(self, pieces: Iterable[IngestResult]) -> None:
@@ -222,7 +247,7 @@ class _GroupSink:
                     self.files.discard()
                     self.kept.clear()
                     self.counts, self.names, self.players, self.recheck = [], [], [], False
-                    self.player_rows = 0
+                    self.player_rows = self.known = self.games = 0
                 else:
                     writing = writer.submit(self._keep, piece)
             if writing is not None:
@@ -234,16 +259,35 @@ class _GroupSink:
         self.files.write(tables.QUARANTINE, _quarantine_frame(piece.quarantine))
         self.counts.append(_counts(rows, piece.quarantine))
         self.kept.append(id_hashes(rows.get_column("game_id")))
+        sides = player_sides(rows.lazy()).collect()
+        self.players.append(sides)
+        self.player_rows += sides.height
+        self.games += rows.height
+        self._check_players_fit()  # before the names' reduction: per player too
         first = first_names if not self.names else side_rows  # merged with the first's
         self.names.append(_detached(first(rows)))
         if len(self.names) >= _NAMES_REDUCED_EVERY:  # per player, not per game
             self.names = [_reduced_names(self.names)]
-        sides = player_sides(rows.lazy()).collect()
-        self.players.append(sides)
-        self.player_rows += sides.height
-        if self.player_rows >= _PLAYER_SIDES_REDUCED_ABOVE:  # per player, not per game
-            self.players, self.player_rows = [self._players_reduced()], 0
         self.recheck = self.recheck or _dated_after_today(piece.quarantine)
+
+    def _check_players_fit(self) -> None:
+        """Reduce the players' sides when they are many (per player, not per game) or when the
+        players might no longer fit the budget beside the games so far; OverBudgetError when
+        the players counted then do not fit: the ingest stops within the budget, never holding
+        a file's players that the run could not rate (`players_room`)."""
+        room = self.budget.players_room(self.games) if self.budget is not None else None
+        if _reduce_sides(self.player_rows, self.known, room):
+            reduced = self._players_reduced()
+            self.players, self.player_rows, self.known = [reduced], 0, reduced.height
+        if room is not None and self.known > room:
+            assert self.budget is not None and self.budget.total is not None
+            counted = (
+                f"{self.words} names at least {self.known:,} players in its first "
+                f"{self.games:,} games, which need"
+            )
+            raise OverBudgetError(
+                players_refusal(counted, self.known, self.games, self.budget.total, least=True)
+            )
 
     def players_seen(self) -> pl.DataFrame:
         """One row per player id the group's games name so far (`players_seen.player_keys`),
@@ -272,6 +316,23 @@ _NAMES_REDUCED_EVERY = 8
 _PLAYER_SIDES_REDUCED_ABOVE = 2_000_000
 """Players' sides gathered (9 bytes each: about 30 windows of a platform's file) before they are
 reduced to one row per player: reducing costs per call far more than per row."""
+
+_ROOM_SHARE = 4
+"""Under a budget, once the players might not fit (`_reduce_sides`), the sides are reduced
+whenever they are a quarter of the budget's room for players: a file's players are counted at
+most a quarter of that room late, and a run that fits reduces a few dozen times at most."""
+
+
+def _reduce_sides(sides: int, known: int, room: int | None) -> bool:
+    """Whether `sides` players' sides gathered beside `known` players already reduced are to be
+    reduced now: when they are many (`_PLAYER_SIDES_REDUCED_ABOVE`), or, when a budget leaves
+    `room` players (None: no budget), when they might hold more players than it leaves and
+    are a `_ROOM_SHARE` of it (any, when the games alone leave no room)."""
+    if sides >= _PLAYER_SIDES_REDUCED_ABOVE:
+        return True
+    if room is None or not sides:
+        return False
+    return known + sides > room and sides >= room // _ROOM_SHARE
 
 
 def _reduced_names(names: list[pl.DataFrame]) -> pl.DataFrame:

@@ -19,6 +19,7 @@ from rating_core.budget import (
     MemoryBudget,
     is_decimal,
     memory_bytes,
+    players_refusal,
     run_memory_bytes,
     run_need,
     show_budget,
@@ -160,3 +161,32 @@ def test_a_size_beside_a_budget_is_shown_in_the_budgets_units() -> None:
     assert show_size_like(1_234_000_000, memory_bytes("200MB")) == "1.2 GB"
     assert show_size_like(524_000_000, memory_bytes("200MB")) == "524 MB"
     assert show_size_like(500 * 1024**2, memory_bytes("200MiB")) == "500 MiB"
+
+
+@pytest.mark.parametrize("total", [BASE_BYTES, 600 * 1024**2, 10**9, 3 * 1024**3 + 7])
+@pytest.mark.parametrize("games", [0, 1, 1000, 3_000_000])
+def test_the_players_room_is_the_most_players_that_fit(total: int, games: int) -> None:
+    budget = MemoryBudget.for_run(total)
+    room = budget.players_room(games)
+    assert room is not None
+    assert budget.fits(max(room, 0), games) is (room >= 0)
+    assert not budget.fits(room + 1, games)
+    assert MemoryBudget().players_room(games) is None
+
+
+def test_a_refusal_counted_so_far_says_at_least_in_the_budget_s_units() -> None:
+    players, games, total = 600_000, 2_000_000, 10**9  # `--memory 1GB`
+    need = run_need(players, games)
+    text = players_refusal(
+        "f.pgn names at least 600,000 players, which need", players, games, total, True
+    )
+    assert text == (
+        f"f.pgn names at least 600,000 players, which need at least "
+        f"{show_size_like(players * PLAYER_BYTES + games * GAME_BYTES, total)} beside the "
+        f"{show_size_like(BASE_BYTES, total)} that every run holds (Python, Polars, DuckDB, "
+        f"Dagster and the rating kernels), at least {show_size_like(need, total)} in all, more "
+        f"than the --memory budget of 1 GB: give --memory {-(-need // 1000**2)}MB or more"
+    )
+    assert show_size_like(need, total).endswith(" GB")
+    lake = players_refusal("the lake's players need", players, games, 1024**3, False)
+    assert " about " in lake and "at least" not in lake and lake.endswith("MiB or more")

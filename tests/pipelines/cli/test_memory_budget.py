@@ -1,5 +1,6 @@
 """`ratings run --memory`, end to end (issue 31 item 4): a run that is accepted peaks within its
-budget, and a budget below what every run holds is refused before any work.
+budget, a month whose players cannot be rated within it is refused during its ingest, within the
+budget too, and a budget below what every run holds is refused before any work.
 
 The peak is the `ratings` process's own (`os.wait4`'s `ru_maxrss`, as `/usr/bin/time` reports
 it), of a run over a generated Lichess-style month at the tightest budget the run accepts: its
@@ -9,6 +10,7 @@ base, players and games set aside, the windows, batches and sorts at their least
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,7 +18,7 @@ from pathlib import Path
 import pytest
 import zstandard
 
-from rating_core.budget import BASE_BYTES, run_need
+from rating_core.budget import BASE_BYTES, MemoryBudget, run_need
 from rating_core.ingest.pgn_synth import LichessMonth
 from rating_core.lake.run_size import run_size
 
@@ -83,6 +85,34 @@ def test_an_accepted_run_peaks_within_its_memory_budget(tmp_path: Path) -> None:
     assert (lake / "lists").is_dir()
     players, games = run_size(lake)
     assert games == GAMES and 0 < players <= PLAYERS
+    assert peak <= budget * 1024**2, f"peak {peak / 1024**2:.0f} MiB over {budget} MiB"
+
+
+def test_a_month_whose_players_cannot_fit_is_refused_during_its_ingest_within_the_budget(
+    tmp_path: Path,
+) -> None:
+    inbox = month_inbox(tmp_path)
+    # room for a quarter of the month's players beside its games: refused as soon as the
+    # ingest has counted more, long before the month's every player is held
+    budget = run_need(PLAYERS // 4, GAMES) // 1024**2
+    lake = tmp_path / "lake"
+    status, peak, err = ratings_peak(
+        "run", "--inbox", str(inbox), "--lake", str(lake), "--memory", f"{budget}MiB"
+    )
+    assert status == 2, err
+    [line] = err.strip().splitlines()[-1:]
+    found = re.match(
+        r"ratings: platform/lichess_2024-01\.pgn\.zst names at least (?P<players>[\d,]+) "
+        r"players in its first (?P<games>[\d,]+) games, which need at least .* more than the "
+        rf"--memory budget of {budget} MiB: give --memory (?P<give>\d+)MiB or more$",
+        line,
+    )
+    assert found, err
+    players, games = (int(found[key].replace(",", "")) for key in ("players", "games"))
+    assert 0 < games < GAMES and players <= PLAYERS
+    assert not MemoryBudget.for_run(budget * 1024**2).fits(players, games)
+    assert int(found["give"]) * 1024**2 >= run_need(players, games)
+    assert not list(lake.glob("games/*/*.parquet")) and not (lake / "lists").exists()
     assert peak <= budget * 1024**2, f"peak {peak / 1024**2:.0f} MiB over {budget} MiB"
 
 

@@ -365,23 +365,75 @@ def test_a_memory_budget_that_is_not_a_size_is_one_sentence(tmp_path: Path) -> N
     assert not (tmp_path / "lake").exists()
 
 
-def test_players_that_would_not_fit_the_budget_are_refused_before_rating(tmp_path: Path) -> None:
-    from rating_core.budget import BASE_BYTES, players_need, run_need, show_size
-    from rating_core.lake import players_seen
-    from rating_core.lake.run_size import run_size
+def platform_month(first_game: int, players: list[str], games: int) -> str:
+    """A platform CSV of `games` games in 2026-03, each player of `players` meeting the next one
+    in turn (every player in a game once there are as many games as players)."""
+    rows = [
+        f"g{first_game + i},2026-03-{1 + i % 28:02d}T10:{i % 60:02d}:00Z,"
+        f"{players[i % len(players)]},{players[(i + 1) % len(players)]},1-0,900+10,true,live,"
+        "60,normal"
+        for i in range(games)
+    ]
+    return PLATFORM_HEADER + "\n".join(rows) + "\n"
 
+
+BUDGET_MIB = 561
+"""A budget leaving room for 1 MiB of players and games beside what every run holds: about
+1,024 players less the games' share (893 players beside 2,800 games)."""
+
+
+def test_players_that_would_not_fit_the_budget_are_refused_before_rating(tmp_path: Path) -> None:
+    # two files of 700 players each: either fits the budget, both together do not
+    from rating_core.budget import BASE_BYTES, players_need, run_need, show_size
+
+    a, b = [f"a{i}" for i in range(700)], [f"b{i}" for i in range(700)]
+    inbox = write_inbox(
+        tmp_path,
+        {
+            "platform/a.csv": platform_month(0, a, 1400),
+            "platform/b.csv": platform_month(1400, b, 1400),
+        },
+    )
     lake = tmp_path / "lake"
-    base = BASE_BYTES // 1024**2  # the least accepted: the players and games do not fit beside it
-    proc = ratings("run", "--lake", str(lake), "--memory", f"{base}MiB")
+    proc = ratings("run", "--inbox", str(inbox), "--lake", str(lake), "--memory", "561MiB")
     line = one_sentence(proc, 2)
-    players, games = run_size(lake)
-    assert players == players_seen.count(lake)[0]  # the players the summary says were seen
+    players, games = 1400, 2800
     need = run_need(players, games)
+    assert need > BUDGET_MIB * 1024**2 >= run_need(700, 1400)
+    base = BASE_BYTES // 1024**2
     assert line == (
         f"ratings: the lake's {players:,} players and {games:,} games need about "
         f"{show_size(players_need(players, games))} beside the {base} MiB that every run holds "
         "(Python, Polars, DuckDB, Dagster and the rating kernels), "
-        f"{show_size(need)} in all, more than the --memory budget of {base} MiB: "
+        f"{show_size(need)} in all, more than the --memory budget of {BUDGET_MIB} MiB: "
         f"give --memory {-(-need // 1024**2)}MiB or more"
     )
+    assert not (lake / "lists").exists()
+
+
+def test_a_file_whose_players_would_not_fit_the_budget_is_refused_in_the_ingest(
+    tmp_path: Path,
+) -> None:
+    # the file's players alone cannot be rated within the budget: the ingest stops at them
+    from rating_core.budget import BASE_BYTES, players_need, run_need, show_size
+
+    players, games = 1400, 2800
+    inbox = write_inbox(
+        tmp_path,
+        {"platform/month.csv": platform_month(0, [f"p{i}" for i in range(players)], games)},
+    )
+    lake = tmp_path / "lake"
+    proc = ratings("run", "--inbox", str(inbox), "--lake", str(lake), "--memory", "561MiB")
+    line = one_sentence(proc, 2)
+    need = run_need(players, games)  # the file is read in one piece: its every game and player
+    assert need > BUDGET_MIB * 1024**2
+    base = BASE_BYTES // 1024**2
+    assert line == (
+        f"ratings: platform/month.csv names at least {players:,} players in its first "
+        f"{games:,} games, which need at least {show_size(players_need(players, games))} beside "
+        f"the {base} MiB that every run holds (Python, Polars, DuckDB, Dagster and the rating "
+        f"kernels), at least {show_size(need)} in all, more than the --memory budget of "
+        f"{BUDGET_MIB} MiB: give --memory {-(-need // 1024**2)}MiB or more"
+    )
+    assert not list(lake.glob("games/*/*.parquet"))  # its games were never committed
     assert not (lake / "lists").exists()
