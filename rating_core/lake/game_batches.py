@@ -17,8 +17,6 @@ where the window takes about 1.5).
 from __future__ import annotations
 
 import contextlib
-import shutil
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +29,7 @@ import pyarrow.parquet as pq
 
 from rating_core import tables
 from rating_core.kernels.codes import replay_order
+from rating_core.lake.spilling import spilling_connection
 from rating_core.lake.storage import partition_files
 from rating_core.schemas import TableSchema
 from rating_core.tables import LakeTable
@@ -130,23 +129,8 @@ class LakeBatches:
     @contextlib.contextmanager
     def _connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
         """A DuckDB connection within `sort_memory`, spilling to a temporary folder."""
-        spill = Path(tempfile.mkdtemp(prefix="ratings-sort-"))
-        try:
-            con = duckdb.connect(
-                ":memory:",
-                config={
-                    "memory_limit": f"{self.sort_memory}B",
-                    "temp_directory": str(spill),
-                    "preserve_insertion_order": False,
-                },
-            )
-            try:
-                con.execute("SET enable_progress_bar = false")  # stderr is for one sentence
-                yield con
-            finally:
-                con.close()
-        finally:
-            shutil.rmtree(spill, ignore_errors=True)
+        with spilling_connection(self.sort_memory) as con:
+            yield con
 
 
 BLOCK_ROWS = 4096

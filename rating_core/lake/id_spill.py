@@ -16,10 +16,11 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from rating_core.lake.spilling import open_spilling
 
 HASH_SCHEMA = pa.schema([pa.field("hash", pa.uint64())])
 """The one column of a spill file (and of the lake's `ingest_ids`)."""
@@ -79,16 +80,7 @@ class HashQueries:
     questions about hash files (a spill's, or the lake's `ingest_ids` partitions)."""
 
     def __init__(self, memory: int) -> None:
-        self._spill = Path(tempfile.mkdtemp(prefix="ratings-ids-"))
-        self._con = duckdb.connect(
-            ":memory:",
-            config={
-                "memory_limit": f"{memory}B",
-                "temp_directory": str(self._spill),
-                "preserve_insertion_order": False,
-            },
-        )
-        self._con.execute("SET enable_progress_bar = false")  # stderr is for one sentence
+        self._con, self._spill = open_spilling(memory)
 
     def close(self) -> None:
         self._con.close()

@@ -30,9 +30,10 @@ a notebook's connection, whose statements nobody checks, allows no file at all.
 
 A connection works within a memory budget (`memory_limit`, DEFAULT_MEMORY unless told), and what
 does not fit (a large sort, join or aggregate) spills to a temporary folder of its own, removed
-with it; DuckDB runs one thread per THREAD_MEMORY of the budget and reads Parquet without
-prefetching, so that a small budget still leaves a sort something to spill (`_lockdown`). Results stream: `stream_query` hands the rows over in batches, so a result larger than
-memory is written out as it comes. `lake_frames(lake)` gives the same views as Polars lazy
+with it; DuckDB runs one thread per `spilling.THREAD_MEMORY` of the budget and reads Parquet
+without prefetching, so that a small budget still leaves a sort something to spill. Results
+stream: `stream_query` hands the rows over in batches, so a result larger than memory is written
+out as it comes. `lake_frames(lake)` gives the same views as Polars lazy
 frames, read by Polars from the same files.
 """
 
@@ -54,6 +55,7 @@ import duckdb
 from rating_core import budget
 from rating_core.budget import LEAST_MEMORY
 from rating_core.lake.location import as_local_path
+from rating_core.lake.spilling import budget_settings
 
 if TYPE_CHECKING:  # Polars and the catalogue are imported once a query needs them
     import polars as pl
@@ -399,27 +401,10 @@ def _footers(
     return ViewPart(name, tuple(kept), column, base, (), tuple(schemas[str(p)] for p in kept))
 
 
-THREAD_MEMORY = 128 * 1024**2
-"""The budget each of DuckDB's threads is given for a large sort to spill rather than fail: a sort
-of every column of 4M `history_site` rows (six row groups of 670k rows, Parquet read without
-prefetching) fails at 100 MB with two threads and finishes with one; two need 150 MB, so 128 MiB
-a thread leaves room. A larger sort needs more whatever the threads (DuckDB's merge of the spilled
-runs holds a block of each: 8M such rows need 200 MB), and then fails in one sentence."""
-
-
-def threads_for(memory: int) -> int:
-    """DuckDB's threads within a budget of `memory` bytes: one per THREAD_MEMORY, at least one,
-    at most the machine's cores (DuckDB's own default). Each thread sorting, joining or
-    aggregating holds blocks of its own that cannot spill, so a small budget shared by every
-    core fails where one thread would finish."""
-    cores = os.cpu_count() or 1
-    return max(1, min(cores, memory // THREAD_MEMORY))
-
-
 def _lockdown(memory: int, spill: Path, files: Collection[Path]) -> list[str]:
     """The settings that close the connection, in order: times in UTC, as the lake holds them (not
-    the machine's zone); no progress bar on stderr; the memory budget, the threads it allows and
-    the spill folder; Parquet read page by page (DuckDB's prefetching reads a whole row group of
+    the machine's zone); no progress bar on stderr; the memory budget, the threads it allows, the
+    spill folder and Parquet read page by page (`spilling.budget_settings`; DuckDB's prefetching reads a whole row group of
     every column ahead into memory that cannot spill: a sort of 4M wide rows failed at 200 MB with
     it, and a player's history peaks at a third of the memory without it, as fast); the views'
     files as the only ones DuckDB may open; then DuckDB opens no other file, loads no extension,
@@ -428,10 +413,7 @@ def _lockdown(memory: int, spill: Path, files: Collection[Path]) -> list[str]:
     return [
         "SET TimeZone = 'UTC'",
         "SET enable_progress_bar = false",  # stderr is for one sentence, not a progress bar
-        f"SET memory_limit = '{memory}B'",
-        f"SET threads = {threads_for(memory)}",
-        f"SET temp_directory = {_literal(str(spill))}",
-        "SET disable_parquet_prefetching = true",
+        *budget_settings(memory, spill),  # the budget, its threads, the spill folder
         f"SET allowed_paths = [{allowed}]",
         "SET enable_external_access = false",
         "SET autoinstall_known_extensions = false",

@@ -11,7 +11,7 @@ import duckdb
 import polars as pl
 import pytest
 
-from rating_core.lake import as_of, query
+from rating_core.lake import as_of, query, spilling
 from rating_core.lake import publishing as publish
 from rating_core.lake.query import QueryError, connect, lake_frames, query_frame, run_query
 from tests.support.published_lake import build
@@ -343,15 +343,15 @@ def test_duckdb_threads_follow_the_budget_and_parquet_is_read_without_prefetchin
     """Each thread's sort holds blocks that cannot spill, and a prefetched row group is read
     whole: a budget of 100 MB runs one thread, page by page (tests/pipelines/cli/
     test_query_memory.py: the sort that failed before)."""
-    monkeypatch.setattr(query.os, "cpu_count", lambda: 8)
-    assert [query.threads_for(query.memory_bytes(m)) for m in ("64MiB", "100MB", "255MiB")] == [
+    monkeypatch.setattr(spilling.os, "cpu_count", lambda: 8)
+    assert [spilling.threads_for(query.memory_bytes(m)) for m in ("64MiB", "100MB", "255MiB")] == [
         1,
         1,
         1,
     ]
-    assert query.threads_for(query.memory_bytes("256MiB")) == 2
-    assert query.threads_for(query.memory_bytes("1GiB")) == 8
-    assert query.threads_for(query.memory_bytes("64GiB")) == 8  # never above the cores
+    assert spilling.threads_for(query.memory_bytes("256MiB")) == 2
+    assert spilling.threads_for(query.memory_bytes("1GiB")) == 8
+    assert spilling.threads_for(query.memory_bytes("64GiB")) == 8  # never above the cores
     sql = "SELECT current_setting('threads'), current_setting('disable_parquet_prefetching')"
     assert run_query(lake, sql, memory=query.memory_bytes("512MiB")).rows == [(4, True)]
 
