@@ -189,9 +189,9 @@ def run_memory_bytes(text: str) -> int:
     least = least_run_memory()
     if size < least:
         raise BudgetError(
-            f"--memory {text.strip()} is less than the {show_size(least)} that every run holds "
-            "before any game or player (Python, Polars, DuckDB, Dagster and the rating "
-            f"kernels): give --memory {least // 1024**2}MiB or more"
+            f"--memory {text.strip()} is less than the {show_size_like(least, size)} that every "
+            "run holds before any game or player (Python, Polars, DuckDB, Dagster and the rating "
+            f"kernels): give --memory {memory_to_give(least, size)} or more"
         )
     return size
 
@@ -321,11 +321,17 @@ def players_refusal(counted: str, players: int, games: int, total: int, least: b
     def size(value: int) -> str:
         return show_size_like(value, total)
 
-    mega, unit = (1000**2, "MB") if is_decimal(total) else (1024**2, "MiB")
     about = "at least" if least else "about"
     return (
         f"{counted} {about} {size(players_need(players, games))} beside the "
         f"{size(BASE_BYTES)} that every run holds {_HELD_BY_EVERY_RUN}, "
         f"{'at least ' if least else ''}{size(need)} in all, more than the --memory budget of "
-        f"{show_budget(total)}: give --memory {-(-need // mega)}{unit} or more"
+        f"{show_budget(total)}: give --memory {memory_to_give(need, total)} or more"
     )
+
+
+def memory_to_give(need: int, budget: int) -> str:
+    """The `--memory` to suggest for `need` bytes, rounded up to a whole MB or MiB as `budget`
+    was given (`588MB` beside `--memory 300MB`, `560MiB` beside `--memory 300MiB`)."""
+    mega, unit = (1000**2, "MB") if is_decimal(budget) else (1024**2, "MiB")
+    return f"{-(-need // mega)}{unit}"

@@ -120,6 +120,14 @@ def test_a_run_below_what_every_run_holds_is_refused_in_one_sentence_naming_the_
         run_memory_bytes("lots")
 
 
+def test_a_budget_in_decimal_units_is_answered_in_decimal_units() -> None:
+    least_mb = -(-BASE_BYTES // 1000**2)  # rounded up: the suggestion must be accepted
+    with pytest.raises(BudgetError) as refused:
+        run_memory_bytes("300MB")
+    assert str(refused.value).endswith(f"give --memory {least_mb}MB or more")
+    assert run_memory_bytes(f"{least_mb}MB") >= BASE_BYTES
+
+
 def test_a_run_shares_out_what_its_base_players_and_games_leave() -> None:
     total = 2 * 1024**3
     run = MemoryBudget.for_run(total)
