@@ -190,8 +190,8 @@ def run_memory_bytes(text: str) -> int:
     if size < least:
         raise BudgetError(
             f"--memory {text.strip()} is less than the {show_size_like(least, size)} that every "
-            "run holds before any game or player (Python, Polars, DuckDB, Dagster and the rating "
-            f"kernels): give --memory {memory_to_give(least, size)} or more"
+            f"run holds before any game or player {_HELD_BY_EVERY_RUN}: give --memory "
+            f"{memory_to_give(least, size)} or more"
         )
     return size
 
