@@ -60,14 +60,20 @@ def memory_bytes(text: str, least: int = LEAST_MEMORY) -> int:
     return size
 
 
-def show_size(size: float) -> str:
-    """`3.0 GiB`, `512 MiB`: a size in the largest binary unit it fills, or would show as
-    filling in the unit below (1 GiB less a byte is `1.0 GiB`, never `1024 MiB`)."""
-    units = (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024), ("B", 1))
+BINARY_UNITS = (("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024), ("B", 1))
+DECIMAL_UNITS = (("GB", 1000**3), ("MB", 1000**2), ("KB", 1000), ("B", 1))
+"""The unit families sizes are shown in, the larger first: binary unless a budget was given in
+decimal units (`show_size_like`)."""
+
+
+def show_size(size: float, units: tuple[tuple[str, int], ...] = BINARY_UNITS) -> str:
+    """`3.0 GiB`, `512 MiB`: a size in the largest unit it fills, or would show as filling in the
+    unit below (1 GiB less a byte is `1.0 GiB`, never `1024 MiB`); `DECIMAL_UNITS` for `3.0 GB`."""
     for (unit, scale), (_, below) in pairwise(units):
         if size >= scale - below / 2:  # from here the unit below would show 1024 of itself
             value = size / scale
-            return f"{value:.1f} {unit}" if value < 10 and unit == "GiB" else f"{value:.0f} {unit}"
+            large = unit in ("GiB", "GB")
+            return f"{value:.1f} {unit}" if value < 10 and large else f"{value:.0f} {unit}"
     return f"{size:.0f} B"
 
 
@@ -110,14 +116,8 @@ def is_decimal(size: int) -> bool:
 
 def show_size_like(size: float, budget: int) -> str:
     """`size` in the unit family of `budget` (decimal `1.2 GB` beside a budget given in GB,
-    binary `show_size` otherwise), so a need and a budget read alike."""
-    if not is_decimal(budget):
-        return show_size(size)
-    for unit, scale in (("GB", 1000**3), ("MB", 1000**2), ("KB", 1000)):
-        if size >= scale:
-            value = size / scale
-            return f"{value:.1f} {unit}" if value < 10 and unit == "GB" else f"{value:.0f} {unit}"
-    return f"{size:.0f} B"
+    binary `1.2 GiB` otherwise), so a need and a budget read alike."""
+    return show_size(size, DECIMAL_UNITS if is_decimal(budget) else BINARY_UNITS)
 
 
 WINDOW_MAX = 64 << 20

@@ -168,6 +168,7 @@ def test_a_size_beside_a_budget_is_shown_in_the_budgets_units() -> None:
     assert is_decimal(memory_bytes("200MB")) and not is_decimal(memory_bytes("200MiB"))
     assert show_size_like(1_234_000_000, memory_bytes("200MB")) == "1.2 GB"
     assert show_size_like(524_000_000, memory_bytes("200MB")) == "524 MB"
+    assert show_size_like(999_700_000, memory_bytes("200MB")) == "1.0 GB"  # never `1000 MB`
     assert show_size_like(500 * 1024**2, memory_bytes("200MiB")) == "500 MiB"
 
 
